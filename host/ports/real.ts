@@ -1,0 +1,116 @@
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync } from "node:fs";
+import * as fsp from "node:fs/promises";
+import type { Clock, FileHandle, FileSystem, Liveness, Ports, ProcessId } from "./types.js";
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) =>
+    new Promise((resolve) => {
+      setTimeout(resolve, ms);
+    }),
+  setTimer(ms, fn) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+function isCode(err: unknown, code: string): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === code;
+}
+
+export const realFs: FileSystem = {
+  async readFile(path) {
+    try {
+      return new Uint8Array(await fsp.readFile(path));
+    } catch (err) {
+      if (isCode(err, "ENOENT")) return null;
+      throw err;
+    }
+  },
+  async open(path, opts = {}) {
+    const fh = await fsp.open(path, opts.exclusive ? "wx" : "w", opts.mode ?? 0o600);
+    const handle: FileHandle = {
+      write: async (data) => {
+        await fh.write(data);
+      },
+      sync: () => fh.sync(),
+      close: () => fh.close(),
+    };
+    return handle;
+  },
+  rename: (from, to) => fsp.rename(from, to),
+  async unlink(path) {
+    try {
+      await fsp.unlink(path);
+    } catch (err) {
+      if (!isCode(err, "ENOENT")) throw err;
+    }
+  },
+  async mkdirp(path, mode = 0o700) {
+    await fsp.mkdir(path, { recursive: true, mode });
+  },
+  async syncDir(path) {
+    // Directories open read-only; fsync on the descriptor flushes the entry.
+    const fd = openSync(path, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  },
+};
+
+/**
+ * Field 22 of /proc/<pid>/stat is the start time in clock ticks since boot.
+ * The command name (field 2) may hold spaces and parentheses, so parse from
+ * the last ')'.
+ */
+function procStart(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // rest[0] is field 3 (state); field 22 is rest[19].
+  if (rest[0] === "Z") return null; // a zombie has exited; only its parent's wait is left
+  return rest[19] ?? null;
+}
+
+function procPgid(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (rest[0] === "Z") return null;
+    return Number(rest[2]);
+  } catch {
+    return null;
+  }
+}
+
+export const realLiveness: Liveness = {
+  self(): ProcessId {
+    const start = procStart(process.pid);
+    if (start === null) throw new Error("cannot read this process's start time from /proc");
+    return { pid: process.pid, start };
+  },
+  startOf: procStart,
+  alive(id) {
+    return procStart(id.pid) === id.start;
+  },
+  groupEmpty(pgid) {
+    // kill(-pgid, 0) also counts zombies, which are gone for our purposes;
+    // scan /proc for a live member instead.
+    for (const name of readdirSync("/proc")) {
+      const pid = Number(name);
+      if (Number.isInteger(pid) && pid > 0 && procPgid(pid) === pgid) return false;
+    }
+    return true;
+  },
+};
+
+export function realPorts(env: Record<string, string | undefined> = process.env): Ports {
+  return { clock: realClock, fs: realFs, liveness: realLiveness, env };
+}
