@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, readFileSync, readdirSync } from "node:fs";
 import * as fsp from "node:fs/promises";
+import { realSpawner } from "./spawner.js";
 import type { Clock, FileHandle, FileSystem, Liveness, Ports, ProcessId } from "./types.js";
 
 export const realClock: Clock = {
@@ -20,6 +21,19 @@ function isCode(err: unknown, code: string): boolean {
 }
 
 export const realFs: FileSystem = {
+  async stat(path) {
+    try {
+      const st = await fsp.stat(path);
+      return {
+        type: st.isFile() ? "file" : st.isDirectory() ? "directory" : "other",
+        uid: st.uid,
+        mode: st.mode & 0o7777,
+      };
+    } catch (err) {
+      if (isCode(err, "ENOENT") || isCode(err, "ENOTDIR") || isCode(err, "ELOOP")) return null;
+      throw err;
+    }
+  },
   async readFile(path) {
     try {
       return new Uint8Array(await fsp.readFile(path));
@@ -112,5 +126,5 @@ export const realLiveness: Liveness = {
 };
 
 export function realPorts(env: Record<string, string | undefined> = process.env): Ports {
-  return { clock: realClock, fs: realFs, liveness: realLiveness, env };
+  return { clock: realClock, fs: realFs, liveness: realLiveness, spawner: realSpawner, env, uid: process.getuid?.() ?? -1 };
 }

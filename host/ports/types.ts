@@ -16,7 +16,16 @@ export interface FileHandle {
   close(): Promise<void>;
 }
 
+export interface FileStat {
+  type: "file" | "directory" | "other";
+  uid: number;
+  /** Permission bits (mode & 0o7777). */
+  mode: number;
+}
+
 export interface FileSystem {
+  /** Follows symlinks; null when the path (or a link's target) does not exist. */
+  stat(path: string): Promise<FileStat | null>;
   /** The file's bytes, or null when it does not exist. */
   readFile(path: string): Promise<Uint8Array | null>;
   /** Opens for writing, truncating; `exclusive` fails with EEXIST if present. */
@@ -46,9 +55,43 @@ export interface Liveness {
   groupEmpty(pgid: number): boolean;
 }
 
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
+
+/** A child started as the leader of its own process group (pgid = pid). */
+export interface ChildProcess {
+  readonly pid: number;
+  /** Writes to the child's stdin; false when stdin is already closed. */
+  write(bytes: Uint8Array): boolean;
+  closeInput(): void;
+  onStdout(fn: (chunk: Uint8Array) => void): void;
+  onStderr(fn: (chunk: Uint8Array) => void): void;
+  /** stdout reached EOF: every byte the plugin wrote has been delivered. */
+  onStdoutEnd(fn: () => void): void;
+  /** Settles when the leader has exited (its group may still hold others). */
+  readonly exited: Promise<ExitStatus>;
+  /** Signals every process in the group; a group already empty is not an error. */
+  killGroup(signal: "SIGKILL" | "SIGTERM"): void;
+}
+
+export interface SpawnOptions {
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+export interface ProcessSpawner {
+  /** Rejects when the executable cannot be started at all (EACCES, ENOENT). */
+  spawn(argv: readonly string[], opts: SpawnOptions): Promise<ChildProcess>;
+}
+
 export interface Ports {
   clock: Clock;
   fs: FileSystem;
   liveness: Liveness;
+  spawner: ProcessSpawner;
   env: Readonly<Record<string, string | undefined>>;
+  /** The invoking user's uid: plugins must be owned by it. */
+  uid: number;
 }

@@ -1,0 +1,120 @@
+import type { ChildProcess, Ports } from "../ports/types.js";
+import { Connection, type StopCause } from "./connection.js";
+import { pluginEnv } from "./plugin-env.js";
+import { FirstLine } from "./stderr-line.js";
+
+// One running plugin: the child, its group, its connection, and the one stop
+// sequence every stop goes through.
+
+export const GRACE_MS = 5_000;
+const POLL_MS = 20;
+
+export type ProcessState = "running" | "stopping" | "stopped";
+
+export interface StopRecord {
+  cause: StopCause | "normal" | "signal";
+  detail: string;
+  /** The group did not empty within the grace and was killed. */
+  forced: boolean;
+}
+
+export interface ResultChecks {
+  checkResult?(method: string, result: unknown): string | null;
+  checkNotification?(method: string, params: unknown): string | null;
+}
+
+export class PluginProcess {
+  state: ProcessState = "running";
+  readonly conn: Connection;
+  private stopping: Promise<StopRecord> | undefined;
+  private readonly stderr = new FirstLine();
+  private leaderGone = false;
+
+  private constructor(
+    private readonly ports: Ports,
+    readonly name: string,
+    readonly child: ChildProcess,
+    checks: ResultChecks,
+    private readonly onStopped: (p: PluginProcess, r: StopRecord) => void,
+  ) {
+    this.conn = new Connection({
+      write: (b) => child.write(b),
+      clock: ports.clock,
+      ...checks,
+      onStop: (cause, detail) => {
+        void this.stop(cause, detail);
+      },
+    });
+    child.onStdout((c) => this.conn.feed(c));
+    child.onStdoutEnd(() => this.conn.end());
+    child.onStderr((c) => this.stderr.push(c));
+    void child.exited.then(() => {
+      this.leaderGone = true;
+      // The group, not the leader, is what mu tracks: whatever the leader left
+      // behind is killed at once.
+      if (!ports.liveness.groupEmpty(child.pid)) child.killGroup("SIGKILL");
+      if (this.state === "running") void this.stop("exited", "the plugin exited");
+    });
+  }
+
+  static async start(
+    ports: Ports,
+    name: string,
+    argv: readonly string[],
+    checks: ResultChecks,
+    onStopped: (p: PluginProcess, r: StopRecord) => void,
+  ): Promise<PluginProcess> {
+    const child = await ports.spawner.spawn(argv, { env: pluginEnv(ports.env) });
+    return new PluginProcess(ports, name, child, checks, onStopped);
+  }
+
+  get pgid(): number {
+    return this.child.pid;
+  }
+
+  /** The plugin's first stderr line, cut to 400 characters, for error messages. */
+  get stderrLine(): string | undefined {
+    return this.stderr.line;
+  }
+
+  /**
+   * The stop sequence: $/cancel each pending call, shutdown, close stdin,
+   * wait at most one grace for the group to empty, kill the group. Callers
+   * racing to stop share one run; the first cause is the one recorded.
+   */
+  stop(cause: StopRecord["cause"], detail: string): Promise<StopRecord> {
+    this.stopping ??= this.runStop(cause, detail);
+    return this.stopping;
+  }
+
+  private async runStop(cause: StopRecord["cause"], detail: string): Promise<StopRecord> {
+    this.state = "stopping";
+    this.conn.beginStop(cause === "deadline" || cause === "aborted" ? "stopped" : cause === "exited" ? "exited" : "stopped");
+    this.child.closeInput();
+    const emptied = await this.waitEmpty(GRACE_MS);
+    if (!emptied) {
+      this.child.killGroup("SIGKILL");
+      await this.waitEmpty(GRACE_MS);
+    }
+    // The leader's exit status must be collected too, or it lingers as a zombie.
+    if (!this.leaderGone) await this.child.exited;
+    this.state = "stopped";
+    const record = { cause, detail, forced: !emptied };
+    this.onStopped(this, record);
+    return record;
+  }
+
+  private async waitEmpty(ms: number): Promise<boolean> {
+    const until = this.ports.clock.now() + ms;
+    for (;;) {
+      if (this.ports.liveness.groupEmpty(this.pgid)) return true;
+      if (this.ports.clock.now() >= until) return false;
+      await this.ports.clock.sleep(POLL_MS);
+    }
+  }
+
+  /** For exits that cannot wait: kill the group now, synchronously. */
+  killNow(): void {
+    if (this.state !== "stopped") this.child.killGroup("SIGKILL");
+  }
+}

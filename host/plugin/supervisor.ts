@@ -1,0 +1,166 @@
+import { firstLine, RefusedError, UnavailableError } from "../errors.js";
+import { packageVersion } from "../package-root.js";
+import type { Ports } from "../ports/types.js";
+import type { InitializeResult, SeamName } from "../protocol/declaration.js";
+import { PROTOCOL } from "../protocol/declaration.js";
+import { ErrorReply, NoAnswer } from "./call-errors.js";
+import type { CallOptions } from "./connection.js";
+import { checkLoadRules } from "./load-rules.js";
+import { PluginProcess, type ResultChecks, type StopRecord } from "./plugin-process.js";
+import { type Stoppable, type TermSignal, terminator } from "./terminator.js";
+import { checkTrust } from "./trust.js";
+
+export const READ_TIMEOUT_MS = 10_000;
+
+export interface Registration {
+  name: string;
+  argv: string[];
+  /** The declaration `plugin add` recorded; absent while adding. */
+  declaration?: unknown;
+}
+
+export interface ProtocolChecks extends ResultChecks {
+  /** Validates an initialize result; returns the schema errors (empty when valid). */
+  initializeErrors(result: unknown): string[];
+  digest(): string;
+}
+
+export interface Ready {
+  proc: PluginProcess;
+  hello: InitializeResult;
+}
+
+/**
+ * The plugins of one mu invocation: each starts on first need, at most one
+ * process per plugin at a time, and a plugin that broke the protocol stays
+ * refused until the invocation ends.
+ */
+export class Supervisor implements Stoppable {
+  private readonly live = new Map<string, Promise<Ready>>();
+  private readonly broken = new Map<string, string>();
+  /** Every process started and not yet stopped, for the synchronous kill. */
+  private readonly procs = new Set<PluginProcess>();
+  readonly stops: { name: string; record: StopRecord }[] = [];
+
+  constructor(
+    private readonly ports: Ports,
+    private readonly checks: ProtocolChecks,
+  ) {
+    terminator.add(this);
+  }
+
+  /** A started, handshaken plugin that passed trust and the load rules. */
+  ready(reg: Registration, needs: readonly SeamName[] = []): Promise<Ready> {
+    if (terminator.terminating) {
+      return Promise.reject(
+        new UnavailableError("plugin.terminating", "plugin", `not starting '${reg.name}': mu is terminating`),
+      );
+    }
+    const why = this.broken.get(reg.name);
+    if (why !== undefined) {
+      return Promise.reject(
+        new UnavailableError("plugin.broken", "plugin", `'${reg.name}' sent an invalid message earlier (${why})`, {
+          hint: "fix the plugin; mu will not start it again in this invocation",
+        }),
+      );
+    }
+    let p = this.live.get(reg.name);
+    if (!p) {
+      p = this.launch(reg, needs);
+      this.live.set(reg.name, p);
+      p.catch(() => this.live.delete(reg.name));
+    }
+    return p;
+  }
+
+  /** One call, its NoAnswer and ErrorReply left to the caller to classify. */
+  async call(reg: Registration, method: string, params: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
+    if (opts.signal?.aborted) throw new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`);
+    const { proc } = await this.ready(reg);
+    if (terminator.terminating) throw new NoAnswer(method, "not-sent", `${method} not sent: mu is terminating`);
+    return proc.conn.request(method, params, opts);
+  }
+
+  private async launch(reg: Registration, needs: readonly SeamName[]): Promise<Ready> {
+    const path = reg.argv[0] ?? "";
+    await checkTrust(this.ports.fs, this.ports.uid, reg.name, path);
+    let proc: PluginProcess;
+    try {
+      proc = await PluginProcess.start(this.ports, reg.name, reg.argv, this.checks, (p, record) =>
+        this.stopped(p, record),
+      );
+      this.procs.add(proc);
+    } catch (err) {
+      throw new RefusedError("plugin.start", "plugin", `'${reg.name}' could not be started: ${firstLine(String((err as Error).message))}`, {
+        hint: `check that ${path} is executable`,
+      });
+    }
+    let hello: unknown;
+    try {
+      hello = await proc.conn.request(
+        "initialize",
+        { protocol: { ...PROTOCOL }, mu: packageVersion() },
+        { timeoutMs: READ_TIMEOUT_MS, bare: true },
+      );
+    } catch (err) {
+      await proc.stop("normal", "handshake failed");
+      throw this.handshakeFailure(reg.name, proc, err);
+    }
+    const errors = this.checks.initializeErrors(hello);
+    const violation = checkLoadRules(
+      hello as InitializeResult,
+      { name: reg.name, digest: this.checks.digest(), needs, recorded: reg.declaration },
+      errors,
+    );
+    if (violation) {
+      await proc.stop("normal", `load rule ${violation.rule}`);
+      throw new RefusedError(`load.${violation.rule}`, "plugin", `'${reg.name}' refused (${violation.rule}): ${violation.message}`, {
+        hint: violation.rule === "declaration.changed" ? `re-register it: mu plugin add ${reg.name} -- ${reg.argv.join(" ")}` : undefined,
+      });
+    }
+    return { proc, hello: hello as InitializeResult };
+  }
+
+  private handshakeFailure(name: string, proc: PluginProcess, err: unknown): Error {
+    const stderr = proc.stderrLine ? ` (stderr: ${proc.stderrLine})` : "";
+    if (err instanceof ErrorReply) {
+      return new RefusedError("load.handshake.error", "plugin", `'${name}' refused (handshake.error): it answered initialize with an error: ${firstLine(err.message)}`);
+    }
+    if (err instanceof NoAnswer && proc.conn.brokenWhy) {
+      return new RefusedError("load.handshake.invalid", "plugin", `'${name}' refused (handshake.invalid): ${proc.conn.brokenWhy}${stderr}`);
+    }
+    return new UnavailableError("plugin.handshake", "plugin", `'${name}' did not answer the handshake: ${firstLine((err as Error).message)}${stderr}`);
+  }
+
+  private stopped(p: PluginProcess, record: StopRecord): void {
+    this.stops.push({ name: p.name, record });
+    this.procs.delete(p);
+    if (p.conn.brokenWhy !== undefined) this.broken.set(p.name, p.conn.brokenWhy);
+    // The next call starts the plugin again, unless it broke the protocol.
+    const cur = this.live.get(p.name);
+    void cur?.then(
+      (r) => {
+        if (r.proc === p) this.live.delete(p.name);
+      },
+      () => {},
+    );
+  }
+
+  /** Stops every plugin (the normal exit of a verb). */
+  async close(): Promise<void> {
+    await this.stopAll("normal", "mu is done");
+    terminator.remove(this);
+  }
+
+  stopForSignal(signal: TermSignal): Promise<void> {
+    return this.stopAll("signal", `mu got ${signal}`);
+  }
+
+  private async stopAll(cause: StopRecord["cause"], detail: string): Promise<void> {
+    await Promise.all([...this.procs].map((p) => p.stop(cause, detail)));
+  }
+
+  killNow(): void {
+    for (const p of this.procs) p.killNow();
+  }
+}

@@ -1,0 +1,73 @@
+import { firstLine, UnavailableError, UnknownOutcomeError } from "../errors.js";
+import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
+import type { Registration, Supervisor } from "../plugin/supervisor.js";
+import type { Clock } from "../ports/types.js";
+
+// How a seam call's failures become mu's errors, in one place: retryable is
+// retried with the same params, permanent and human end the verb (exit 5),
+// and anything that may have happened is an unknown outcome for an effect
+// (exit 1) or an unavailable answer for a read (exit 5).
+
+/** Retries after the first attempt; a retryable error means nothing happened. */
+export const MAX_RETRIES = 3;
+const BACKOFF_MS = 100;
+
+export interface SeamCall {
+  method: string;
+  params: Record<string, unknown>;
+  timeoutMs: number;
+  /** An effect's lost answer is an unknown outcome, not a failure. */
+  effect: boolean;
+  signal?: AbortSignal;
+}
+
+export async function callPlugin(sup: Supervisor, clock: Clock, reg: Registration, c: SeamCall): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const opts = c.signal ? { timeoutMs: c.timeoutMs, signal: c.signal } : { timeoutMs: c.timeoutMs };
+      return await sup.call(reg, c.method, c.params, opts);
+    } catch (err) {
+      if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
+        await clock.sleep(BACKOFF_MS * (attempt + 1));
+        continue;
+      }
+      throw mapCallError(reg.name, c, err, attempt);
+    }
+  }
+}
+
+export function mapCallError(plugin: string, c: Pick<SeamCall, "method" | "effect">, err: unknown, retries = 0): unknown {
+  const what = `'${plugin}' ${c.method}`;
+  if (err instanceof ErrorReply) {
+    const msg = firstLine(err.message);
+    switch (err.kind) {
+      case "retryable":
+        return new UnavailableError("call.retryable", "plugin", `${what} failed after ${retries} retries: ${msg}`, {
+          hint: "try again later",
+        });
+      case "permanent":
+        return new UnavailableError("call.permanent", "plugin", `${what} failed: ${msg}`);
+      case "human":
+        return new UnavailableError("call.human", "plugin", `${what} needs a person: ${msg}`, {
+          hint: err.remedy ?? "see the plugin's documentation",
+        });
+      case "unknown-outcome":
+        return c.effect
+          ? new UnknownOutcomeError("call.unknown-outcome", "plugin", `${what} may or may not have happened: ${msg}`, {
+              hint: "run the verb again to resolve it; mu will not repeat it blindly",
+            })
+          : new UnavailableError("call.unknown", "plugin", `${what} has no answer: ${msg}`);
+    }
+  }
+  if (err instanceof NoAnswer) {
+    if (!err.written) {
+      return new UnavailableError("call.not-sent", "plugin", `${what} was not sent: ${err.message}`);
+    }
+    return c.effect
+      ? new UnknownOutcomeError("call.no-answer", "plugin", `${what} got no answer (${err.reason}); it may have happened`, {
+          hint: "run the verb again to resolve it; mu will not repeat it blindly",
+        })
+      : new UnavailableError("call.no-answer", "plugin", `${what} got no answer (${err.reason}): ${err.message}`);
+  }
+  return err;
+}
