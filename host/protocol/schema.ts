@@ -1,0 +1,153 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Ajv2020Module, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+
+// The shipped protocol schema: its digest (what a plugin's handshake must
+// name) and validators for its defs. The file is read once; each def is
+// compiled on first use and kept.
+
+const FILE = join("schemas", "plugin-protocol-v1.json");
+const DEFS = "#/$defs/";
+
+export type Validation = { ok: true } | { ok: false; errors: string[] };
+
+interface Loaded {
+  path: string;
+  bytes: Buffer;
+  schema: { $id: string; $defs: Record<string, unknown> };
+}
+
+let loaded: Loaded | undefined;
+
+// The module runs as host/protocol/schema.ts under vitest and as
+// dist/host/protocol/schema.js when built: walk up to the package.
+function load(): Loaded {
+  if (loaded) return loaded;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const path = join(dir, FILE);
+    if (existsSync(path) && existsSync(join(dir, "package.json"))) {
+      const bytes = readFileSync(path);
+      loaded = { path, bytes, schema: JSON.parse(bytes.toString("utf8")) as Loaded["schema"] };
+      return loaded;
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`cannot find ${FILE} above ${import.meta.url}`);
+    dir = up;
+  }
+}
+
+/** Absolute path of the shipped schema file. */
+export function schemaPath(): string {
+  return load().path;
+}
+
+/** `sha256:` and the hex sha256 of the schema file's exact bytes. */
+export function schemaDigest(): string {
+  return `sha256:${createHash("sha256").update(load().bytes).digest("hex")}`;
+}
+
+// ajv is CommonJS: under NodeNext the default import is module.exports, whose
+// `default` is the class (module.exports is the class too, at run time).
+const Ajv2020 = Ajv2020Module.default;
+let ajv: InstanceType<typeof Ajv2020> | undefined;
+const cache = new Map<string, (value: unknown) => Validation>();
+
+/** A validator for `#/$defs/<defName>`; throws if the schema has no such def. */
+export function validator(defName: string): (value: unknown) => Validation {
+  const name = defName.startsWith(DEFS) ? defName.slice(DEFS.length) : defName;
+  const hit = cache.get(name);
+  if (hit) return hit;
+  const { schema } = load();
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: true, allErrors: true, verbose: true });
+    ajv.addSchema(schema);
+  }
+  if (!Object.hasOwn(schema.$defs, name))
+    throw new Error(`the protocol schema has no def '${name}'`);
+  const fn = ajv.getSchema(`${schema.$id}${DEFS}${name}`) as ValidateFunction | undefined;
+  if (!fn) throw new Error(`the protocol schema has no def '${name}'`);
+  const check = (value: unknown): Validation =>
+    fn(value) ? { ok: true } : { ok: false, errors: describe(fn.errors ?? []) };
+  cache.set(name, check);
+  return check;
+}
+
+export function validate(defName: string, value: unknown): Validation {
+  return validator(defName)(value);
+}
+
+/** The def names of a wire method's params and (for a request) result, from `$defs.methods`. */
+export function methodDefs(method: string): { params: string; result?: string } | undefined {
+  type Entry = { properties: Record<string, { $ref: string }> };
+  const index = load().schema.$defs.methods as { properties: Record<string, Entry> };
+  if (!Object.hasOwn(index.properties, method)) return undefined;
+  const props = index.properties[method]?.properties;
+  const params = props?.params?.$ref.slice(DEFS.length);
+  if (params === undefined) return undefined;
+  const result = props?.result?.$ref.slice(DEFS.length);
+  return result === undefined ? { params } : { params, result };
+}
+
+// ---- error text
+
+const show = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+
+function unionMessage(e: ErrorObject): string {
+  const branches = (Array.isArray(e.schema) ? e.schema : []) as Record<string, unknown>[];
+  if (branches.length > 0 && branches.every((b) => "const" in b)) {
+    return `must be one of ${branches.map((b) => show(b.const)).join(", ")}`;
+  }
+  if (branches.length > 0 && branches.every((b) => Array.isArray(b.required))) {
+    return `must have exactly one of ${branches.map((b) => (b.required as string[]).join("+")).join(", ")}`;
+  }
+  return e.keyword === "oneOf" ? "must match exactly one alternative" : "must match an alternative";
+}
+
+function message(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "additionalProperties":
+      return `unknown field '${String(p.additionalProperty)}'`;
+    case "required":
+      return `missing field '${String(p.missingProperty)}'`;
+    case "propertyNames":
+      return `field name '${String(p.propertyName)}' is not allowed`;
+    case "enum":
+      return `must be one of ${(p.allowedValues as unknown[]).map(show).join(", ")}`;
+    case "const":
+      return `must be ${show(p.allowedValue)}`;
+    case "type":
+      return `must be ${([] as unknown[]).concat(p.type).join(" or ")}`;
+    case "oneOf":
+    case "anyOf":
+      return unionMessage(e);
+    default:
+      return e.message ?? e.keyword;
+  }
+}
+
+const within = (path: string, base: string) => path === base || path.startsWith(`${base}/`);
+
+/**
+ * One short line per problem. A failed union speaks for its branches, so the
+ * branches' own mismatches are dropped; an if/then reports through its then.
+ */
+function describe(errors: readonly ErrorObject[]): string[] {
+  const unions = errors.filter((e) => e.keyword === "oneOf" || e.keyword === "anyOf");
+  const out = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword === "if" || e.propertyName !== undefined) continue;
+    const inBranch = unions.some(
+      (u) =>
+        u !== e &&
+        e.schemaPath.startsWith(`${u.schemaPath}/`) &&
+        within(e.instancePath, u.instancePath),
+    );
+    if (inBranch) continue;
+    out.add(`${e.instancePath || "/"}: ${message(e)}`);
+  }
+  return [...out];
+}
