@@ -1,0 +1,18 @@
+import { classify, EXIT, type ExitCode } from "../errors.js";
+import type { Io } from "./io.js";
+
+/**
+ * Every verb's action runs inside this wrapper: a returned code is the exit
+ * code, a thrown error is printed as its one line and mapped once to the
+ * documented exit code.
+ */
+export async function handle(io: Io, action: () => Promise<ExitCode | undefined | void>): Promise<ExitCode> {
+  try {
+    const code = await action();
+    return code ?? EXIT.ok;
+  } catch (err) {
+    const { exit, line } = classify(err);
+    io.err(`${line}\n`);
+    return exit;
+  }
+}

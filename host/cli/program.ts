@@ -1,0 +1,139 @@
+import { Command, CommanderError } from "commander";
+import { EXIT, type ExitCode } from "../errors.js";
+import { packageVersion } from "../package-root.js";
+import { handle } from "./handle.js";
+import type { Io } from "./io.js";
+
+// Verb modules are imported inside their actions: a CLI's start-up time is a
+// feature, and `mu --version` must not pay for sql.js or ajv.
+
+export type Verb = (io: Io) => Promise<ExitCode | undefined | void>;
+
+interface Built {
+  program: Command;
+  /** The exit code of whichever action ran. */
+  result(): ExitCode;
+}
+
+export function buildProgram(io: Io): Built {
+  const state = { code: EXIT.ok as ExitCode };
+  const run = async (verb: Verb) => {
+    state.code = await handle(io, () => verb(io));
+  };
+
+  const program = new Command("mu")
+    .description("mu's reference host for plugin protocol v1")
+    .version(packageVersion(), "-V, --version", "print mu's version")
+    .helpOption("-h, --help", "show help")
+    .showSuggestionAfterError(true);
+
+  const plugin = namespace(program, "plugin", "register, list and remove plugins (never discovered)");
+  plugin
+    .command("add")
+    .description("register a plugin: check trust, run its handshake, record its declaration")
+    .usage("<name> -- /abs/path/mu-plugin-<name> [args...]")
+    .argument("<name>", "the plugin's name")
+    .argument("<argv...>", "the absolute path of mu-plugin-<name> and its arguments")
+    .action(async (name: string, argv: string[]) => {
+      await run(async (io) => (await import("../verbs/plugin-add.js")).pluginAdd(io, name, argv));
+    });
+  plugin
+    .command("rm")
+    .description("remove a plugin that nothing names any more")
+    .argument("<name>", "the plugin's name")
+    .action(async (name: string) => {
+      await run(async (io) => (await import("../verbs/plugin-rm.js")).pluginRm(io, name));
+    });
+  plugin
+    .command("list")
+    .description("list registered plugins with their argv, instance and seams")
+    .option("--json", "print JSON")
+    .action(async (opts: { json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/plugin-list.js")).pluginList(io, opts));
+    });
+
+  namespace(program, "host", "host profiles and provider hosts");
+  namespace(program, "agent", "spawn, read, message and close agents");
+  const task = namespace(program, "task", "minimal tasks for --task spawns");
+  task
+    .command("add")
+    .description("add an open task")
+    .argument("<id>", "the task's id")
+    .action(async (id: string) => {
+      await run(async (io) => (await import("../verbs/task.js")).taskAdd(io, id));
+    });
+  task
+    .command("list")
+    .description("list tasks and who claimed them")
+    .option("--json", "print JSON")
+    .action(async (opts: { json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/task.js")).taskList(io, opts));
+    });
+  program.command("wait").description("wait for agents to settle (arrives with the channel seam)");
+  program.command("state").description("what mu owes: notices about hosts, jobs and collects");
+
+  for (const cmd of allCommands(program)) configure(cmd, io, state);
+  return { program, result: () => state.code };
+}
+
+function namespace(parent: Command, name: string, description: string): Command {
+  return parent.command(name).description(description);
+}
+
+function* allCommands(cmd: Command): Generator<Command> {
+  yield cmd;
+  for (const sub of cmd.commands) yield* allCommands(sub);
+}
+
+function path(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}
+
+function configure(cmd: Command, io: Io, state: { code: ExitCode }): void {
+  cmd.exitOverride();
+  cmd.configureOutput({
+    writeOut: (s) => io.out(s),
+    writeErr: (s) => io.err(s),
+    // Commander's own message, as mu's one line, then the verb's usage so the
+    // fix is in view.
+    outputError: (message, write) => {
+      const text = message.replace(/^error:\s*/, "").trim();
+      write(`mu: usage: ${text}\nusage: ${path(cmd)} ${cmd.usage()}\n`);
+    },
+  });
+  // A namespace or unbuilt verb with no action: say what exists instead of
+  // silently succeeding.
+  if (cmd.parent && cmd.commands.length > 0) {
+    cmd.action(() => {
+      io.err(`mu: usage: '${path(cmd)}' needs a verb\n`);
+      io.err(cmd.helpInformation());
+      state.code = EXIT.usage;
+    });
+  } else if (cmd.parent && !hasAction(cmd)) {
+    cmd.action(() => {
+      io.err(`mu: usage: '${path(cmd)}' is not built yet in this version of mu\n`);
+      state.code = EXIT.usage;
+    });
+  }
+}
+
+function hasAction(cmd: Command): boolean {
+  return (cmd as unknown as { _actionHandler: unknown })._actionHandler != null;
+}
+
+/** Parses argv and runs the verb; returns mu's exit code. */
+export async function runProgram(io: Io, argv: string[]): Promise<ExitCode> {
+  const { program, result } = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are successes; every other parse failure is usage.
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    throw err;
+  }
+  return result();
+}

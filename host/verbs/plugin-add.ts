@@ -1,0 +1,48 @@
+import type { Io } from "../cli/io.js";
+import { RefusedError } from "../errors.js";
+import { declarationOf } from "../plugin/load-rules.js";
+import { channelHolder, getPlugin, putPlugin } from "../plugin/registry.js";
+import { checkPluginName } from "../plugin/trust.js";
+import { openStore } from "../store/index.js";
+import { withPlugins } from "./with-plugins.js";
+
+export async function pluginAdd(io: Io, name: string, argv: string[]): Promise<void> {
+  checkPluginName(name);
+  const store = openStore(io.ports);
+  const existing = await store.read((db) => getPlugin(db, name));
+  if (existing && JSON.stringify(existing.argv) !== JSON.stringify(argv)) {
+    throw new RefusedError("registration.argv", "plugin", `'${name}' is registered with another argv: ${existing.argv.join(" ")}`, {
+      hint: `remove it first: mu plugin rm ${name}`,
+    });
+  }
+  // Trust and the load rules run here exactly as at every later start; the
+  // recorded declaration is not compared, since add is what records it.
+  const hello = await withPlugins(io, async (sup) => (await sup.ready({ name, argv })).hello);
+  const now = io.ports.clock.now();
+  await store.write((db) => {
+    const channel = hello.seams.channel?.name;
+    const holder = channel === undefined ? undefined : channelHolder(db, channel, name);
+    if (holder !== undefined) {
+      throw new RefusedError("registration.channel", "plugin", `'${name}' declares channel '${channel}', which plugin '${holder}' already holds`, {
+        hint: "a channel name belongs to one plugin; rename one of the channels",
+      });
+    }
+    const prior = getPlugin(db, name);
+    if (prior && JSON.stringify(prior.argv) !== JSON.stringify(argv)) {
+      throw new RefusedError("registration.argv", "plugin", `'${name}' was registered meanwhile with another argv`, {
+        hint: `remove it first: mu plugin rm ${name}`,
+      });
+    }
+    putPlugin(db, {
+      name,
+      argv,
+      declaration: declarationOf(hello),
+      instance: hello.instance,
+      version: hello.plugin.version,
+      addedAt: prior?.addedAt ?? now,
+      updatedAt: now,
+    });
+  });
+  const seams = Object.keys(hello.seams).join(", ");
+  io.out(`${existing ? "re-registered" : "registered"} ${name} ${hello.plugin.version} (instance ${hello.instance}; seams: ${seams})\n`);
+}

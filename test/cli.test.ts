@@ -1,0 +1,84 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { mu, muProcess, tempState } from "./helpers.js";
+
+const version = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
+let state: ReturnType<typeof tempState>;
+beforeEach(() => {
+  state = tempState();
+});
+afterEach(() => state.done());
+
+describe("the built mu binary", () => {
+  it("prints the package version", () => {
+    const r = muProcess(["--version"], state.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${version}\n`);
+  });
+
+  it("lists every namespace in --help", () => {
+    const r = muProcess(["--help"], state.env);
+    expect(r.code).toBe(0);
+    for (const ns of ["plugin", "host", "agent", "task", "wait", "state"]) {
+      expect(r.stdout).toMatch(new RegExp(`^\\s+${ns}\\b`, "m"));
+    }
+  });
+
+  it("maps a store it cannot write to one line and exit 5", () => {
+    // A regular file where the DB's directory should be.
+    const blocker = join(state.dir, "blocker");
+    writeFileSync(blocker, "");
+    const r = muProcess(["task", "add", "t1"], { ...state.env, MU_DB_PATH: join(blocker, "mu.db") });
+    expect(r.stderr).toMatch(/^mu: store: cannot write .*blocker\/mu\.db \([A-Z]+\); [^\n]+\n$/);
+    expect(r.code).toBe(5);
+  });
+});
+
+describe("usage errors", () => {
+  it.each([
+    [["plugin", "list", "--bogus"], /^mu: usage: unknown option '--bogus'\nusage: mu plugin list \[options\]\n$/],
+    [["task", "add"], /^mu: usage: missing required argument 'id'\nusage: mu task add/],
+    [["task", "add", "a", "b"], /^mu: usage: too many arguments/],
+    [["nope"], /^mu: usage: unknown command 'nope'/],
+    [["plugin"], /^mu: usage: 'mu plugin' needs a verb/],
+  ])("%j exits 2 with one error line and the usage", async (args, pattern) => {
+    const r = await mu(args, state.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(pattern);
+    expect(r.stdout).toBe("");
+  });
+
+  it("help and version are successes, not usage errors", async () => {
+    expect((await mu(["plugin", "--help"], state.env)).code).toBe(0);
+    expect((await mu(["-V"], state.env)).code).toBe(0);
+  });
+});
+
+describe("tasks (the first write verb)", () => {
+  it("adds, refuses a duplicate with exit 4, and lists as JSON", async () => {
+    expect((await mu(["task", "add", "t1"], state.env)).code).toBe(0);
+    const dup = await mu(["task", "add", "t1"], state.env);
+    expect(dup.code).toBe(4);
+    expect(dup.stderr).toBe("mu: task: task 't1' already exists; pick another id, or see: mu task list\n");
+    const list = await mu(["task", "list", "--json"], state.env);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual([
+      { id: "t1", state: "open", claimedBy: null, createdAt: expect.any(Number) },
+    ]);
+  });
+
+  it("refuses a bad id before touching the DB", async () => {
+    const r = await mu(["task", "add", "../x"], state.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^mu: usage: task id '..\/x' is not valid; /);
+  });
+
+  it("plugin list on an empty state says how to add one", async () => {
+    const r = await mu(["plugin", "list"], state.env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/no plugins registered/);
+    expect(JSON.parse((await mu(["plugin", "list", "--json"], state.env)).stdout)).toEqual([]);
+  });
+});

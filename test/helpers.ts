@@ -1,0 +1,44 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../host/cli/run.js";
+import { packageRoot } from "../host/package-root.js";
+import { realPorts } from "../host/ports/real.js";
+
+export const muBin = join(packageRoot(), "dist/host/cli/main.js");
+
+/** A temp state dir per test; nothing a test does can reach the user's DB. */
+export function tempState(): { dir: string; env: Record<string, string>; done(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "mu-test-"));
+  return {
+    dir,
+    env: { MU_STATE_DIR: dir, HOME: dir },
+    done: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** mu in this process: the fast tier. */
+export async function mu(args: string[], env: Record<string, string>) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    ports: realPorts({ PATH: process.env.PATH, ...env }),
+    out: (s) => {
+      stdout += s;
+    },
+    err: (s) => {
+      stderr += s;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+/** The built mu binary as a real child process. */
+export function muProcess(args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, [muBin, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    encoding: "utf8",
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+}

@@ -1,0 +1,90 @@
+import { spawn } from "node:child_process";
+import { chmodSync, copyFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { muBin, muProcess, tempState } from "./helpers.js";
+import { fixtureDir, type FixtureDir, hello, LINK } from "./plugin-fixtures.js";
+
+let fx: FixtureDir;
+let state: ReturnType<typeof tempState>;
+beforeEach(() => {
+  fx = fixtureDir();
+  state = tempState();
+});
+afterEach(() => {
+  fx.done();
+  state.done();
+});
+
+const mu = (...args: string[]) => muProcess(args, state.env);
+
+describe("mu plugin add / list / rm (real processes)", () => {
+  it("registers a plugin written in Python", () => {
+    const exe = join(fx.dir, "mu-plugin-py");
+    copyFileSync(join(packageRoot(), "test/fixtures/mu-plugin-py.py"), exe);
+    chmodSync(exe, 0o755);
+    const r = mu("plugin", "add", "py", "--", exe, "--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json"));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^registered py 1\.0\.0 \(instance py-local; seams: link\)/);
+    const list = JSON.parse(mu("plugin", "list", "--json").stdout);
+    expect(list).toEqual([{ name: "py", argv: [exe, "--schema", expect.any(String)], instance: "py-local", seams: ["link"] }]);
+  });
+
+  it("prints one line naming the rule and exits 4 for a bad registration", () => {
+    const argv = fx.plugin("p", { hello: { ...hello("p"), schema: `sha256:${"1".repeat(64)}` } });
+    const r = mu("plugin", "add", "p", "--", ...argv);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^mu: plugin: 'p' refused \(schema\.digest\): [^\n]+\n$/);
+    expect(JSON.parse(mu("plugin", "list", "--json").stdout)).toEqual([]);
+  });
+
+  it("re-add with the same argv records the new declaration; another argv is refused", () => {
+    const argv = fx.plugin("p", {});
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("plugin", "add", "p", "--", ...argv).stdout).toMatch(/^re-registered p/);
+    const other = mu("plugin", "add", "p", "--", ...argv, "--extra");
+    expect(other.code).toBe(4);
+    expect(other.stderr).toMatch(/^mu: plugin: 'p' is registered with another argv: .*; remove it first: mu plugin rm p\n$/);
+  });
+
+  it("refuses a channel name another plugin holds", () => {
+    const channel = {
+      name: "chat",
+      caps: { fence: "none", receipt: "exact", dedupe: "none", steer: "none", interrupt: "none", fresh: "none", answer: false, command: false, watch: "stream", settleText: "full" },
+    };
+    const a = fx.plugin("a", { hello: hello("a", { link: LINK, channel }) });
+    const b = fx.plugin("b", { hello: hello("b", { link: LINK, channel }) });
+    expect(mu("plugin", "add", "a", "--", ...a).code).toBe(0);
+    const r = mu("plugin", "add", "b", "--", ...b);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/channel 'chat', which plugin 'a' already holds/);
+  });
+
+  it("rm removes a plugin; an unknown one is exit 3", () => {
+    const argv = fx.plugin("p", {});
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("plugin", "rm", "p").code).toBe(0);
+    expect(mu("plugin", "rm", "p").code).toBe(3);
+  });
+
+  it("on SIGTERM during a call: $/cancel and shutdown reach the plugin, and mu dies by the signal", async () => {
+    const argv = fx.plugin("slow", { helloDelayMs: 60_000 });
+    const child = spawn(process.execPath, [muBin, "plugin", "add", "slow", "--", ...argv], {
+      env: { PATH: process.env.PATH, ...state.env },
+      stdio: "ignore",
+    });
+    // Wait until the plugin has the handshake request in hand.
+    for (let i = 0; i < 500 && !fx.logOf("slow").some((m) => m.method === "initialize"); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill("SIGTERM");
+    const [code, signal] = await new Promise<[number | null, string | null]>((res) => child.on("exit", (c, s) => res([c, s])));
+    expect([code, signal]).toEqual([null, "SIGTERM"]);
+    const seen = fx.logOf("slow");
+    // The fixture exits on shutdown, so whether it lives to see EOF is a race.
+    expect(seen.map((m) => m.method).slice(0, 3)).toEqual(["initialize", "$/cancel", "shutdown"]);
+    expect(seen[1]?.params).toEqual({ id: seen[0]?.id });
+  });
+});
