@@ -5,6 +5,9 @@
 
 export type CrashPointName = "store.before-rename";
 
-export function crashPoint(name: CrashPointName, env: Readonly<Record<string, string | undefined>>): void {
+export function crashPoint(
+  name: CrashPointName,
+  env: Readonly<Record<string, string | undefined>>,
+): void {
   if (env.MU_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
 }

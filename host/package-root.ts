@@ -15,7 +15,7 @@ export function packageRoot(): string {
       return dir;
     }
     const up = dirname(dir);
-    if (up === dir) throw new Error("cannot find the mu package root above " + import.meta.url);
+    if (up === dir) throw new Error(`cannot find the mu package root above ${import.meta.url}`);
     dir = up;
   }
 }
@@ -23,7 +23,8 @@ export function packageRoot(): string {
 let version: string | undefined;
 
 export function packageVersion(): string {
-  version ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string })
-    .version;
+  version ??= (
+    JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }
+  ).version;
   return version;
 }

@@ -30,7 +30,10 @@ describe("the built mu binary", () => {
     // A regular file where the DB's directory should be.
     const blocker = join(state.dir, "blocker");
     writeFileSync(blocker, "");
-    const r = muProcess(["task", "add", "t1"], { ...state.env, MU_DB_PATH: join(blocker, "mu.db") });
+    const r = muProcess(["task", "add", "t1"], {
+      ...state.env,
+      MU_DB_PATH: join(blocker, "mu.db"),
+    });
     expect(r.stderr).toMatch(/^mu: store: cannot write .*blocker\/mu\.db \([A-Z]+\); [^\n]+\n$/);
     expect(r.code).toBe(5);
   });
@@ -38,7 +41,10 @@ describe("the built mu binary", () => {
 
 describe("usage errors", () => {
   it.each([
-    [["plugin", "list", "--bogus"], /^mu: usage: unknown option '--bogus'\nusage: mu plugin list \[options\]\n$/],
+    [
+      ["plugin", "list", "--bogus"],
+      /^mu: usage: unknown option '--bogus'\nusage: mu plugin list \[options\]\n$/,
+    ],
     [["task", "add"], /^mu: usage: missing required argument 'id'\nusage: mu task add/],
     [["task", "add", "a", "b"], /^mu: usage: too many arguments/],
     [["nope"], /^mu: usage: unknown command 'nope'/],
@@ -61,7 +67,9 @@ describe("tasks (the first write verb)", () => {
     expect((await mu(["task", "add", "t1"], state.env)).code).toBe(0);
     const dup = await mu(["task", "add", "t1"], state.env);
     expect(dup.code).toBe(4);
-    expect(dup.stderr).toBe("mu: task: task 't1' already exists; pick another id, or see: mu task list\n");
+    expect(dup.stderr).toBe(
+      "mu: task: task 't1' already exists; pick another id, or see: mu task list\n",
+    );
     const list = await mu(["task", "list", "--json"], state.env);
     expect(list.code).toBe(0);
     expect(JSON.parse(list.stdout)).toEqual([

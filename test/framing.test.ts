@@ -7,7 +7,7 @@ describe("LineFramer", () => {
   it("splits lines across and within chunks", () => {
     const f = new LineFramer();
     expect(f.push(enc('{"a":1}\n{"b"'))).toEqual([{ line: '{"a":1}' }]);
-    expect(f.push(enc(':2}\n\n'))).toEqual([{ line: '{"b":2}' }, { line: "" }]);
+    expect(f.push(enc(":2}\n\n"))).toEqual([{ line: '{"b":2}' }, { line: "" }]);
     expect(f.pending()).toBe(0);
   });
 
@@ -20,7 +20,9 @@ describe("LineFramer", () => {
 
   it("refuses invalid UTF-8 and then nothing more", () => {
     const f = new LineFramer();
-    expect(f.push(Buffer.from([0x22, 0xff, 0x22, 0x0a]))).toEqual([{ error: { kind: "bad-utf8" } }]);
+    expect(f.push(Buffer.from([0x22, 0xff, 0x22, 0x0a]))).toEqual([
+      { error: { kind: "bad-utf8" } },
+    ]);
     expect(f.push(enc('{"ok":1}\n'))).toEqual([]);
   });
 
@@ -43,7 +45,9 @@ describe("LineFramer", () => {
 
   it("does not wait for a newline to refuse an oversize line", () => {
     const f = new LineFramer();
-    expect(f.push(Buffer.alloc(MAX_LINE_BYTES + 10, 0x20))[0]).toMatchObject({ error: { kind: "oversize" } });
+    expect(f.push(Buffer.alloc(MAX_LINE_BYTES + 10, 0x20))[0]).toMatchObject({
+      error: { kind: "oversize" },
+    });
   });
 });
 

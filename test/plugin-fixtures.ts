@@ -14,7 +14,13 @@ export const LINK = {
 };
 
 export function hello(name: string, seams: Record<string, unknown> = { link: LINK }) {
-  return { protocol: 1, plugin: { name, version: "0.1.0" }, instance: "test", schema: schemaDigest(), seams };
+  return {
+    protocol: 1,
+    plugin: { name, version: "0.1.0" },
+    instance: "test",
+    schema: schemaDigest(),
+    seams,
+  };
 }
 
 export interface FixtureDir {

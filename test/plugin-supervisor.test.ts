@@ -8,12 +8,17 @@ import { Supervisor } from "../host/plugin/supervisor.js";
 import { realPorts } from "../host/ports/real.js";
 import { protocolChecks } from "../host/protocol/checks.js";
 import { callPlugin } from "../host/seams/call.js";
-import { fixtureDir, type FixtureDir, hello, LINK } from "./plugin-fixtures.js";
+import { type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
 const EXEC_OK = { exitCode: 0, stdout: "", stderr: "", partial: false };
 let fx: FixtureDir;
 let sup: Supervisor;
-const ports = realPorts({ PATH: process.env.PATH, MU_DB_PATH: "/nowhere/mu.db", MU_STATE_DIR: "/nowhere", KEEP: "yes" });
+const ports = realPorts({
+  PATH: process.env.PATH,
+  MU_DB_PATH: "/nowhere/mu.db",
+  MU_STATE_DIR: "/nowhere",
+  KEEP: "yes",
+});
 
 beforeEach(() => {
   fx = fixtureDir();
@@ -38,11 +43,22 @@ async function refusal(p: Promise<unknown>): Promise<MuError> {
   throw new Error("expected a refusal");
 }
 
-const call = (name: string, argv: string[], method = "link.exec", timeoutMs = 5000, signal?: AbortSignal) =>
-  sup.call({ name, argv }, method, { target: { host: { name: "h" } }, script: "true", cwd: ".", timeoutMs: 1000 }, {
-    timeoutMs,
-    ...(signal ? { signal } : {}),
-  });
+const call = (
+  name: string,
+  argv: string[],
+  method = "link.exec",
+  timeoutMs = 5000,
+  signal?: AbortSignal,
+) =>
+  sup.call(
+    { name, argv },
+    method,
+    { target: { host: { name: "h" } }, script: "true", cwd: ".", timeoutMs: 1000 },
+    {
+      timeoutMs,
+      ...(signal ? { signal } : {}),
+    },
+  );
 
 describe("trust, checked before every start", () => {
   it("refuses a relative path", async () => {
@@ -78,7 +94,9 @@ describe("trust, checked before every start", () => {
     chmodSync(argv[0] as string, 0o777);
     const link = join(fx.dir, "mu-plugin-ln");
     symlinkSync(argv[0] as string, link);
-    expect((await refusal(sup.ready({ name: "ln", argv: [link, ...argv.slice(1)] }))).code).toBe("trust.writable");
+    expect((await refusal(sup.ready({ name: "ln", argv: [link, ...argv.slice(1)] }))).code).toBe(
+      "trust.writable",
+    );
   });
 
   it.skipIf(process.getuid?.() !== 0)("refuses a file another user owns", async () => {
@@ -90,10 +108,27 @@ describe("trust, checked before every start", () => {
 
 describe("load rules", () => {
   const link = LINK;
-  const job = { kind: "k", view: "bound", handle: "pane", start: { lookup: true, fenceKey: true }, checks: [] };
+  const job = {
+    kind: "k",
+    view: "bound",
+    handle: "pane",
+    start: { lookup: true, fenceKey: true },
+    checks: [],
+  };
   const channel = {
     name: "c",
-    caps: { fence: "none", receipt: "exact", dedupe: "none", steer: "none", interrupt: "none", fresh: "none", answer: false, command: false, watch: "stream", settleText: "full" },
+    caps: {
+      fence: "none",
+      receipt: "exact",
+      dedupe: "none",
+      steer: "none",
+      interrupt: "none",
+      fresh: "none",
+      answer: false,
+      command: false,
+      watch: "stream",
+      settleText: "full",
+    },
   };
   const cases: [string, Record<string, unknown>][] = [
     ["load.protocol.range", { hello: { ...hello("p"), protocol: 2 } }],
@@ -104,22 +139,71 @@ describe("load rules", () => {
     ["load.declaration.schema", { hello: hello("p", { link: { ...link, slots: "both" } }) }],
     ["load.declaration.schema", { hello: hello("p", { telepathy: {} }) }],
     ["load.seams.none", { hello: hello("p", {}) }],
-    ["load.host.needs-link", { hello: hello("p", { host: { acquire: { lookup: true, fenceKey: true } }, job }) }],
-    ["load.key.replayable", { hello: hello("p", { link, job, host: { acquire: { lookup: false, fenceKey: false } } }) }],
-    ["load.key.replayable", { hello: hello("p", { link, job: { ...job, handle: "reply", start: { lookup: false, fenceKey: false } } }) }],
-    ["load.channel.watch", { hello: hello("p", { channel: { ...channel, caps: { ...channel.caps, watch: "none" } } }) }],
-    ["load.channel.settle-text", { hello: hello("p", { channel: { ...channel, caps: { ...channel.caps, settleText: "none" } } }) }],
-    ["load.channel.fence", { hello: hello("p", { channel: { ...channel, caps: { ...channel.caps, fence: "incarnation" } } }) }],
+    [
+      "load.host.needs-link",
+      { hello: hello("p", { host: { acquire: { lookup: true, fenceKey: true } }, job }) },
+    ],
+    [
+      "load.key.replayable",
+      { hello: hello("p", { link, job, host: { acquire: { lookup: false, fenceKey: false } } }) },
+    ],
+    [
+      "load.key.replayable",
+      {
+        hello: hello("p", {
+          link,
+          job: { ...job, handle: "reply", start: { lookup: false, fenceKey: false } },
+        }),
+      },
+    ],
+    [
+      "load.channel.watch",
+      { hello: hello("p", { channel: { ...channel, caps: { ...channel.caps, watch: "none" } } }) },
+    ],
+    [
+      "load.channel.settle-text",
+      {
+        hello: hello("p", {
+          channel: { ...channel, caps: { ...channel.caps, settleText: "none" } },
+        }),
+      },
+    ],
+    [
+      "load.channel.fence",
+      {
+        hello: hello("p", {
+          channel: { ...channel, caps: { ...channel.caps, fence: "incarnation" } },
+        }),
+      },
+    ],
     ["load.job.channel", { hello: hello("p", { link, job: { ...job, channel: "d" }, channel }) }],
-    ["load.job.at-start-handle", { hello: hello("p", { link, job: { ...job, channel: "c", firstTurn: "at-start" }, channel }) }],
-    ["load.job.env-channel", { hello: hello("p", { link, job: { ...job, honours: { command: false, env: false, sockets: false, roles: ["full-access"] } } }) }],
+    [
+      "load.job.at-start-handle",
+      {
+        hello: hello("p", { link, job: { ...job, channel: "c", firstTurn: "at-start" }, channel }),
+      },
+    ],
+    [
+      "load.job.env-channel",
+      {
+        hello: hello("p", {
+          link,
+          job: {
+            ...job,
+            honours: { command: false, env: false, sockets: false, roles: ["full-access"] },
+          },
+        }),
+      },
+    ],
   ];
   it.each(cases)("refuses with %s", async (code, cfg) => {
     const argv = fx.plugin("p", cfg);
     const e = await refusal(sup.ready({ name: "p", argv }));
     expect(e.code).toBe(code);
     expect(e.exit).toBe(4);
-    expect(e.line()).toMatch(new RegExp(`^mu: plugin: 'p' refused \\(${code.slice(5).replace(/\./g, "\\.")}\\): `));
+    expect(e.line()).toMatch(
+      new RegExp(`^mu: plugin: 'p' refused \\(${code.slice(5).replace(/\./g, "\\.")}\\): `),
+    );
   });
 
   it("refuses a seam the caller needs", async () => {
@@ -133,13 +217,21 @@ describe("load rules", () => {
     await expect(sup.ready({ name: "p", argv, declaration: recorded })).resolves.toBeTruthy();
     await sup.close();
     const sup2 = new Supervisor(ports, protocolChecks());
-    const e = await refusal(sup2.ready({ name: "p", argv, declaration: { protocol: 1, seams: { link: { ...LINK, fetch: true } } } }));
+    const e = await refusal(
+      sup2.ready({
+        name: "p",
+        argv,
+        declaration: { protocol: 1, seams: { link: { ...LINK, fetch: true } } },
+      }),
+    );
     await sup2.close();
     expect(e.code).toBe("load.declaration.changed");
   });
 
   it("loads a provider with host and link but no job", async () => {
-    const argv = fx.plugin("p", { hello: hello("p", { link, host: { acquire: { lookup: true, fenceKey: true } } }) });
+    const argv = fx.plugin("p", {
+      hello: hello("p", { link, host: { acquire: { lookup: true, fenceKey: true } } }),
+    });
     await expect(sup.ready({ name: "p", argv })).resolves.toBeTruthy();
   });
 });
@@ -177,7 +269,11 @@ describe("the stop sequence", () => {
     const record = await proc.stop("normal", "test");
     expect(record.forced).toBe(true);
     expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
-    expect(fx.logOf("stuck").map((m) => m.method ?? (m.eof ? "EOF" : "?"))).toEqual(["initialize", "shutdown", "EOF"]);
+    expect(fx.logOf("stuck").map((m) => m.method ?? (m.eof ? "EOF" : "?"))).toEqual([
+      "initialize",
+      "shutdown",
+      "EOF",
+    ]);
   });
 
   it("kills a grandchild in the group that ignores SIGTERM", async () => {
@@ -204,9 +300,13 @@ describe("the stop sequence", () => {
   it("passes mu's environment minus its local-only variables", async () => {
     const argv = fx.plugin("env", { spawnChild: "plain" });
     const { proc } = await sup.ready({ name: "env", argv });
-    const env = (await import("node:fs")).readFileSync(`/proc/${proc.pgid}/environ`, "utf8").split("\0");
+    const env = (await import("node:fs"))
+      .readFileSync(`/proc/${proc.pgid}/environ`, "utf8")
+      .split("\0");
     expect(env).toContain("KEEP=yes");
-    expect(env.some((e) => e.startsWith("MU_DB_PATH=") || e.startsWith("MU_STATE_DIR="))).toBe(false);
+    expect(env.some((e) => e.startsWith("MU_DB_PATH=") || e.startsWith("MU_STATE_DIR="))).toBe(
+      false,
+    );
     const kids = await pidtree(proc.pgid);
     expect(kids.length).toBeGreaterThan(0);
   });
@@ -221,7 +321,14 @@ describe("the stop sequence", () => {
 
 describe("deadlines and cancel", () => {
   it("a reply that crosses the deadline is ignored: $/cancel, then the stop sequence", async () => {
-    const argv = fx.plugin("slow", { onCall: { "link.exec": { delayMs: 1500, result: { exitCode: 0, stdout: "", stderr: "", partial: false } } } });
+    const argv = fx.plugin("slow", {
+      onCall: {
+        "link.exec": {
+          delayMs: 1500,
+          result: { exitCode: 0, stdout: "", stderr: "", partial: false },
+        },
+      },
+    });
     const { proc } = await sup.ready({ name: "slow", argv });
     const err = await call("slow", argv, "link.exec", 200).catch((e: unknown) => e);
     expect((err as NoAnswer).reason).toBe("deadline");
@@ -229,10 +336,18 @@ describe("deadlines and cancel", () => {
     expect(record.cause).toBe("deadline");
     expect(proc.conn.brokenWhy).toBeUndefined();
     const seen = fx.logOf("slow");
-    const exec = seen.find((m) => m.method === "link.exec") as { id: number; params: { deadline: number } };
+    const exec = seen.find((m) => m.method === "link.exec") as {
+      id: number;
+      params: { deadline: number };
+    };
     expect(typeof exec.params.deadline).toBe("number");
     // The fixture exits on shutdown, so it may or may not live to see EOF.
-    expect(seen.map((m) => m.method ?? "EOF").slice(0, 4)).toEqual(["initialize", "link.exec", "$/cancel", "shutdown"]);
+    expect(seen.map((m) => m.method ?? "EOF").slice(0, 4)).toEqual([
+      "initialize",
+      "link.exec",
+      "$/cancel",
+      "shutdown",
+    ]);
     expect(seen[2]?.params).toEqual({ id: exec.id });
     // The next call starts the plugin again.
     await expect(sup.ready({ name: "slow", argv })).resolves.not.toBe(proc);
@@ -262,13 +377,27 @@ describe("deadlines and cancel", () => {
 });
 
 describe("error kinds", () => {
-  const exec = { method: "link.exec", params: { target: { host: { name: "h" } }, script: "true", cwd: ".", timeoutMs: 1000 }, timeoutMs: 5000 };
+  const exec = {
+    method: "link.exec",
+    params: { target: { host: { name: "h" } }, script: "true", cwd: ".", timeoutMs: 1000 },
+    timeoutMs: 5000,
+  };
 
   it("retries retryable three times with identical params, then exit 5", async () => {
-    const argv = fx.plugin("r", { onCall: { "link.exec": { error: { kind: "retryable", message: "busy" } } } });
-    const err = await callPlugin(sup, ports.clock, { name: "r", argv }, { ...exec, effect: false }).catch((e: unknown) => e);
+    const argv = fx.plugin("r", {
+      onCall: { "link.exec": { error: { kind: "retryable", message: "busy" } } },
+    });
+    const err = await callPlugin(
+      sup,
+      ports.clock,
+      { name: "r", argv },
+      { ...exec, effect: false },
+    ).catch((e: unknown) => e);
     expect((err as MuError).exit).toBe(5);
-    const sent = fx.logOf("r").filter((m) => m.method === "link.exec") as { id: number; params: Record<string, unknown> }[];
+    const sent = fx.logOf("r").filter((m) => m.method === "link.exec") as {
+      id: number;
+      params: Record<string, unknown>;
+    }[];
     expect(sent).toHaveLength(4);
     const strip = (p: Record<string, unknown>) => ({ ...p, deadline: 0 });
     expect(new Set(sent.map((m) => JSON.stringify(strip(m.params)))).size).toBe(1);
@@ -276,21 +405,37 @@ describe("error kinds", () => {
   });
 
   it("never retries permanent or human; human shows its remedy", async () => {
-    const argv = fx.plugin("h", { onCall: { "link.exec": { error: { kind: "human", message: "log in", remedy: "run: box login" } } } });
-    const err = (await callPlugin(sup, ports.clock, { name: "h", argv }, { ...exec, effect: false }).catch((e: unknown) => e)) as MuError;
+    const argv = fx.plugin("h", {
+      onCall: {
+        "link.exec": { error: { kind: "human", message: "log in", remedy: "run: box login" } },
+      },
+    });
+    const err = (await callPlugin(
+      sup,
+      ports.clock,
+      { name: "h", argv },
+      { ...exec, effect: false },
+    ).catch((e: unknown) => e)) as MuError;
     expect(err.exit).toBe(5);
     expect(err.line()).toBe("mu: plugin: 'h' link.exec needs a person: log in; run: box login");
     expect(fx.logOf("h").filter((m) => m.method === "link.exec")).toHaveLength(1);
   });
 
   it("unknown-outcome is exit 1 for an effect", async () => {
-    const argv = fx.plugin("u", { onCall: { "host.release": { error: { kind: "unknown-outcome", message: "lost" } } } });
-    const err = (await callPlugin(sup, ports.clock, { name: "u", argv }, {
-      method: "host.release",
-      params: { target: { host: { name: "h" } }, key: "k" },
-      timeoutMs: 5000,
-      effect: true,
-    }).catch((e: unknown) => e)) as MuError;
+    const argv = fx.plugin("u", {
+      onCall: { "host.release": { error: { kind: "unknown-outcome", message: "lost" } } },
+    });
+    const err = (await callPlugin(
+      sup,
+      ports.clock,
+      { name: "u", argv },
+      {
+        method: "host.release",
+        params: { target: { host: { name: "h" } }, key: "k" },
+        timeoutMs: 5000,
+        effect: true,
+      },
+    ).catch((e: unknown) => e)) as MuError;
     expect(err.exit).toBe(1);
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { muBin, muProcess, tempState } from "./helpers.js";
-import { fixtureDir, type FixtureDir, hello, LINK } from "./plugin-fixtures.js";
+import { type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
 let fx: FixtureDir;
 let state: ReturnType<typeof tempState>;
@@ -24,12 +24,27 @@ describe("mu plugin add / list / rm (real processes)", () => {
     const exe = join(fx.dir, "mu-plugin-py");
     copyFileSync(join(packageRoot(), "test/fixtures/mu-plugin-py.py"), exe);
     chmodSync(exe, 0o755);
-    const r = mu("plugin", "add", "py", "--", exe, "--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json"));
+    const r = mu(
+      "plugin",
+      "add",
+      "py",
+      "--",
+      exe,
+      "--schema",
+      join(packageRoot(), "schemas/plugin-protocol-v1.json"),
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^registered py 1\.0\.0 \(instance py-local; seams: link\)/);
     const list = JSON.parse(mu("plugin", "list", "--json").stdout);
-    expect(list).toEqual([{ name: "py", argv: [exe, "--schema", expect.any(String)], instance: "py-local", seams: ["link"] }]);
+    expect(list).toEqual([
+      {
+        name: "py",
+        argv: [exe, "--schema", expect.any(String)],
+        instance: "py-local",
+        seams: ["link"],
+      },
+    ]);
   });
 
   it("prints one line naming the rule and exits 4 for a bad registration", () => {
@@ -46,13 +61,26 @@ describe("mu plugin add / list / rm (real processes)", () => {
     expect(mu("plugin", "add", "p", "--", ...argv).stdout).toMatch(/^re-registered p/);
     const other = mu("plugin", "add", "p", "--", ...argv, "--extra");
     expect(other.code).toBe(4);
-    expect(other.stderr).toMatch(/^mu: plugin: 'p' is registered with another argv: .*; remove it first: mu plugin rm p\n$/);
+    expect(other.stderr).toMatch(
+      /^mu: plugin: 'p' is registered with another argv: .*; remove it first: mu plugin rm p\n$/,
+    );
   });
 
   it("refuses a channel name another plugin holds", () => {
     const channel = {
       name: "chat",
-      caps: { fence: "none", receipt: "exact", dedupe: "none", steer: "none", interrupt: "none", fresh: "none", answer: false, command: false, watch: "stream", settleText: "full" },
+      caps: {
+        fence: "none",
+        receipt: "exact",
+        dedupe: "none",
+        steer: "none",
+        interrupt: "none",
+        fresh: "none",
+        answer: false,
+        command: false,
+        watch: "stream",
+        settleText: "full",
+      },
     };
     const a = fx.plugin("a", { hello: hello("a", { link: LINK, channel }) });
     const b = fx.plugin("b", { hello: hello("b", { link: LINK, channel }) });
@@ -80,7 +108,9 @@ describe("mu plugin add / list / rm (real processes)", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     child.kill("SIGTERM");
-    const [code, signal] = await new Promise<[number | null, string | null]>((res) => child.on("exit", (c, s) => res([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((res) =>
+      child.on("exit", (c, s) => res([c, s])),
+    );
     expect([code, signal]).toEqual([null, "SIGTERM"]);
     const seen = fx.logOf("slow");
     // The fixture exits on shutdown, so whether it lives to see EOF is a race.

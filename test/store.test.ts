@@ -21,12 +21,21 @@ beforeEach(() => {
 });
 afterEach(() => state.done());
 
-const ids = () => store().read((d) => (d.exec("SELECT id FROM tasks ORDER BY id")[0]?.values ?? []).map((r) => String(r[0])));
+const ids = () =>
+  store().read((d) =>
+    (d.exec("SELECT id FROM tasks ORDER BY id")[0]?.values ?? []).map((r) => String(r[0])),
+  );
 const add = (id: string) =>
-  store().write((d) => d.run("INSERT INTO tasks (id, state, claimed_by, created_at) VALUES (?, 'open', NULL, 0)", [id]));
+  store().write((d) =>
+    d.run("INSERT INTO tasks (id, state, claimed_by, created_at) VALUES (?, 'open', NULL, 0)", [
+      id,
+    ]),
+  );
 
 function writer(prefix: string, count: number, extra: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [fixture("store-writer.mjs"), prefix, String(count)], { env: { ...env(), ...extra } });
+  return spawnSync(process.execPath, [fixture("store-writer.mjs"), prefix, String(count)], {
+    env: { ...env(), ...extra },
+  });
 }
 
 async function failure(p: Promise<unknown>): Promise<MuError> {
@@ -50,7 +59,9 @@ describe("location", () => {
 describe("durability", () => {
   it("migrates a fresh DB to the current schema", async () => {
     await add("a");
-    expect(await store().read((d) => d.exec("PRAGMA user_version")[0]?.values[0]?.[0])).toBe(SCHEMA_VERSION);
+    expect(await store().read((d) => d.exec("PRAGMA user_version")[0]?.values[0]?.[0])).toBe(
+      SCHEMA_VERSION,
+    );
   });
 
   it("a read of a missing DB creates nothing", async () => {
@@ -62,7 +73,9 @@ describe("durability", () => {
     await add("a");
     await expect(
       store().write((d) => {
-        d.run("INSERT INTO tasks (id, state, claimed_by, created_at) VALUES ('b', 'open', NULL, 0)");
+        d.run(
+          "INSERT INTO tasks (id, state, claimed_by, created_at) VALUES ('b', 'open', NULL, 0)",
+        );
         throw new Error("changed my mind");
       }),
     ).rejects.toThrow("changed my mind");
@@ -84,7 +97,10 @@ describe("durability", () => {
   it("two processes committing 200 rows each lose none", async () => {
     const run = (prefix: string) =>
       new Promise<number | null>((resolve) => {
-        const c = spawn(process.execPath, [fixture("store-writer.mjs"), prefix, "200"], { env: env(), stdio: "ignore" });
+        const c = spawn(process.execPath, [fixture("store-writer.mjs"), prefix, "200"], {
+          env: env(),
+          stdio: "ignore",
+        });
         c.on("exit", resolve);
       });
     expect(await Promise.all([run("a"), run("b")])).toEqual([0, 0]);
@@ -109,7 +125,9 @@ describe("damaged files are reported and never written", () => {
     const damaged = readFileSync(db);
     const r = await failure(ids());
     expect(r.exit).toBe(5);
-    expect(r.line()).toMatch(/^mu: store: .*mu\.db is not a valid mu database \(.+\); move it aside/);
+    expect(r.line()).toMatch(
+      /^mu: store: .*mu\.db is not a valid mu database \(.+\); move it aside/,
+    );
     expect((await failure(add("c"))).code).toBe("store.corrupt");
     expect(readFileSync(db).equals(damaged)).toBe(true);
   });
@@ -143,7 +161,10 @@ describe("the lock", () => {
   });
 
   it("waits for a live holder, then fails with exit 5", async () => {
-    const holder = spawn(process.execPath, [fixture("store-holder.mjs")], { env: env(), stdio: ["ignore", "pipe", "inherit"] });
+    const holder = spawn(process.execPath, [fixture("store-holder.mjs")], {
+      env: env(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     try {
       await new Promise((r) => holder.stdout.once("data", r));
       const e = await failure(store({ MU_LOCK_TIMEOUT_MS: "300" }).write(() => {}));

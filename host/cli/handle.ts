@@ -6,10 +6,11 @@ import type { Io } from "./io.js";
  * code, a thrown error is printed as its one line and mapped once to the
  * documented exit code.
  */
-export async function handle(io: Io, action: () => Promise<ExitCode | undefined | void>): Promise<ExitCode> {
+export async function handle(io: Io, action: () => Promise<unknown>): Promise<ExitCode> {
   try {
     const code = await action();
-    return code ?? EXIT.ok;
+    // Verbs that only succeed or throw return nothing; that is exit 0.
+    return typeof code === "number" ? (code as ExitCode) : EXIT.ok;
   } catch (err) {
     const { exit, line } = classify(err);
     io.err(`${line}\n`);

@@ -7,7 +7,7 @@ import type { Io } from "./io.js";
 // Verb modules are imported inside their actions: a CLI's start-up time is a
 // feature, and `mu --version` must not pay for sql.js or ajv.
 
-export type Verb = (io: Io) => Promise<ExitCode | undefined | void>;
+export type Verb = (io: Io) => Promise<unknown>;
 
 interface Built {
   program: Command;
@@ -27,7 +27,11 @@ export function buildProgram(io: Io): Built {
     .helpOption("-h, --help", "show help")
     .showSuggestionAfterError(true);
 
-  const plugin = namespace(program, "plugin", "register, list and remove plugins (never discovered)");
+  const plugin = namespace(
+    program,
+    "plugin",
+    "register, list and remove plugins (never discovered)",
+  );
   plugin
     .command("add")
     .description("register a plugin: check trust, run its handshake, record its declaration")

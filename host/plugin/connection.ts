@@ -61,15 +61,25 @@ export class Connection {
   /** Sends a request; params gain `deadline`. Rejects with NoAnswer or ErrorReply. */
   request(method: string, params: Record<string, unknown>, call: CallOptions): Promise<unknown> {
     if (this.state !== "open") {
-      const why = this.state === "broken" ? `the plugin sent an invalid message (${this.brokenWhy})` : "the plugin is stopping";
+      const why =
+        this.state === "broken"
+          ? `the plugin sent an invalid message (${this.brokenWhy})`
+          : "the plugin is stopping";
       return Promise.reject(new NoAnswer(method, "refused", `${method} not sent: ${why}`));
     }
     if (call.signal?.aborted) {
-      return Promise.reject(new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`));
+      return Promise.reject(
+        new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`),
+      );
     }
     const id = this.nextId++;
     const deadline = this.opts.clock.now() + call.timeoutMs;
-    const line = encodeLine({ jsonrpc: "2.0", id, method, params: call.bare ? params : { ...params, deadline } });
+    const line = encodeLine({
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: call.bare ? params : { ...params, deadline },
+    });
     return new Promise((resolve, reject) => {
       const onAbort = () => this.giveUp(id, "aborted", `${method} cancelled by mu`);
       call.signal?.addEventListener("abort", onAbort, { once: true });
@@ -92,7 +102,10 @@ export class Connection {
   }
 
   /** Receives the one notification that ends a watch (buffered if it came first). */
-  onWatch(watchId: string, deliver: (method: string, params: Record<string, unknown>) => void): void {
+  onWatch(
+    watchId: string,
+    deliver: (method: string, params: Record<string, unknown>) => void,
+  ): void {
     const w = this.watches.get(watchId);
     if (!w) return;
     if (w.buffered) {
@@ -134,7 +147,11 @@ export class Connection {
   feed(chunk: Uint8Array): void {
     for (const frame of this.framer.push(chunk)) {
       if ("error" in frame) {
-        this.invalid(frame.error.kind === "oversize" ? `a line over 1 MiB (${frame.error.bytes} bytes)` : "a line that is not valid UTF-8");
+        this.invalid(
+          frame.error.kind === "oversize"
+            ? `a line over 1 MiB (${frame.error.bytes} bytes)`
+            : "a line that is not valid UTF-8",
+        );
         return;
       }
       this.handleLine(frame.line);
@@ -144,7 +161,8 @@ export class Connection {
 
   /** stdout closed: every pending call is unanswered. */
   end(): void {
-    if (this.framer.pending() > 0 && this.state === "open") this.invalid("an unterminated last line");
+    if (this.framer.pending() > 0 && this.state === "open")
+      this.invalid("an unterminated last line");
     if (this.state !== "broken") this.state = "closed";
     if (this.pending.size > 0) {
       this.failAll("exited");
@@ -160,11 +178,17 @@ export class Connection {
         return;
       case "notification": {
         const why = this.opts.checkNotification?.(msg.method, msg.params);
-        if (why) return this.invalid(`${msg.method}: ${why}`);
+        if (why) {
+          this.invalid(`${msg.method}: ${why}`);
+          return;
+        }
         const watchId = String(msg.params.watchId);
         if (this.cancelledWatches.has(watchId)) return;
         const w = this.watches.get(watchId);
-        if (!w || w.buffered) return this.invalid(`${msg.method} for no open watch '${watchId}'`);
+        if (!w || w.buffered) {
+          this.invalid(`${msg.method} for no open watch '${watchId}'`);
+          return;
+        }
         if (w.deliver) {
           this.watches.delete(watchId);
           w.deliver(msg.method, msg.params);
@@ -177,10 +201,16 @@ export class Connection {
       case "error": {
         if (this.abandoned.has(msg.id)) return;
         const p = this.pending.get(msg.id);
-        if (!p) return this.invalid(`a reply to no pending request (id ${msg.id})`);
+        if (!p) {
+          this.invalid(`a reply to no pending request (id ${msg.id})`);
+          return;
+        }
         if (msg.type === "reply") {
           const why = this.opts.checkResult?.(p.method, msg.result);
-          if (why) return this.invalid(`${p.method} result: ${why}`);
+          if (why) {
+            this.invalid(`${p.method} result: ${why}`);
+            return;
+          }
         }
         this.settle(msg.id);
         if (msg.type === "error") {
@@ -228,7 +258,9 @@ export class Connection {
       const p = this.settle(id);
       if (!p) continue;
       this.abandoned.add(id);
-      const why = this.brokenWhy ? `the plugin sent an invalid message (${this.brokenWhy})` : `the plugin was stopped (${reason})`;
+      const why = this.brokenWhy
+        ? `the plugin sent an invalid message (${this.brokenWhy})`
+        : `the plugin was stopped (${reason})`;
       p.reject(new NoAnswer(p.method, reason, `${p.method} unanswered: ${why}`));
     }
   }

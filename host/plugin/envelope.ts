@@ -38,13 +38,15 @@ export function decodeIncoming(line: string): Incoming {
     return invalid("not JSON");
   }
   if (!isObject(msg)) return invalid("not a JSON object");
-  if (msg.jsonrpc !== "2.0") return invalid("jsonrpc is not \"2.0\"");
+  if (msg.jsonrpc !== "2.0") return invalid('jsonrpc is not "2.0"');
   if ("method" in msg) {
     if ("id" in msg) return invalid(`a request to mu (${String(msg.method)}); plugins send none`);
     const extra = unknownKey(msg, ["jsonrpc", "method", "params"]);
     if (extra) return invalid(`unknown field '${extra}'`);
     if (typeof msg.method !== "string" || !NOTIFICATIONS.has(msg.method)) {
-      return invalid(`notification '${String(msg.method)}' is not watch/settled or watch/restarted`);
+      return invalid(
+        `notification '${String(msg.method)}' is not watch/settled or watch/restarted`,
+      );
     }
     if (!isObject(msg.params)) return invalid(`${msg.method} without params`);
     return { type: "notification", method: msg.method, params: msg.params };
@@ -59,16 +61,20 @@ export function decodeIncoming(line: string): Incoming {
     if (!isObject(e)) return invalid("error is not an object");
     const extraE = unknownKey(e, ["code", "message", "data"]);
     if (extraE) return invalid(`unknown field 'error.${extraE}'`);
-    if (typeof e.code !== "number" || !Number.isInteger(e.code)) return invalid("error.code is not an integer");
+    if (typeof e.code !== "number" || !Number.isInteger(e.code))
+      return invalid("error.code is not an integer");
     if (typeof e.message !== "string") return invalid("error.message is not a string");
     if (!isObject(e.data)) return invalid("error without data.kind");
     const extraD = unknownKey(e.data, ["kind", "remedy"]);
     if (extraD) return invalid(`unknown field 'error.data.${extraD}'`);
     const kind = e.data.kind;
-    if (typeof kind !== "string" || !KINDS.has(kind)) return invalid(`error.data.kind '${String(kind)}' is unknown`);
+    if (typeof kind !== "string" || !KINDS.has(kind))
+      return invalid(`error.data.kind '${String(kind)}' is unknown`);
     const remedy = e.data.remedy;
-    if (remedy !== undefined && typeof remedy !== "string") return invalid("error.data.remedy is not a string");
-    if (kind === "human" && typeof remedy !== "string") return invalid("a human error without data.remedy");
+    if (remedy !== undefined && typeof remedy !== "string")
+      return invalid("error.data.remedy is not a string");
+    if (kind === "human" && typeof remedy !== "string")
+      return invalid("a human error without data.remedy");
     const error: WireError = { code: e.code, message: e.message, kind: kind as ErrorKind };
     if (remedy !== undefined) error.remedy = remedy;
     return { type: "error", id: msg.id, error };

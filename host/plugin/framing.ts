@@ -64,7 +64,9 @@ export function encodeLine(message: unknown): Buffer {
   const text = JSON.stringify(message);
   const bytes = Buffer.from(`${text}\n`, "utf8");
   if (bytes.length - 1 > MAX_LINE_BYTES) {
-    throw new RangeError(`message of ${bytes.length - 1} bytes exceeds the ${MAX_LINE_BYTES}-byte line limit`);
+    throw new RangeError(
+      `message of ${bytes.length - 1} bytes exceeds the ${MAX_LINE_BYTES}-byte line limit`,
+    );
   }
   return bytes;
 }

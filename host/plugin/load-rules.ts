@@ -29,17 +29,26 @@ export function checkLoadRules(
   schemaErrors: readonly string[] = [],
 ): Violation | null {
   // Version first: a plugin from another protocol version may not match our schema at all.
-  if (typeof res?.protocol === "number" && (res.protocol < PROTOCOL.min || res.protocol > PROTOCOL.max)) {
+  if (
+    typeof res?.protocol === "number" &&
+    (res.protocol < PROTOCOL.min || res.protocol > PROTOCOL.max)
+  ) {
     return {
       rule: "protocol.range",
       message: `speaks protocol ${res.protocol}; this mu speaks ${PROTOCOL.min}..${PROTOCOL.max}`,
     };
   }
   if (schemaErrors.length > 0) {
-    return { rule: "declaration.schema", message: `its handshake does not match the schema: ${schemaErrors.join("; ")}` };
+    return {
+      rule: "declaration.schema",
+      message: `its handshake does not match the schema: ${schemaErrors.join("; ")}`,
+    };
   }
   if (res.plugin.name !== ctx.name) {
-    return { rule: "name.mismatch", message: `calls itself '${res.plugin.name}', but is registered as '${ctx.name}'` };
+    return {
+      rule: "name.mismatch",
+      message: `calls itself '${res.plugin.name}', but is registered as '${ctx.name}'`,
+    };
   }
   if (res.schema !== ctx.digest) {
     return {
@@ -51,15 +60,18 @@ export function checkLoadRules(
   const declared = Object.keys(s) as SeamName[];
   if (declared.length === 0) return { rule: "seams.none", message: "declares no seam" };
   for (const need of ctx.needs) {
-    if (!s[need]) return { rule: "seam.missing", message: `declares no '${need}' seam, which is needed here` };
+    if (!s[need])
+      return { rule: "seam.missing", message: `declares no '${need}' seam, which is needed here` };
   }
   // A provider needs a link to reach its hosts; one without a job seam loads,
   // and its hosts refuse a spawn up front (README, decisions).
-  if (s.host && !s.link) return { rule: "host.needs-link", message: "declares 'host' without 'link'" };
+  if (s.host && !s.link)
+    return { rule: "host.needs-link", message: "declares 'host' without 'link'" };
   if (s.host && !s.host.acquire.lookup && !exactDedupe(s.host.acquire)) {
     return {
       rule: "key.replayable",
-      message: "host.acquire declares neither lookup nor exact dedupe, so a lost reply could never be resolved",
+      message:
+        "host.acquire declares neither lookup nor exact dedupe, so a lost reply could never be resolved",
     };
   }
   if (s.job?.handle === "reply" && !s.job.start.lookup && !exactDedupe(s.job.start)) {
@@ -70,9 +82,18 @@ export function checkLoadRules(
   }
   if (s.channel) {
     const c = s.channel.caps;
-    if (c.watch !== "stream") return { rule: "channel.watch", message: `channel watch is '${String(c.watch)}'; mu needs 'stream'` };
-    if (c.settleText === "none") return { rule: "channel.settle-text", message: "channel settleText is 'none'" };
-    if (c.fence !== "none") return { rule: "channel.fence", message: `channel fence is '${String(c.fence)}'; mu supports only 'none'` };
+    if (c.watch !== "stream")
+      return {
+        rule: "channel.watch",
+        message: `channel watch is '${String(c.watch)}'; mu needs 'stream'`,
+      };
+    if (c.settleText === "none")
+      return { rule: "channel.settle-text", message: "channel settleText is 'none'" };
+    if (c.fence !== "none")
+      return {
+        rule: "channel.fence",
+        message: `channel fence is '${String(c.fence)}'; mu supports only 'none'`,
+      };
   }
   if (s.job?.channel !== undefined && s.job.channel !== s.channel?.name) {
     return {
@@ -102,7 +123,10 @@ export function checkLoadRules(
  * load failure. The version is left out so a rebuild with the same seams
  * needs no re-add.
  */
-export function declarationOf(res: InitializeResult): { protocol: number; seams: InitializeResult["seams"] } {
+export function declarationOf(res: InitializeResult): {
+  protocol: number;
+  seams: InitializeResult["seams"];
+} {
   return { protocol: res.protocol, seams: res.seams };
 }
 
@@ -110,7 +134,9 @@ export function declarationOf(res: InitializeResult): { protocol: number; seams:
 export function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, val: unknown) =>
     val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      ? Object.fromEntries(
+          Object.entries(val as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
+        )
       : val,
   );
 }

@@ -15,7 +15,9 @@ export const LOCAL_ONLY = [
   "MU_CRASH_AT",
 ] as const;
 
-export function pluginEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+export function pluginEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   const drop = new Set<string>(LOCAL_ONLY);
   for (const [k, v] of Object.entries(env)) {

@@ -41,7 +41,15 @@ export function putPlugin(db: Database, rec: PluginRecord): void {
      VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(name) DO UPDATE SET argv = excluded.argv, declaration = excluded.declaration,
        instance = excluded.instance, version = excluded.version, updated_at = excluded.updated_at`,
-    [rec.name, JSON.stringify(rec.argv), JSON.stringify(rec.declaration), rec.instance, rec.version, rec.addedAt, rec.updatedAt],
+    [
+      rec.name,
+      JSON.stringify(rec.argv),
+      JSON.stringify(rec.declaration),
+      rec.instance,
+      rec.version,
+      rec.addedAt,
+      rec.updatedAt,
+    ],
   );
 }
 
@@ -51,7 +59,9 @@ export function deletePlugin(db: Database, name: string): void {
 
 /** The plugin, other than `except`, whose channel seam holds this name. */
 export function channelHolder(db: Database, channel: string, except: string): string | undefined {
-  return listPlugins(db).find((p) => p.name !== except && p.declaration.seams.channel?.name === channel)?.name;
+  return listPlugins(db).find(
+    (p) => p.name !== except && p.declaration.seams.channel?.name === channel,
+  )?.name;
 }
 
 /**

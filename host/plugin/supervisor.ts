@@ -53,15 +53,24 @@ export class Supervisor implements Stoppable {
   ready(reg: Registration, needs: readonly SeamName[] = []): Promise<Ready> {
     if (terminator.terminating) {
       return Promise.reject(
-        new UnavailableError("plugin.terminating", "plugin", `not starting '${reg.name}': mu is terminating`),
+        new UnavailableError(
+          "plugin.terminating",
+          "plugin",
+          `not starting '${reg.name}': mu is terminating`,
+        ),
       );
     }
     const why = this.broken.get(reg.name);
     if (why !== undefined) {
       return Promise.reject(
-        new UnavailableError("plugin.broken", "plugin", `'${reg.name}' sent an invalid message earlier (${why})`, {
-          hint: "fix the plugin; mu will not start it again in this invocation",
-        }),
+        new UnavailableError(
+          "plugin.broken",
+          "plugin",
+          `'${reg.name}' sent an invalid message earlier (${why})`,
+          {
+            hint: "fix the plugin; mu will not start it again in this invocation",
+          },
+        ),
       );
     }
     let p = this.live.get(reg.name);
@@ -74,10 +83,17 @@ export class Supervisor implements Stoppable {
   }
 
   /** One call, its NoAnswer and ErrorReply left to the caller to classify. */
-  async call(reg: Registration, method: string, params: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
-    if (opts.signal?.aborted) throw new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`);
+  async call(
+    reg: Registration,
+    method: string,
+    params: Record<string, unknown>,
+    opts: CallOptions,
+  ): Promise<unknown> {
+    if (opts.signal?.aborted)
+      throw new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`);
     const { proc } = await this.ready(reg);
-    if (terminator.terminating) throw new NoAnswer(method, "not-sent", `${method} not sent: mu is terminating`);
+    if (terminator.terminating)
+      throw new NoAnswer(method, "not-sent", `${method} not sent: mu is terminating`);
     return proc.conn.request(method, params, opts);
   }
 
@@ -91,9 +107,14 @@ export class Supervisor implements Stoppable {
       );
       this.procs.add(proc);
     } catch (err) {
-      throw new RefusedError("plugin.start", "plugin", `'${reg.name}' could not be started: ${firstLine(String((err as Error).message))}`, {
-        hint: `check that ${path} is executable`,
-      });
+      throw new RefusedError(
+        "plugin.start",
+        "plugin",
+        `'${reg.name}' could not be started: ${firstLine(String((err as Error).message))}`,
+        {
+          hint: `check that ${path} is executable`,
+        },
+      );
     }
     let hello: unknown;
     try {
@@ -114,9 +135,17 @@ export class Supervisor implements Stoppable {
     );
     if (violation) {
       await proc.stop("normal", `load rule ${violation.rule}`);
-      throw new RefusedError(`load.${violation.rule}`, "plugin", `'${reg.name}' refused (${violation.rule}): ${violation.message}`, {
-        hint: violation.rule === "declaration.changed" ? `re-register it: mu plugin add ${reg.name} -- ${reg.argv.join(" ")}` : undefined,
-      });
+      throw new RefusedError(
+        `load.${violation.rule}`,
+        "plugin",
+        `'${reg.name}' refused (${violation.rule}): ${violation.message}`,
+        {
+          hint:
+            violation.rule === "declaration.changed"
+              ? `re-register it: mu plugin add ${reg.name} -- ${reg.argv.join(" ")}`
+              : undefined,
+        },
+      );
     }
     return { proc, hello: hello as InitializeResult };
   }
@@ -124,12 +153,24 @@ export class Supervisor implements Stoppable {
   private handshakeFailure(name: string, proc: PluginProcess, err: unknown): Error {
     const stderr = proc.stderrLine ? ` (stderr: ${proc.stderrLine})` : "";
     if (err instanceof ErrorReply) {
-      return new RefusedError("load.handshake.error", "plugin", `'${name}' refused (handshake.error): it answered initialize with an error: ${firstLine(err.message)}`);
+      return new RefusedError(
+        "load.handshake.error",
+        "plugin",
+        `'${name}' refused (handshake.error): it answered initialize with an error: ${firstLine(err.message)}`,
+      );
     }
     if (err instanceof NoAnswer && proc.conn.brokenWhy) {
-      return new RefusedError("load.handshake.invalid", "plugin", `'${name}' refused (handshake.invalid): ${proc.conn.brokenWhy}${stderr}`);
+      return new RefusedError(
+        "load.handshake.invalid",
+        "plugin",
+        `'${name}' refused (handshake.invalid): ${proc.conn.brokenWhy}${stderr}`,
+      );
     }
-    return new UnavailableError("plugin.handshake", "plugin", `'${name}' did not answer the handshake: ${firstLine((err as Error).message)}${stderr}`);
+    return new UnavailableError(
+      "plugin.handshake",
+      "plugin",
+      `'${name}' did not answer the handshake: ${firstLine((err as Error).message)}${stderr}`,
+    );
   }
 
   private stopped(p: PluginProcess, record: StopRecord): void {

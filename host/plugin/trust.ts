@@ -20,9 +20,18 @@ function refuse(rule: string, message: string, hint: string): never {
 }
 
 /** Throws a RefusedError (exit 4) naming the first trust rule the executable breaks. */
-export async function checkTrust(fs: FileSystem, uid: number, name: string, path: string): Promise<void> {
+export async function checkTrust(
+  fs: FileSystem,
+  uid: number,
+  name: string,
+  path: string,
+): Promise<void> {
   if (!isAbsolute(path)) {
-    refuse("absolute", `plugin '${name}': path '${path}' is not absolute`, "register the absolute path to the executable");
+    refuse(
+      "absolute",
+      `plugin '${name}': path '${path}' is not absolute`,
+      "register the absolute path to the executable",
+    );
   }
   const want = `mu-plugin-${name}`;
   if (basename(path) !== want) {
@@ -34,10 +43,18 @@ export async function checkTrust(fs: FileSystem, uid: number, name: string, path
   }
   const st = await fs.stat(path);
   if (st === null) {
-    refuse("exists", `plugin '${name}': ${path} does not exist`, "check the path, or re-add the plugin");
+    refuse(
+      "exists",
+      `plugin '${name}': ${path} does not exist`,
+      "check the path, or re-add the plugin",
+    );
   }
   if (st.type !== "file") {
-    refuse("regular", `plugin '${name}': ${path} is not a regular file`, "register the executable itself");
+    refuse(
+      "regular",
+      `plugin '${name}': ${path} is not a regular file`,
+      "register the executable itself",
+    );
   }
   if (st.uid !== uid) {
     refuse(

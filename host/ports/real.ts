@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readFileSync, readdirSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { realSpawner } from "./spawner.js";
 import type { Clock, FileHandle, FileSystem, Liveness, Ports, ProcessId } from "./types.js";
@@ -126,5 +126,12 @@ export const realLiveness: Liveness = {
 };
 
 export function realPorts(env: Record<string, string | undefined> = process.env): Ports {
-  return { clock: realClock, fs: realFs, liveness: realLiveness, spawner: realSpawner, env, uid: process.getuid?.() ?? -1 };
+  return {
+    clock: realClock,
+    fs: realFs,
+    liveness: realLiveness,
+    spawner: realSpawner,
+    env,
+    uid: process.getuid?.() ?? -1,
+  };
 }

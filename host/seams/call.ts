@@ -21,10 +21,17 @@ export interface SeamCall {
   signal?: AbortSignal;
 }
 
-export async function callPlugin(sup: Supervisor, clock: Clock, reg: Registration, c: SeamCall): Promise<unknown> {
+export async function callPlugin(
+  sup: Supervisor,
+  clock: Clock,
+  reg: Registration,
+  c: SeamCall,
+): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const opts = c.signal ? { timeoutMs: c.timeoutMs, signal: c.signal } : { timeoutMs: c.timeoutMs };
+      const opts = c.signal
+        ? { timeoutMs: c.timeoutMs, signal: c.signal }
+        : { timeoutMs: c.timeoutMs };
       return await sup.call(reg, c.method, c.params, opts);
     } catch (err) {
       if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
@@ -36,15 +43,25 @@ export async function callPlugin(sup: Supervisor, clock: Clock, reg: Registratio
   }
 }
 
-export function mapCallError(plugin: string, c: Pick<SeamCall, "method" | "effect">, err: unknown, retries = 0): unknown {
+export function mapCallError(
+  plugin: string,
+  c: Pick<SeamCall, "method" | "effect">,
+  err: unknown,
+  retries = 0,
+): unknown {
   const what = `'${plugin}' ${c.method}`;
   if (err instanceof ErrorReply) {
     const msg = firstLine(err.message);
     switch (err.kind) {
       case "retryable":
-        return new UnavailableError("call.retryable", "plugin", `${what} failed after ${retries} retries: ${msg}`, {
-          hint: "try again later",
-        });
+        return new UnavailableError(
+          "call.retryable",
+          "plugin",
+          `${what} failed after ${retries} retries: ${msg}`,
+          {
+            hint: "try again later",
+          },
+        );
       case "permanent":
         return new UnavailableError("call.permanent", "plugin", `${what} failed: ${msg}`);
       case "human":
@@ -53,21 +70,39 @@ export function mapCallError(plugin: string, c: Pick<SeamCall, "method" | "effec
         });
       case "unknown-outcome":
         return c.effect
-          ? new UnknownOutcomeError("call.unknown-outcome", "plugin", `${what} may or may not have happened: ${msg}`, {
-              hint: "run the verb again to resolve it; mu will not repeat it blindly",
-            })
+          ? new UnknownOutcomeError(
+              "call.unknown-outcome",
+              "plugin",
+              `${what} may or may not have happened: ${msg}`,
+              {
+                hint: "run the verb again to resolve it; mu will not repeat it blindly",
+              },
+            )
           : new UnavailableError("call.unknown", "plugin", `${what} has no answer: ${msg}`);
     }
   }
   if (err instanceof NoAnswer) {
     if (!err.written) {
-      return new UnavailableError("call.not-sent", "plugin", `${what} was not sent: ${err.message}`);
+      return new UnavailableError(
+        "call.not-sent",
+        "plugin",
+        `${what} was not sent: ${err.message}`,
+      );
     }
     return c.effect
-      ? new UnknownOutcomeError("call.no-answer", "plugin", `${what} got no answer (${err.reason}); it may have happened`, {
-          hint: "run the verb again to resolve it; mu will not repeat it blindly",
-        })
-      : new UnavailableError("call.no-answer", "plugin", `${what} got no answer (${err.reason}): ${err.message}`);
+      ? new UnknownOutcomeError(
+          "call.no-answer",
+          "plugin",
+          `${what} got no answer (${err.reason}); it may have happened`,
+          {
+            hint: "run the verb again to resolve it; mu will not repeat it blindly",
+          },
+        )
+      : new UnavailableError(
+          "call.no-answer",
+          "plugin",
+          `${what} got no answer (${err.reason}): ${err.message}`,
+        );
   }
   return err;
 }

@@ -25,7 +25,12 @@ function sqlJs(): Promise<SqlJsStatic> {
     const require = createRequire(import.meta.url);
     const wasmBinary = readFileSync(require.resolve("sql.js/dist/sql-wasm.wasm"));
     const init = (await import("sql.js")).default;
-    return init({ wasmBinary: wasmBinary.buffer.slice(wasmBinary.byteOffset, wasmBinary.byteOffset + wasmBinary.byteLength) as ArrayBuffer });
+    return init({
+      wasmBinary: wasmBinary.buffer.slice(
+        wasmBinary.byteOffset,
+        wasmBinary.byteOffset + wasmBinary.byteLength,
+      ) as ArrayBuffer,
+    });
   })();
   return sql;
 }
@@ -39,9 +44,14 @@ export interface Store {
 }
 
 function corrupt(path: string, why: string): UnavailableError {
-  return new UnavailableError("store.corrupt", "store", `${path} is not a valid mu database (${why})`, {
-    hint: "move it aside or restore it from a backup; mu will not overwrite it",
-  });
+  return new UnavailableError(
+    "store.corrupt",
+    "store",
+    `${path} is not a valid mu database (${why})`,
+    {
+      hint: "move it aside or restore it from a backup; mu will not overwrite it",
+    },
+  );
 }
 
 /** A filesystem failure (permissions, a full or read-only disk) as one line. */
@@ -58,7 +68,10 @@ function userVersion(db: Database): number {
   return Number(db.exec("PRAGMA user_version")[0]?.values[0]?.[0] ?? 0);
 }
 
-async function load(ports: Ports, path: string): Promise<{ db: Database; fresh: boolean; migrated: boolean }> {
+async function load(
+  ports: Ports,
+  path: string,
+): Promise<{ db: Database; fresh: boolean; migrated: boolean }> {
   const SQL = await sqlJs();
   const bytes = await ports.fs.readFile(path);
   let db: Database;

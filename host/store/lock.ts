@@ -12,7 +12,10 @@ const POLL_MS = 15;
 /** A lock file still unparseable after this long belonged to a holder that died between create and write. */
 const HALF_WRITTEN_MS = 1_000;
 
-type Holder = { kind: "held"; id: ProcessId; raw: string } | { kind: "garbled"; raw: string } | { kind: "none" };
+type Holder =
+  | { kind: "held"; id: ProcessId; raw: string }
+  | { kind: "garbled"; raw: string }
+  | { kind: "none" };
 
 function isCode(err: unknown, code: string): boolean {
   return typeof err === "object" && err !== null && (err as { code?: unknown }).code === code;
@@ -24,7 +27,8 @@ async function readHolder(ports: Ports, path: string): Promise<Holder> {
   const raw = Buffer.from(bytes).toString("utf8");
   try {
     const v = JSON.parse(raw) as Partial<ProcessId>;
-    if (typeof v.pid === "number" && typeof v.start === "string") return { kind: "held", id: { pid: v.pid, start: v.start }, raw };
+    if (typeof v.pid === "number" && typeof v.start === "string")
+      return { kind: "held", id: { pid: v.pid, start: v.start }, raw };
   } catch {
     // garbled: judged below by how long it stays so
   }
@@ -67,25 +71,41 @@ export async function acquireLock(ports: Ports, path: string): Promise<HeldLock>
       };
     }
     const h = await readHolder(ports, path);
-    if (h.kind !== "none" && isStale(ports, h, garbledSince)) await breakLock(ports, path, h.raw, me, garbledSince);
+    if (h.kind !== "none" && isStale(ports, h, garbledSince))
+      await breakLock(ports, path, h.raw, me, garbledSince);
     if (ports.clock.now() >= until) {
       const who = h.kind === "held" ? `pid ${h.id.pid}` : "another mu";
-      throw new UnavailableError("store.locked", "store", `the database lock ${path} is held by ${who} (waited ${timeout} ms)`, {
-        hint: "wait for that mu to finish and try again, or raise MU_LOCK_TIMEOUT_MS",
-      });
+      throw new UnavailableError(
+        "store.locked",
+        "store",
+        `the database lock ${path} is held by ${who} (waited ${timeout} ms)`,
+        {
+          hint: "wait for that mu to finish and try again, or raise MU_LOCK_TIMEOUT_MS",
+        },
+      );
     }
     await ports.clock.sleep(POLL_MS + Math.floor(Math.random() * POLL_MS));
   }
 }
 
-function isStale(ports: Ports, h: Exclude<Holder, { kind: "none" }>, garbledSince: Map<string, number>): boolean {
+function isStale(
+  ports: Ports,
+  h: Exclude<Holder, { kind: "none" }>,
+  garbledSince: Map<string, number>,
+): boolean {
   if (h.kind === "held") return !ports.liveness.alive(h.id);
   const first = garbledSince.get(h.raw) ?? ports.clock.now();
   garbledSince.set(h.raw, first);
   return ports.clock.now() - first >= HALF_WRITTEN_MS;
 }
 
-async function breakLock(ports: Ports, path: string, staleRaw: string, me: string, garbledSince: Map<string, number>): Promise<void> {
+async function breakLock(
+  ports: Ports,
+  path: string,
+  staleRaw: string,
+  me: string,
+  garbledSince: Map<string, number>,
+): Promise<void> {
   const breaker = `${path}.break`;
   if (!(await tryCreate(ports, breaker, me))) {
     // Someone else is breaking it; if that breaker died, clear its file.

@@ -11,8 +11,10 @@ export function damage(bytes: Uint8Array): string | null {
   if (b.length < 100 || !b.subarray(0, 16).equals(MAGIC)) return "it is not an SQLite file";
   const raw = b.readUInt16BE(16);
   const pageSize = raw === 1 ? 65536 : raw;
-  if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return "its header names no valid page size";
-  if (b.length % pageSize !== 0) return `its length ${b.length} is not a whole number of ${pageSize}-byte pages`;
+  if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0)
+    return "its header names no valid page size";
+  if (b.length % pageSize !== 0)
+    return `its length ${b.length} is not a whole number of ${pageSize}-byte pages`;
   const changeCounter = b.readUInt32BE(24);
   const pages = b.readUInt32BE(28);
   const validFor = b.readUInt32BE(92);

@@ -11,9 +11,14 @@ export async function pluginAdd(io: Io, name: string, argv: string[]): Promise<v
   const store = openStore(io.ports);
   const existing = await store.read((db) => getPlugin(db, name));
   if (existing && JSON.stringify(existing.argv) !== JSON.stringify(argv)) {
-    throw new RefusedError("registration.argv", "plugin", `'${name}' is registered with another argv: ${existing.argv.join(" ")}`, {
-      hint: `remove it first: mu plugin rm ${name}`,
-    });
+    throw new RefusedError(
+      "registration.argv",
+      "plugin",
+      `'${name}' is registered with another argv: ${existing.argv.join(" ")}`,
+      {
+        hint: `remove it first: mu plugin rm ${name}`,
+      },
+    );
   }
   // Trust and the load rules run here exactly as at every later start; the
   // recorded declaration is not compared, since add is what records it.
@@ -23,15 +28,25 @@ export async function pluginAdd(io: Io, name: string, argv: string[]): Promise<v
     const channel = hello.seams.channel?.name;
     const holder = channel === undefined ? undefined : channelHolder(db, channel, name);
     if (holder !== undefined) {
-      throw new RefusedError("registration.channel", "plugin", `'${name}' declares channel '${channel}', which plugin '${holder}' already holds`, {
-        hint: "a channel name belongs to one plugin; rename one of the channels",
-      });
+      throw new RefusedError(
+        "registration.channel",
+        "plugin",
+        `'${name}' declares channel '${channel}', which plugin '${holder}' already holds`,
+        {
+          hint: "a channel name belongs to one plugin; rename one of the channels",
+        },
+      );
     }
     const prior = getPlugin(db, name);
     if (prior && JSON.stringify(prior.argv) !== JSON.stringify(argv)) {
-      throw new RefusedError("registration.argv", "plugin", `'${name}' was registered meanwhile with another argv`, {
-        hint: `remove it first: mu plugin rm ${name}`,
-      });
+      throw new RefusedError(
+        "registration.argv",
+        "plugin",
+        `'${name}' was registered meanwhile with another argv`,
+        {
+          hint: `remove it first: mu plugin rm ${name}`,
+        },
+      );
     }
     putPlugin(db, {
       name,
@@ -44,5 +59,7 @@ export async function pluginAdd(io: Io, name: string, argv: string[]): Promise<v
     });
   });
   const seams = Object.keys(hello.seams).join(", ");
-  io.out(`${existing ? "re-registered" : "registered"} ${name} ${hello.plugin.version} (instance ${hello.instance}; seams: ${seams})\n`);
+  io.out(
+    `${existing ? "re-registered" : "registered"} ${name} ${hello.plugin.version} (instance ${hello.instance}; seams: ${seams})\n`,
+  );
 }

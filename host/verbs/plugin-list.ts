@@ -30,7 +30,9 @@ export async function pluginList(io: Io, opts: { json?: boolean }): Promise<void
     return;
   }
   if (rows.length === 0) {
-    io.out("no plugins registered; add one with: mu plugin add <name> -- /abs/path/mu-plugin-<name>\n");
+    io.out(
+      "no plugins registered; add one with: mu plugin add <name> -- /abs/path/mu-plugin-<name>\n",
+    );
     return;
   }
   for (const r of rows) {

@@ -6,13 +6,20 @@ import { openStore } from "../store/index.js";
 export async function pluginRm(io: Io, name: string): Promise<void> {
   await openStore(io.ports).write((db) => {
     if (!getPlugin(db, name)) {
-      throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${name}'`, { hint: "see: mu plugin list" });
+      throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${name}'`, {
+        hint: "see: mu plugin list",
+      });
     }
     const refs = referencesTo(db, name);
     if (refs.length > 0) {
-      throw new RefusedError("plugin.in-use", "plugin", `'${name}' is still named by ${refs.join(", ")}`, {
-        hint: "remove those first; see: mu state",
-      });
+      throw new RefusedError(
+        "plugin.in-use",
+        "plugin",
+        `'${name}' is still named by ${refs.join(", ")}`,
+        {
+          hint: "remove those first; see: mu state",
+        },
+      );
     }
     deletePlugin(db, name);
   });

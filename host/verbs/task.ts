@@ -22,7 +22,10 @@ export async function taskAdd(io: Io, id: string): Promise<void> {
         hint: "pick another id, or see: mu task list",
       });
     }
-    db.run("INSERT INTO tasks (id, state, claimed_by, created_at) VALUES (?, 'open', NULL, ?)", [id, now]);
+    db.run("INSERT INTO tasks (id, state, claimed_by, created_at) VALUES (?, 'open', NULL, ?)", [
+      id,
+      now,
+    ]);
   });
   io.out(`${id}\n`);
 }
@@ -36,7 +39,9 @@ interface TaskRow {
 
 export async function taskList(io: Io, opts: { json?: boolean }): Promise<void> {
   const rows = await openStore(io.ports).read((db) => {
-    const res = db.exec("SELECT id, state, claimed_by, created_at FROM tasks ORDER BY created_at, id");
+    const res = db.exec(
+      "SELECT id, state, claimed_by, created_at FROM tasks ORDER BY created_at, id",
+    );
     return (res[0]?.values ?? []).map(
       ([id, state, claimed, created]): TaskRow => ({
         id: String(id),

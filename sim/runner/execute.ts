@@ -1,6 +1,14 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
@@ -32,7 +40,10 @@ interface Sandbox {
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
 
-function runMu(box: Sandbox, step: MuStep): Promise<{ exit: number | null; stdout: string; stderr: string }> {
+function runMu(
+  box: Sandbox,
+  step: MuStep,
+): Promise<{ exit: number | null; stdout: string; stderr: string }> {
   // A clean environment: nothing of the user's mu state may leak into a run.
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -95,9 +106,16 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     }
     if (step.stderrLines !== undefined) {
       const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
-      if (lines !== step.stderrLines) problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
+      if (lines !== step.stderrLines)
+        problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
     }
-    const rec: StepRecord = { step: name, ok: problems.length === 0, exit: r.exit, stdout: r.stdout, stderr: r.stderr };
+    const rec: StepRecord = {
+      step: name,
+      ok: problems.length === 0,
+      exit: r.exit,
+      stdout: r.stdout,
+      stderr: r.stderr,
+    };
     if (problems.length > 0) rec.detail = problems.join("; ");
     return rec;
   }
@@ -111,7 +129,9 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     else if (!readFileSync(box.db).equals(box.snapshot)) problems.push("the DB file changed");
   }
   if (step.expect.leftoverFiles === "none") {
-    const extra = (existsSync(box.state) ? readdirSync(box.state) : []).filter((f) => f !== "mu.db");
+    const extra = (existsSync(box.state) ? readdirSync(box.state) : []).filter(
+      (f) => f !== "mu.db",
+    );
     if (extra.length > 0) problems.push(`left beside the DB: ${extra.join(", ")}`);
   }
   const rec: StepRecord = { step: name, ok: problems.length === 0 };
@@ -144,7 +164,12 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
-  const result: ScenarioResult = { scenario, ok: failure === undefined, ms: Date.now() - t0, steps };
+  const result: ScenarioResult = {
+    scenario,
+    ok: failure === undefined,
+    ms: Date.now() - t0,
+    steps,
+  };
   if (failure !== undefined) result.failure = failure;
   return result;
 }

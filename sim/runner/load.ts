@@ -5,11 +5,15 @@ import { parse } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
 import type { LoadedScenario, Scenario } from "./scenario.js";
 
-let check: ((v: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+let check: ((v: unknown) => boolean) & {
+  errors?: { instancePath: string; message?: string }[] | null;
+};
 
 function validator() {
   if (!check) {
-    const schema = JSON.parse(readFileSync(join(packageRoot(), "schemas/scenario.schema.json"), "utf8"));
+    const schema = JSON.parse(
+      readFileSync(join(packageRoot(), "schemas/scenario.schema.json"), "utf8"),
+    );
     check = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
   }
   return check;
@@ -22,11 +26,15 @@ export function loadScenario(file: string): LoadedScenario {
   try {
     doc = parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new ScenarioFileError(`${file}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    throw new ScenarioFileError(
+      `${file}: not valid YAML: ${(err as Error).message.split("\n")[0]}`,
+    );
   }
   const v = validator();
   if (!v(doc)) {
-    const why = (v.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`).join("; ");
+    const why = (v.errors ?? [])
+      .map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`)
+      .join("; ");
     throw new ScenarioFileError(`${file}: does not match schemas/scenario.schema.json: ${why}`);
   }
   const s = doc as Scenario;

@@ -31,7 +31,9 @@ async function main(): Promise<number> {
       throw err;
     }
   }
-  const chosen = scenarios.filter((s) => positionals.length === 0 || positionals.some((p) => s.scenario.includes(p)));
+  const chosen = scenarios.filter(
+    (s) => positionals.length === 0 || positionals.some((p) => s.scenario.includes(p)),
+  );
   if (chosen.length === 0) {
     process.stderr.write(`scenarios: nothing matches ${positionals.join(" ")}\n`);
     return 2;
@@ -40,7 +42,9 @@ async function main(): Promise<number> {
   for (const s of chosen) {
     const r = await runScenario(s);
     results.push(r);
-    process.stdout.write(`${r.ok ? "pass" : "FAIL"}  ${s.scenario}${r.ok ? "" : `\n      ${r.failure}`}\n`);
+    process.stdout.write(
+      `${r.ok ? "pass" : "FAIL"}  ${s.scenario}${r.ok ? "" : `\n      ${r.failure}`}\n`,
+    );
   }
   writeReports(reports, results);
   const failed = results.filter((r) => !r.ok).length;

@@ -24,7 +24,9 @@ export function junit(results: ScenarioResult[]): string {
 }
 
 /** Which rule-table rows and decisions each scenario is evidence for. */
-export function coverage(results: ScenarioResult[]): Map<string, { passed: string[]; failed: string[] }> {
+export function coverage(
+  results: ScenarioResult[],
+): Map<string, { passed: string[]; failed: string[] }> {
   const rows = new Map<string, { passed: string[]; failed: string[] }>();
   for (const r of results) {
     for (const id of r.scenario.proves) {
@@ -46,14 +48,17 @@ export function markdown(results: ScenarioResult[]): string {
     "| scenario | result | ms | proves |",
     "|---|---|---|---|",
     ...results.map(
-      (r) => `| ${r.scenario.scenario} | ${r.ok ? "pass" : `**FAIL**: ${r.failure}`} | ${r.ms} | ${r.scenario.proves.join(", ")} |`,
+      (r) =>
+        `| ${r.scenario.scenario} | ${r.ok ? "pass" : `**FAIL**: ${r.failure}`} | ${r.ms} | ${r.scenario.proves.join(", ")} |`,
     ),
     "",
     "## Coverage",
     "",
     "| row or decision | proved by | failing |",
     "|---|---|---|",
-    ...[...coverage(results)].map(([id, c]) => `| ${id} | ${c.passed.join(", ") || "-"} | ${c.failed.join(", ") || "-"} |`),
+    ...[...coverage(results)].map(
+      ([id, c]) => `| ${id} | ${c.passed.join(", ") || "-"} | ${c.failed.join(", ") || "-"} |`,
+    ),
     "",
   ];
   return lines.join("\n");
@@ -67,6 +72,9 @@ export function writeReports(dir: string, results: ScenarioResult[]): void {
   mkdirSync(each, { recursive: true });
   for (const r of results) {
     const name = r.scenario.scenario.replace(/\//g, "__");
-    writeFileSync(join(each, `${name}.steps.ndjson`), r.steps.map((s) => JSON.stringify(s)).join("\n") + "\n");
+    writeFileSync(
+      join(each, `${name}.steps.ndjson`),
+      `${r.steps.map((s) => JSON.stringify(s)).join("\n")}\n`,
+    );
   }
 }

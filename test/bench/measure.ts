@@ -45,13 +45,22 @@ export function measure(commands: Command[], runs: number, warmup = 2): Sample[]
   });
 }
 
-export function ratioTable(samples: Sample[], baseline: string, goals: Record<string, number>): string {
+export function ratioTable(
+  samples: Sample[],
+  baseline: string,
+  goals: Record<string, number>,
+): string {
   const base = samples.find((s) => s.name === baseline);
   if (!base) throw new Error(`no baseline ${baseline}`);
   const rows = samples.map((s) => {
     const ratio = s.medianMs / base.medianMs;
     const goal = goals[s.name];
-    const verdict = goal === undefined ? "" : ratio <= goal ? `ok (goal <= ${goal}x)` : `MISSED (goal <= ${goal}x)`;
+    const verdict =
+      goal === undefined
+        ? ""
+        : ratio <= goal
+          ? `ok (goal <= ${goal}x)`
+          : `MISSED (goal <= ${goal}x)`;
     return `| ${s.name} | ${s.medianMs.toFixed(1)} | ${s.minMs.toFixed(1)} | ${ratio.toFixed(2)}x | ${verdict} |`;
   });
   return [

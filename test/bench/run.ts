@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
+import { putPlugin } from "../../host/plugin/registry.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { measure, ratioTable } from "./measure.js";
@@ -21,10 +22,15 @@ try {
   const store = openStore(realPorts({ ...process.env, ...env }));
   await store.write((db) => {
     for (const name of ["alpha", "beta", "sim"]) {
-      db.run(
-        "INSERT INTO plugins (name, argv, declaration, instance, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [name, JSON.stringify([`/opt/mu-plugin-${name}`]), JSON.stringify({ seams: { link: {} } }), "bench", 0, 0],
-      );
+      putPlugin(db, {
+        name,
+        argv: [`/opt/mu-plugin-${name}`],
+        declaration: { protocol: 1, seams: {} },
+        instance: "bench",
+        version: "0.0.0",
+        addedAt: 0,
+        updatedAt: 0,
+      });
     }
   });
 
