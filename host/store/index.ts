@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import type { Database, SqlJsStatic } from "sql.js";
 import { MuError, UnavailableError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
@@ -22,6 +23,11 @@ let sql: Promise<SqlJsStatic> | undefined;
 /** Loaded on first use only: verbs that need no DB never pay for the wasm. */
 function sqlJs(): Promise<SqlJsStatic> {
   sql ??= (async () => {
+    // An invocation runs a handful of small queries. Optimising the 700 KB
+    // sql.js module in the background costs more than it ever saves, and V8
+    // holds the process open at exit until that compile finishes (about
+    // 200 ms here): baseline-compiled wasm is enough.
+    setFlagsFromString("--liftoff-only");
     const require = createRequire(import.meta.url);
     const wasmBinary = readFileSync(require.resolve("sql.js/dist/sql-wasm.wasm"));
     const init = (await import("sql.js")).default;
