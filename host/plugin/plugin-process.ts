@@ -115,7 +115,11 @@ export class PluginProcess {
     for (;;) {
       if (this.ports.liveness.groupEmpty(this.pgid)) return true;
       if (this.ports.clock.now() >= until) return false;
-      await this.ports.clock.sleep(POLL_MS);
+      // Usually the group empties when the leader exits: look again at once
+      // then, rather than at the next poll.
+      await (this.leaderGone
+        ? this.ports.clock.sleep(POLL_MS)
+        : Promise.race([this.child.exited, this.ports.clock.sleep(POLL_MS)]));
     }
   }
 

@@ -6,6 +6,7 @@ import { putPlugin } from "../../host/plugin/registry.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { measure, ratioTable } from "./measure.js";
+import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 
 // `npm run bench`: every number is a ratio against a baseline measured in
 // the same run, so the report means the same on a busy machine as on an
@@ -43,7 +44,33 @@ try {
     runs,
   );
   const table = ratioTable(samples, "node -e 0", { "mu --version": 3, "mu plugin list": 3 });
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n`;
+  const calls = Number(process.env.MU_BENCH_CALLS ?? 2000);
+  const argv = benchPlugin(state);
+  // Alternate the two so a busy moment of the machine hits both alike.
+  const raw: number[] = [];
+  const viaMu: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    raw.push(await rawEcho(calls));
+    viaMu.push(await muCalls(argv, calls));
+  }
+  const median = (xs: number[]) =>
+    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const rawMs = median(raw);
+  const muMs = median(viaMu);
+  const rpcRatio = muMs / rawMs;
+  const stops = await handshakeToStopped(argv, runs);
+  const bare = await spawnToExit(runs);
+  const stopMs = median(stops);
+  const bareMs = median(bare);
+  const rpc = [
+    "| measure | median | vs baseline | goal |",
+    "|---|---|---|---|",
+    `| raw pipe echo of a link.exec line (baseline) | ${(rawMs * 1000).toFixed(0)} us | 1.00x | |`,
+    `| link.exec through mu's client (framing, schema check, ids, deadline timer) | ${(muMs * 1000).toFixed(0)} us | ${rpcRatio.toFixed(2)}x | ${rpcRatio <= 1.5 ? "ok" : "MISSED"} (goal <= 1.5x) |`,
+    `| spawn node -e 0 to exit (baseline) | ${bareMs.toFixed(1)} ms | 1.00x | |`,
+    `| plugin spawn, handshake, stop sequence, group empty | ${stopMs.toFixed(1)} ms | ${(stopMs / bareMs).toFixed(2)}x | ${stopMs - bareMs < 50 ? "ok" : "MISSED"} (goal: under 50 ms beyond the spawn, no grace wait) |`,
+  ].join("\n");
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);
