@@ -1,8 +1,10 @@
+import { spawn } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import pidtree from "pidtree";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MuError } from "../host/errors.js";
+import { packageRoot } from "../host/package-root.js";
 import { NoAnswer } from "../host/plugin/call-errors.js";
 import { Supervisor } from "../host/plugin/supervisor.js";
 import { realPorts } from "../host/ports/real.js";
@@ -316,6 +318,28 @@ describe("the stop sequence", () => {
     const { proc } = await sup.ready({ name: "loud", argv });
     await proc.stop("normal", "test");
     expect(proc.stderrLine).toBe("e".repeat(400));
+  });
+});
+
+describe("a crash of mu", () => {
+  it("kills the plugin's group at once, even one that ignores EOF", async () => {
+    const argv = fx.plugin("stuck", { ignoreEof: true, spawnChild: "ignores-term" });
+    const driver = spawn(process.execPath, [join(packageRoot(), "test/fixtures/crash-driver.mjs"), ...argv], {
+      env: { PATH: process.env.PATH },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let out = "";
+    driver.stdout.on("data", (c: Buffer) => {
+      out += c;
+    });
+    const code = await new Promise((r) => driver.on("exit", r));
+    expect(code).toBe(1);
+    const pgid = Number(out.trim());
+    expect(pgid).toBeGreaterThan(0);
+    // Without the kill on exit this plugin would live forever; allow only for
+    // the kernel to finish delivering SIGKILL.
+    for (let i = 0; i < 100 && !ports.liveness.groupEmpty(pgid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(ports.liveness.groupEmpty(pgid)).toBe(true);
   });
 });
 
