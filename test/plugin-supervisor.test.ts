@@ -91,6 +91,14 @@ describe("trust, checked before every start", () => {
     expect(e.message).toContain(who);
   });
 
+  it("starts nothing that is not executable, in one line with exit 4", async () => {
+    const argv = fx.plugin("nx", {});
+    chmodSync(argv[0] as string, 0o644);
+    const e = await refusal(sup.ready({ name: "nx", argv }));
+    expect([e.code, e.exit]).toEqual(["plugin.start", 4]);
+    expect(e.line()).toMatch(/^mu: plugin: 'nx' could not be started: .*EACCES.*; check that .* is executable$/);
+  });
+
   it("follows a symlink and judges its target", async () => {
     const argv = fx.plugin("real", {});
     chmodSync(argv[0] as string, 0o777);

@@ -55,6 +55,19 @@ describe("mu plugin add / list / rm (real processes)", () => {
     expect(JSON.parse(mu("plugin", "list", "--json").stdout)).toEqual([]);
   });
 
+  it.each([
+    ["trust.absolute", () => ["relative/mu-plugin-p"], /path 'relative\/mu-plugin-p' is not absolute/],
+    ["trust.basename", () => fx.plugin("p", {}, "p-plugin"), /must be named 'mu-plugin-p'/],
+    ["load.name.mismatch", () => fx.plugin("p", { hello: hello("q") }), /refused \(name\.mismatch\)/],
+    ["load.seams.none", () => fx.plugin("p", { hello: hello("p", {}) }), /refused \(seams\.none\)/],
+  ])("%s: one line, exit 4, nothing recorded", (_rule, argv, pattern) => {
+    const r = mu("plugin", "add", "p", "--", ...argv());
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(pattern);
+    expect(r.stderr.split("\n")).toHaveLength(2);
+    expect(JSON.parse(mu("plugin", "list", "--json").stdout)).toEqual([]);
+  });
+
   it("re-add with the same argv records the new declaration; another argv is refused", () => {
     const argv = fx.plugin("p", {});
     expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
