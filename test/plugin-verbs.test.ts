@@ -130,4 +130,31 @@ describe("mu plugin add / list / rm (real processes)", () => {
     expect(seen.map((m) => m.method).slice(0, 3)).toEqual(["initialize", "$/cancel", "shutdown"]);
     expect(seen[1]?.params).toEqual({ id: seen[0]?.id });
   });
+
+  it("absorbs a second signal during the stop, and dies by the first once the group is empty", async () => {
+    const argv = fx.plugin("deaf", { helloDelayMs: 60_000, ignoreEof: true, spawnChild: "ignores-term" });
+    const child = spawn(process.execPath, [muBin, "plugin", "add", "deaf", "--", ...argv], {
+      env: { PATH: process.env.PATH, ...state.env },
+      stdio: "ignore",
+    });
+    for (let i = 0; i < 500 && !fx.logOf("deaf").some((m) => m.method === "initialize"); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const exited = new Promise<[number | null, string | null]>((res) => child.on("exit", (c, s) => res([c, s])));
+    child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill("SIGINT");
+    expect(await exited).toEqual([null, "SIGTERM"]);
+    // mu waited the grace out and killed the group, grandchild included.
+    const childPid = fx.logOf("deaf").find((m) => m.childPid)?.childPid as number;
+    const { realLiveness } = await import("../host/ports/real.js");
+    expect(realLiveness.startOf(childPid)).toBeNull();
+    expect(fx.logOf("deaf").map((m) => m.method ?? (m.eof ? "EOF" : "child"))).toEqual([
+      "child",
+      "initialize",
+      "$/cancel",
+      "shutdown",
+      "EOF",
+    ]);
+  });
 });
