@@ -1,9 +1,14 @@
-// The testbed's fault hook: MU_CRASH_AT=<point> makes mu SIGKILL itself at
-// that durable boundary, so a scenario can prove what survives a crash
-// exactly there. Inert unless the variable names the point; every point is
-// listed in the README.
+// The testbed's fault hook. Each point is a named durable boundary in mu;
+// when the environment variable MU_CRASH_AT names exactly that point, mu
+// SIGKILLs itself there, so a scenario can prove what survives a crash at
+// that moment (SIGKILL: no handler, no flush, no cleanup runs, as with a
+// power cut or the OOM killer). With MU_CRASH_AT unset or naming another
+// point, crashPoint does nothing. Plugins never inherit MU_CRASH_AT. Add new
+// points to the union below and to the README's table.
 
-export type CrashPointName = "store.before-rename";
+export type CrashPointName =
+  /** The new database bytes are fsynced to their temp file, not yet renamed over. */
+  "store.before-rename";
 
 export function crashPoint(
   name: CrashPointName,

@@ -1,42 +1,41 @@
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MuError } from "../host/errors.js";
-import { packageRoot } from "../host/package-root.js";
-import { realPorts } from "../host/ports/real.js";
-import { dbPath, openStore } from "../host/store/index.js";
-import { SCHEMA_VERSION } from "../host/store/migrations.js";
-import { tempState } from "./helpers.js";
+import { realLiveness, realPorts } from "../host/ports/real.js";
+import { dbPath, openStore, SCHEMA_VERSION } from "../host/store/index.js";
+import { damage } from "../host/store/sqlite-file.js";
 
-let state: ReturnType<typeof tempState>;
+// The store in this process, on real files: one temp directory per test.
+
+let dir: string;
 let db: string;
-const fixture = (f: string) => join(packageRoot(), "test/fixtures", f);
-const env = () => ({ PATH: process.env.PATH ?? "", MU_DB_PATH: db });
-const store = (extra: Record<string, string> = {}) => openStore(realPorts({ ...env(), ...extra }));
-
 beforeEach(() => {
-  state = tempState();
-  db = join(state.dir, "mu.db");
+  dir = mkdtempSync(join(tmpdir(), "mu-test-"));
+  db = join(dir, "mu.db");
 });
-afterEach(() => state.done());
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+const store = (extra: Record<string, string> = {}) =>
+  openStore(realPorts({ PATH: process.env.PATH ?? "", MU_DB_PATH: db, ...extra }));
 const ids = () =>
   store().read((d) =>
     (d.exec("SELECT id FROM tasks ORDER BY id")[0]?.values ?? []).map((r) => String(r[0])),
   );
-const add = (id: string) =>
-  store().write((d) =>
+const add = (id: string, extra: Record<string, string> = {}) =>
+  store(extra).write((d) =>
     d.run("INSERT INTO tasks (id, state, claimed_by, created_at) VALUES (?, 'open', NULL, 0)", [
       id,
     ]),
   );
-
-function writer(prefix: string, count: number, extra: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [fixture("store-writer.mjs"), prefix, String(count)], {
-    env: { ...env(), ...extra },
-  });
-}
 
 async function failure(p: Promise<unknown>): Promise<MuError> {
   try {
@@ -49,28 +48,79 @@ async function failure(p: Promise<unknown>): Promise<MuError> {
 }
 
 describe("location", () => {
-  it("prefers MU_DB_PATH, then MU_STATE_DIR, then HOME", () => {
-    expect(dbPath({ MU_DB_PATH: "/a/x.db", MU_STATE_DIR: "/b" })).toBe("/a/x.db");
+  it("is MU_DB_PATH, else MU_STATE_DIR/mu.db, else HOME/.local/state/mu/mu.db", () => {
+    const all = { MU_DB_PATH: "/a/x.db", MU_STATE_DIR: "/b", HOME: "/h" };
+    expect(dbPath(all)).toBe("/a/x.db");
+    expect(dbPath({ ...all, MU_DB_PATH: "" })).toBe("/b/mu.db");
     expect(dbPath({ MU_STATE_DIR: "/b", HOME: "/h" })).toBe("/b/mu.db");
-    expect(() => dbPath({ HOME: "/h" })).toThrow(/refusing the real mu database under a test run/);
+    expect(dbPath({ HOME: "/h" })).toBe("/h/.local/state/mu/mu.db");
+  });
+
+  it("falls back to the real home, which a test run may not touch", () => {
+    const real = join(homedir(), ".local/state/mu/mu.db");
+    expect(() => dbPath({})).toThrow(`refusing the real mu database ${real} under a test run`);
+    expect(() => dbPath({ HOME: homedir() })).toThrow(/refusing the real mu database/);
+  });
+
+  it("creates the directory 0700 on the first write, not on a read", async () => {
+    db = join(dir, "state", "deeper", "mu.db");
+    expect(await ids()).toEqual([]);
+    expect(existsSync(join(dir, "state"))).toBe(false);
+    await add("a");
+    const { statSync } = await import("node:fs");
+    expect(statSync(join(dir, "state", "deeper")).mode & 0o777).toBe(0o700);
+    expect(statSync(db).mode & 0o777).toBe(0o600);
+    expect(await ids()).toEqual(["a"]);
   });
 });
 
-describe("durability", () => {
-  it("migrates a fresh DB to the current schema", async () => {
+describe("schema", () => {
+  it("migrates a fresh DB to the current schema on the first write", async () => {
     await add("a");
-    expect(await store().read((d) => d.exec("PRAGMA user_version")[0]?.values[0]?.[0])).toBe(
-      SCHEMA_VERSION,
-    );
+    const { version, tables } = await store().read((d) => ({
+      version: d.exec("PRAGMA user_version")[0]?.values[0]?.[0],
+      tables: d.exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")[0]
+        ?.values,
+    }));
+    expect(version).toBe(SCHEMA_VERSION);
+    expect(tables).toEqual([["plugins"], ["tasks"]]);
   });
 
-  it("a read of a missing DB creates nothing", async () => {
+  it("reads a missing DB as empty at the current schema and creates nothing", async () => {
     expect(await ids()).toEqual([]);
     expect(existsSync(db)).toBe(false);
+    expect(existsSync(`${db}.lock`)).toBe(false);
   });
 
+  it("migrates an old DB in memory on a read and writes it only on a write", async () => {
+    await store().write((d) =>
+      d.run("DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0"),
+    );
+    const old = readFileSync(db);
+    expect(await ids()).toEqual([]);
+    expect(readFileSync(db).equals(old)).toBe(true);
+    await add("a");
+    expect(await ids()).toEqual(["a"]);
+  });
+
+  it("refuses a DB from a newer mu, for reads and writes, and leaves it alone", async () => {
+    await add("a");
+    await store().write((d) => d.run(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`));
+    const bytes = readFileSync(db);
+    const w = await failure(add("b"));
+    expect([w.code, w.exit]).toEqual(["store.newer", 5]);
+    expect(w.line()).toBe(
+      `mu: store: database ${db} was written by a newer mu (schema ${SCHEMA_VERSION + 1}, this mu knows ${SCHEMA_VERSION}); upgrade mu; it never migrates a database backwards`,
+    );
+    expect((await failure(ids())).code).toBe("store.newer");
+    expect(readFileSync(db).equals(bytes)).toBe(true);
+  });
+});
+
+describe("transactions", () => {
   it("a throwing write commits nothing", async () => {
     await add("a");
+    const before = readFileSync(db);
     await expect(
       store().write((d) => {
         d.run(
@@ -79,103 +129,126 @@ describe("durability", () => {
         throw new Error("changed my mind");
       }),
     ).rejects.toThrow("changed my mind");
-    expect(await ids()).toEqual(["a"]);
-  });
-
-  it("SIGKILL between the temp write and the rename keeps the last committed state", async () => {
-    expect(writer("first", 3).status).toBe(0);
-    const before = readFileSync(db);
-    const crashed = writer("second", 1, { MU_CRASH_AT: "store.before-rename" });
-    expect(crashed.signal).toBe("SIGKILL");
     expect(readFileSync(db).equals(before)).toBe(true);
-    expect(await ids()).toEqual(["first-0", "first-1", "first-2"]);
-    // The dead writer's lock is recovered; its temp file is harmless litter.
-    await add("after");
-    expect(await ids()).toContain("after");
+    expect(existsSync(`${db}.lock`)).toBe(false);
   });
 
-  it("two processes committing 200 rows each lose none", async () => {
-    const run = (prefix: string) =>
-      new Promise<number | null>((resolve) => {
-        const c = spawn(process.execPath, [fixture("store-writer.mjs"), prefix, "200"], {
-          env: env(),
-          stdio: "ignore",
-        });
-        c.on("exit", resolve);
-      });
-    expect(await Promise.all([run("a"), run("b")])).toEqual([0, 0]);
-    const all = await ids();
-    expect(all).toHaveLength(400);
-    expect(all.filter((i) => i.startsWith("a-"))).toHaveLength(200);
-    expect(readdirSync(state.dir).filter((f) => f !== "mu.db")).toEqual([]);
+  it("a throwing first write creates no DB", async () => {
+    await expect(
+      store().write(() => {
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it("refuses an async fn, whose work would outlive the transaction", async () => {
+    await expect(store().write(async () => {})).rejects.toThrow(/synchronous/);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it("returns fn's value", async () => {
+    expect(await store().write(() => 42)).toBe(42);
+    expect(await store().read(() => "x")).toBe("x");
   });
 });
 
-describe("damaged files are reported and never written", () => {
-  const cases: [string, (bytes: Buffer) => void][] = [
-    ["truncated to half", (b) => truncateSync(db, Math.floor(b.length / 2))],
+describe("damaged files are reported in one line and never written", () => {
+  const cases: [string, (b: Buffer) => void][] = [
+    ["truncated to half", (b) => truncateSync(db, b.length / 2)],
     ["truncated off a page boundary", (b) => truncateSync(db, b.length - 100)],
+    ["cut inside the header", () => truncateSync(db, 50)],
     ["garbage", (b) => writeFileSync(db, Buffer.alloc(b.length, 0x41))],
     ["empty", () => writeFileSync(db, "")],
+    ["an interior page overwritten", (b) => writeFileSync(db, smashPage(b, 2))],
   ];
   it.each(cases)("%s", async (_what, harm) => {
-    await add("a");
-    await add("b");
+    for (let i = 0; i < 40; i++) await add(`task-${i}-${"x".repeat(200)}`);
     harm(readFileSync(db));
     const damaged = readFileSync(db);
     const r = await failure(ids());
-    expect(r.exit).toBe(5);
+    expect([r.code, r.exit]).toEqual(["store.corrupt", 5]);
     expect(r.line()).toMatch(
-      /^mu: store: .*mu\.db is not a valid mu database \(.+\); move it aside/,
+      new RegExp(
+        `^mu: store: ${db} is not a valid mu database \\(truncated or corrupt: [^\\n]+\\); move it aside or restore it from a backup; mu will not overwrite it$`,
+      ),
     );
     expect((await failure(add("c"))).code).toBe("store.corrupt");
     expect(readFileSync(db).equals(damaged)).toBe(true);
+    expect(existsSync(`${db}.lock`)).toBe(false);
   });
 
-  it("a DB from a newer mu is refused and left alone", async () => {
+  it("the header check names what is wrong", async () => {
     await add("a");
-    await store().write((d) => d.run(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`));
-    const bytes = readFileSync(db);
-    const r = await failure(add("b"));
-    expect([r.code, r.exit]).toEqual(["store.newer", 5]);
-    expect(r.message).toMatch(/written by a newer mu/);
-    expect(readFileSync(db).equals(bytes)).toBe(true);
+    const good = readFileSync(db);
+    expect(damage(good)).toBeNull();
+    const pageSize = good.readUInt16BE(16);
+    const lying = Buffer.from(good);
+    lying.writeUInt32BE(good.length / pageSize + 1, 28);
+    expect(damage(lying)).toMatch(/header says/);
+    const stale = Buffer.from(lying);
+    stale.writeUInt32BE(stale.readUInt32BE(24) + 1, 92);
+    // The count is not trusted when another commit wrote it.
+    expect(damage(stale)).toBeNull();
+    const badSize = Buffer.from(good);
+    badSize.writeUInt16BE(1000, 16);
+    expect(damage(badSize)).toMatch(/page size/);
   });
 });
 
+function smashPage(b: Buffer, page: number): Buffer {
+  const size = b.readUInt16BE(16);
+  const out = Buffer.from(b);
+  out.fill(0x41, (page - 1) * size, page * size);
+  return out;
+}
+
 describe("the lock", () => {
-  it("recovers a lock whose holder is dead, or whose pid was reused", async () => {
+  it("recovers a lock whose holder is dead, or whose pid now names another process", async () => {
     writeFileSync(`${db}.lock`, JSON.stringify({ pid: 999_999_999, start: "1" }));
     await add("a");
-    // A live pid with another start time is someone else, not the holder.
     writeFileSync(`${db}.lock`, JSON.stringify({ pid: process.pid, start: "not-my-start" }));
     await add("b");
     expect(await ids()).toEqual(["a", "b"]);
     expect(existsSync(`${db}.lock`)).toBe(false);
   });
 
-  it("recovers a half-written lock file", async () => {
+  it("recovers a half-written lock file, and a recoverer's break file left by a dead one", async () => {
     writeFileSync(`${db}.lock`, "{");
     await add("a");
-    expect(await ids()).toEqual(["a"]);
+    writeFileSync(`${db}.lock`, JSON.stringify({ pid: 999_999_999, start: "1" }));
+    writeFileSync(`${db}.lock.break`, JSON.stringify({ pid: 999_999_998, start: "1" }));
+    await add("b");
+    writeFileSync(`${db}.lock`, "");
+    writeFileSync(`${db}.lock.break`, "");
+    await add("c");
+    expect(await ids()).toEqual(["a", "b", "c"]);
+    expect(existsSync(`${db}.lock`) || existsSync(`${db}.lock.break`)).toBe(false);
   });
 
-  it("waits for a live holder, then fails with exit 5", async () => {
-    const holder = spawn(process.execPath, [fixture("store-holder.mjs")], {
-      env: env(),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    try {
-      await new Promise((r) => holder.stdout.once("data", r));
-      const e = await failure(store({ MU_LOCK_TIMEOUT_MS: "300" }).write(() => {}));
-      expect([e.code, e.exit]).toEqual(["store.locked", 5]);
-      expect(e.message).toContain(`pid ${holder.pid}`);
-    } finally {
-      holder.kill("SIGKILL");
-      await new Promise((r) => holder.once("exit", r));
-    }
-    // Once it is gone, its lock is recovered.
+  it("waits for a live holder, then fails with exit 5 naming it and the lock", async () => {
     await add("a");
+    const before = readFileSync(db);
+    const me = realLiveness.self();
+    writeFileSync(`${db}.lock`, JSON.stringify(me));
+    const e = await failure(add("b", { MU_LOCK_TIMEOUT_MS: "200" }));
+    expect([e.code, e.exit]).toEqual(["store.locked", 5]);
+    expect(e.line()).toBe(
+      `mu: store: the database lock ${db}.lock is held by pid ${me.pid} (waited 200 ms); let that mu finish and retry, or raise MU_LOCK_TIMEOUT_MS`,
+    );
+    // The holder's lock is its own to remove; a read needs none.
+    expect(readFileSync(`${db}.lock`, "utf8")).toBe(JSON.stringify(me));
     expect(await ids()).toEqual(["a"]);
+    expect(readFileSync(db).equals(before)).toBe(true);
+  });
+
+  it("serialises concurrent writes inside one process", async () => {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => add(`t${String(i).padStart(2, "0")}`)));
+    expect(await ids()).toHaveLength(20);
+  });
+
+  it("refuses a MU_LOCK_TIMEOUT_MS that is not a number with exit 2", async () => {
+    const e = await failure(add("a", { MU_LOCK_TIMEOUT_MS: "soon" }));
+    expect([e.code, e.exit]).toEqual(["store.lock-timeout", 2]);
   });
 });

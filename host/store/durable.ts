@@ -4,16 +4,27 @@ import { crashPoint } from "../crash-point.js";
 import type { Ports } from "../ports/types.js";
 
 /**
- * Replaces the file so that a crash at any moment leaves either the old bytes
- * or the new ones: temp file in the same directory, fsync, rename over,
- * fsync the directory so the rename itself survives.
+ * Creates the database's directory (0700: the DB holds plugin argv and task
+ * state) and makes the new entry itself durable, so the first commit does not
+ * vanish with its directory after a power cut.
  */
-export async function writeDurably(ports: Ports, path: string, bytes: Uint8Array): Promise<void> {
+export async function ensureDir(ports: Ports, dir: string): Promise<void> {
+  if ((await ports.fs.stat(dir))?.type === "directory") return;
+  await ports.fs.mkdirp(dir, 0o700);
+  await ports.fs.syncDir(dirname(dir));
+}
+
+/**
+ * Replaces the file so that a crash at any moment leaves either the old bytes
+ * or the new ones, and so that once this returns the new bytes survive a power
+ * cut: temp file in the same directory (rename is atomic only within one
+ * filesystem), fsync, rename over, fsync the directory that holds the rename.
+ */
+export async function replaceDurably(ports: Ports, path: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(path);
-  await ports.fs.mkdirp(dir);
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
-    const fh = await ports.fs.open(tmp);
+    const fh = await ports.fs.open(tmp, { exclusive: true, mode: 0o600 });
     try {
       await fh.write(bytes);
       await fh.sync();
@@ -23,7 +34,7 @@ export async function writeDurably(ports: Ports, path: string, bytes: Uint8Array
     crashPoint("store.before-rename", ports.env);
     await ports.fs.rename(tmp, path);
   } catch (err) {
-    await ports.fs.unlink(tmp);
+    await ports.fs.unlink(tmp).catch(() => {});
     throw err;
   }
   await ports.fs.syncDir(dir);

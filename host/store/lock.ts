@@ -1,126 +1,153 @@
-import { UnavailableError } from "../errors.js";
+import { randomBytes } from "node:crypto";
+import { UsageError } from "../errors.js";
 import type { Ports, ProcessId } from "../ports/types.js";
+import { locked } from "./failures.js";
 
-// One cross-process exclusive lock per DB: a file created with O_EXCL that
-// names its holder by pid and process start time, so a reused pid is never
-// mistaken for a live holder. A dead holder's lock is taken over under a
-// second O_EXCL file (".break"), so two processes recovering the same stale
-// lock cannot both delete it and then both believe they hold a fresh one.
+// One cross-process exclusive lock per database: `<db>.lock`, created with
+// O_EXCL, naming its holder by pid and process start time (so a reused pid is
+// never taken for a live holder) plus a token for this one acquisition.
+//
+// A lock whose holder is dead is broken under a second O_EXCL file,
+// `<db>.lock.break`: only the process holding that file may delete the lock,
+// and only after re-reading it and finding the very content it judged stale,
+// so two recoverers never both delete a lock and the second never deletes
+// the first one's fresh lock. A break file whose own holder is dead is
+// removed by whoever sees it. (What is left: a recoverer that dies inside its
+// microsecond-wide break step, and a second one removing that break file at
+// the same instant as a third takes it; we accept that.)
+//
+// A lock file that does not parse belongs to a holder that died between its
+// create and its write (or to a crash of the machine, since the lock is not
+// fsynced: it only matters among live processes). A live holder writes a few
+// bytes right after the create, so the same unparseable content seen for
+// GARBLED_STALE_MS of re-reads is stale. Should a holder really stall that
+// long and lose its lock, its own read-back after the write tells it so.
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 const POLL_MS = 15;
-/** A lock file still unparseable after this long belonged to a holder that died between create and write. */
-const HALF_WRITTEN_MS = 1_000;
+const GARBLED_STALE_MS = 1_000;
 
-type Holder =
-  | { kind: "held"; id: ProcessId; raw: string }
-  | { kind: "garbled"; raw: string }
-  | { kind: "none" };
-
-function isCode(err: unknown, code: string): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === code;
-}
-
-async function readHolder(ports: Ports, path: string): Promise<Holder> {
-  const bytes = await ports.fs.readFile(path);
-  if (bytes === null) return { kind: "none" };
-  const raw = Buffer.from(bytes).toString("utf8");
-  try {
-    const v = JSON.parse(raw) as Partial<ProcessId>;
-    if (typeof v.pid === "number" && typeof v.start === "string")
-      return { kind: "held", id: { pid: v.pid, start: v.start }, raw };
-  } catch {
-    // garbled: judged below by how long it stays so
-  }
-  return { kind: "garbled", raw };
-}
-
-async function tryCreate(ports: Ports, path: string, content: string): Promise<boolean> {
-  try {
-    const fh = await ports.fs.open(path, { exclusive: true });
-    try {
-      await fh.write(Buffer.from(content));
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    return true;
-  } catch (err) {
-    if (isCode(err, "EEXIST")) return false;
-    throw err;
-  }
+interface Holder {
+  raw: string;
+  /** null: the content does not parse (yet, or ever). */
+  id: ProcessId | null;
 }
 
 export interface HeldLock {
+  /** Deletes the lock if it is still ours; never throws (a left lock is stale once we exit). */
   release(): Promise<void>;
 }
 
+export function lockTimeoutMs(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env.MU_LOCK_TIMEOUT_MS;
+  if (raw === undefined || raw === "") return DEFAULT_LOCK_TIMEOUT_MS;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new UsageError(
+      "store.lock-timeout",
+      "usage",
+      `MU_LOCK_TIMEOUT_MS='${raw}' is not valid`,
+      {
+        hint: "give a number of milliseconds, e.g. MU_LOCK_TIMEOUT_MS=10000",
+      },
+    );
+  }
+  return ms;
+}
+
 export async function acquireLock(ports: Ports, path: string): Promise<HeldLock> {
-  const me = JSON.stringify(ports.liveness.self());
-  const timeout = Number(ports.env.MU_LOCK_TIMEOUT_MS ?? DEFAULT_LOCK_TIMEOUT_MS);
-  const until = ports.clock.now() + timeout;
-  const garbledSince = new Map<string, number>();
+  const timeout = lockTimeoutMs(ports.env);
+  const self = ports.liveness.self();
+  const mine = JSON.stringify({ ...self, token: randomBytes(6).toString("hex") });
+  const deadline = ports.clock.now() + timeout;
+  const stale = staleness(ports);
   for (;;) {
-    if (await tryCreate(ports, path, me)) {
-      return {
-        release: async () => {
-          // Only ever delete our own lock.
-          const h = await readHolder(ports, path);
-          if (h.kind !== "none" && h.raw === me) await ports.fs.unlink(path);
-        },
-      };
-    }
+    if (await claim(ports, path, mine)) return { release: () => releaseIfMine(ports, path, mine) };
     const h = await readHolder(ports, path);
-    if (h.kind !== "none" && isStale(ports, h, garbledSince))
-      await breakLock(ports, path, h.raw, me, garbledSince);
-    if (ports.clock.now() >= until) {
-      const who = h.kind === "held" ? `pid ${h.id.pid}` : "another mu";
-      throw new UnavailableError(
-        "store.locked",
-        "store",
-        `the database lock ${path} is held by ${who} (waited ${timeout} ms)`,
-        {
-          hint: "wait for that mu to finish and try again, or raise MU_LOCK_TIMEOUT_MS",
-        },
-      );
-    }
+    // Released between our create and our read: try again at once.
+    if (h === null) continue;
+    if (stale(path, h) && (await breakStale(ports, path, h.raw, mine, stale))) continue;
+    if (ports.clock.now() >= deadline) throw locked(path, h.id?.pid ?? null, timeout);
     await ports.clock.sleep(POLL_MS + Math.floor(Math.random() * POLL_MS));
   }
 }
 
-function isStale(
-  ports: Ports,
-  h: Exclude<Holder, { kind: "none" }>,
-  garbledSince: Map<string, number>,
-): boolean {
-  if (h.kind === "held") return !ports.liveness.alive(h.id);
-  const first = garbledSince.get(h.raw) ?? ports.clock.now();
-  garbledSince.set(h.raw, first);
-  return ports.clock.now() - first >= HALF_WRITTEN_MS;
+/** Creates `path` holding `content` unless it exists; true when it is ours afterwards. */
+async function claim(ports: Ports, path: string, content: string): Promise<boolean> {
+  let fh: Awaited<ReturnType<Ports["fs"]["open"]>>;
+  try {
+    fh = await ports.fs.open(path, { exclusive: true });
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code === "EEXIST") return false;
+    throw err;
+  }
+  try {
+    await fh.write(Buffer.from(content));
+  } finally {
+    await fh.close();
+  }
+  // A recoverer may have taken our still-empty file for a dead holder's.
+  return (await readHolder(ports, path))?.raw === content;
 }
 
-async function breakLock(
+async function readHolder(ports: Ports, path: string): Promise<Holder | null> {
+  const bytes = await ports.fs.readFile(path);
+  if (bytes === null) return null;
+  const raw = Buffer.from(bytes).toString("utf8");
+  try {
+    const v = JSON.parse(raw) as { pid?: unknown; start?: unknown };
+    if (Number.isInteger(v.pid) && (v.pid as number) > 0 && typeof v.start === "string") {
+      return { raw, id: { pid: v.pid as number, start: v.start } };
+    }
+  } catch {
+    // judged by how long it stays unparseable
+  }
+  return { raw, id: null };
+}
+
+type Staleness = (path: string, h: Holder) => boolean;
+
+function staleness(ports: Ports): Staleness {
+  const firstSeen = new Map<string, number>();
+  return (path, h) => {
+    if (h.id !== null) return !ports.liveness.alive(h.id);
+    const key = `${path}\0${h.raw}`;
+    const now = ports.clock.now();
+    const since = firstSeen.get(key) ?? now;
+    firstSeen.set(key, since);
+    return now - since >= GARBLED_STALE_MS;
+  };
+}
+
+/** True when the stale lock is gone (by us or anyone); false to wait and look again. */
+async function breakStale(
   ports: Ports,
   path: string,
   staleRaw: string,
-  me: string,
-  garbledSince: Map<string, number>,
-): Promise<void> {
+  mine: string,
+  stale: Staleness,
+): Promise<boolean> {
   const breaker = `${path}.break`;
-  if (!(await tryCreate(ports, breaker, me))) {
-    // Someone else is breaking it; if that breaker died, clear its file.
+  if (!(await claim(ports, breaker, mine))) {
     const b = await readHolder(ports, breaker);
-    if (b.kind !== "none" && isStale(ports, b, garbledSince)) {
-      const again = await readHolder(ports, breaker);
-      if (again.kind !== "none" && again.raw === b.raw) await ports.fs.unlink(breaker);
-    }
-    return;
+    if (b !== null && stale(breaker, b)) await ports.fs.unlink(breaker);
+    return false;
   }
   try {
     const now = await readHolder(ports, path);
-    // Still the same stale content: nobody took the lock meanwhile.
-    if (now.kind !== "none" && now.raw === staleRaw) await ports.fs.unlink(path);
+    if (now === null) return true;
+    if (now.raw !== staleRaw) return false;
+    await ports.fs.unlink(path);
+    return true;
   } finally {
-    await ports.fs.unlink(breaker);
+    await releaseIfMine(ports, breaker, mine);
+  }
+}
+
+async function releaseIfMine(ports: Ports, path: string, mine: string): Promise<void> {
+  try {
+    if ((await readHolder(ports, path))?.raw === mine) await ports.fs.unlink(path);
+  } catch {
+    // Left behind, it names us; once we exit it is stale and gets broken.
   }
 }

@@ -1,7 +1,10 @@
-// Schema versions: migration i (0-based) takes user_version i to i+1. Append
-// only; a released migration is never edited.
+// Schema versions, kept in PRAGMA user_version: MIGRATIONS[i] takes version i
+// to i + 1, so a database is at version MIGRATIONS.length once all ran.
+// Append only: a released migration is never edited or reordered, because a
+// database already past it would never see the change.
 
 export const MIGRATIONS: readonly string[] = [
+  // 1: registered plugins and the minimal task list.
   `CREATE TABLE plugins (
      name TEXT PRIMARY KEY,
      argv TEXT NOT NULL,

@@ -1,0 +1,36 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { setFlagsFromString } from "node:v8";
+import type { SqlJsStatic } from "sql.js";
+
+let loading: Promise<SqlJsStatic> | undefined;
+
+/**
+ * sql.js, compiled on first use and shared by the whole process: a verb that
+ * needs no database never pays for the wasm.
+ */
+export function sqlJs(): Promise<SqlJsStatic> {
+  loading ??= init().catch((err: unknown) => {
+    // A failed load is not cached; the next caller tries again.
+    loading = undefined;
+    throw err;
+  });
+  return loading;
+}
+
+async function init(): Promise<SqlJsStatic> {
+  // An invocation runs a handful of small queries. Optimising the 700 KB
+  // module in the background costs more than it ever saves, and V8 holds the
+  // process open at exit until that compile finishes (about 200 ms here):
+  // baseline-compiled wasm is enough.
+  setFlagsFromString("--liftoff-only");
+  // The wasm is part of mu's own install, not of its state, so it is read
+  // straight from disk rather than through the FileSystem port (which the
+  // virtual engine points at an in-memory disk). Handing sql.js the bytes
+  // skips its fetch-style locateFile path, which is slower.
+  const require = createRequire(import.meta.url);
+  const file = readFileSync(require.resolve("sql.js/dist/sql-wasm.wasm"));
+  const wasmBinary = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
+  const initSqlJs = (await import("sql.js")).default;
+  return initSqlJs({ wasmBinary: wasmBinary as ArrayBuffer });
+}
