@@ -11,7 +11,8 @@ function wire() {
   const stops: [StopCause, string][] = [];
   const conn = new Connection({
     write: (b) => {
-      for (const line of Buffer.from(b).toString().split("\n").filter(Boolean)) sent.push(JSON.parse(line));
+      for (const line of Buffer.from(b).toString().split("\n").filter(Boolean))
+        sent.push(JSON.parse(line));
       return true;
     },
     clock: realClock,
@@ -29,12 +30,25 @@ const observation = { status: "idle", settled: true, since: 1, runs: 1, incarnat
 describe("Connection", () => {
   it("stamps every request but the handshake with a deadline, and numbers ids", async () => {
     const { conn, sent, reply } = wire();
-    const a = conn.request("initialize", { protocol: { min: 1, max: 1 }, mu: "0" }, { timeoutMs: 1000, bare: true });
+    const a = conn.request(
+      "initialize",
+      { protocol: { min: 1, max: 1 }, mu: "0" },
+      { timeoutMs: 1000, bare: true },
+    );
     const b = conn.request("job.status", target, { timeoutMs: 1000 });
-    expect(sent[0]).toEqual({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocol: { min: 1, max: 1 }, mu: "0" } });
+    expect(sent[0]).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocol: { min: 1, max: 1 }, mu: "0" },
+    });
     expect(sent[1]).toMatchObject({ id: 2, params: { ...target, deadline: expect.any(Number) } });
     reply({ jsonrpc: "2.0", id: 2, result: { state: "running" } });
-    reply({ jsonrpc: "2.0", id: 1, error: { code: 1, message: "no", data: { kind: "permanent" } } });
+    reply({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: 1, message: "no", data: { kind: "permanent" } },
+    });
     await expect(b).resolves.toEqual({ state: "running" });
     await expect(a).rejects.toBeInstanceOf(ErrorReply);
   });
@@ -45,7 +59,9 @@ describe("Connection", () => {
     reply({ jsonrpc: "2.0", id: 1, result: { watchId: "w1", initial: observation } });
     reply({ jsonrpc: "2.0", method: "watch/settled", params: { watchId: "w1", observation } });
     await p;
-    const got = await new Promise((r) => conn.onWatch("w1", (method, params) => r([method, params])));
+    const got = await new Promise((r) =>
+      conn.onWatch("w1", (method, params) => r([method, params])),
+    );
     expect(got).toEqual(["watch/settled", { watchId: "w1", observation }]);
     expect(conn.state).toBe("open");
   });
@@ -93,7 +109,9 @@ describe("Connection", () => {
     const { conn, sent, reply } = wire();
     reply({ jsonrpc: "2.0", id: 5, result: null });
     const n = sent.length;
-    const err = await conn.request("job.status", target, { timeoutMs: 1000 }).catch((e: unknown) => e);
+    const err = await conn
+      .request("job.status", target, { timeoutMs: 1000 })
+      .catch((e: unknown) => e);
     expect((err as NoAnswer).reason).toBe("refused");
     expect((err as NoAnswer).written).toBe(false);
     expect(sent.length).toBe(n);
@@ -116,7 +134,9 @@ describe("Connection", () => {
 
   it("a late reply to a call given up at its deadline is ignored, not invalid", async () => {
     const { conn, sent, reply, stops } = wire();
-    const err = await conn.request("job.status", target, { timeoutMs: 20 }).catch((e: unknown) => e);
+    const err = await conn
+      .request("job.status", target, { timeoutMs: 20 })
+      .catch((e: unknown) => e);
     expect((err as NoAnswer).reason).toBe("deadline");
     expect(sent[1]).toEqual({ jsonrpc: "2.0", method: "$/cancel", params: { id: 1 } });
     reply({ jsonrpc: "2.0", id: 1, result: { state: "running" } });

@@ -12,7 +12,7 @@ function leftovers(): { pid: number; cmd: string }[] {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
-      if (/\/mu-plugins-[^/]+\/|mu-plugin-bench|mu-scenario-/.test(cmd)) out.push({ pid, cmd });
+      if (/\/mu-plugins-[^/]+\/|mu-plugin-bench/.test(cmd)) out.push({ pid, cmd });
     } catch {
       // the process ended while we looked
     }
@@ -32,6 +32,8 @@ export function teardown(): void {
   if (left.length > 0) {
     // vitest reports a teardown error but keeps its exit code; make it count.
     process.exitCode = 1;
-    throw new Error(`tests left processes behind:\n${left.map((p) => `  ${p.pid} ${p.cmd}`).join("\n")}`);
+    throw new Error(
+      `tests left processes behind:\n${left.map((p) => `  ${p.pid} ${p.cmd}`).join("\n")}`,
+    );
   }
 }

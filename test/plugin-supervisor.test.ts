@@ -96,7 +96,9 @@ describe("trust, checked before every start", () => {
     chmodSync(argv[0] as string, 0o644);
     const e = await refusal(sup.ready({ name: "nx", argv }));
     expect([e.code, e.exit]).toEqual(["plugin.start", 4]);
-    expect(e.line()).toMatch(/^mu: plugin: 'nx' could not be started: .*EACCES.*; check that .* is executable$/);
+    expect(e.line()).toMatch(
+      /^mu: plugin: 'nx' could not be started: .*EACCES.*; check that .* is executable$/,
+    );
   });
 
   it("follows a symlink and judges its target", async () => {
@@ -332,10 +334,14 @@ describe("the stop sequence", () => {
 describe("a crash of mu", () => {
   it("kills the plugin's group at once, even one that ignores EOF", async () => {
     const argv = fx.plugin("stuck", { ignoreEof: true, spawnChild: "ignores-term" });
-    const driver = spawn(process.execPath, [join(packageRoot(), "test/fixtures/crash-driver.mjs"), ...argv], {
-      env: { PATH: process.env.PATH },
-      stdio: ["ignore", "pipe", "ignore"],
-    });
+    const driver = spawn(
+      process.execPath,
+      [join(packageRoot(), "test/fixtures/crash-driver.mjs"), ...argv],
+      {
+        env: { PATH: process.env.PATH },
+        stdio: ["ignore", "pipe", "ignore"],
+      },
+    );
     let out = "";
     driver.stdout.on("data", (c: Buffer) => {
       out += c;
@@ -346,7 +352,8 @@ describe("a crash of mu", () => {
     expect(pgid).toBeGreaterThan(0);
     // Without the kill on exit this plugin would live forever; allow only for
     // the kernel to finish delivering SIGKILL.
-    for (let i = 0; i < 100 && !ports.liveness.groupEmpty(pgid); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !ports.liveness.groupEmpty(pgid); i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(ports.liveness.groupEmpty(pgid)).toBe(true);
   });
 });

@@ -56,9 +56,17 @@ describe("mu plugin add / list / rm (real processes)", () => {
   });
 
   it.each([
-    ["trust.absolute", () => ["relative/mu-plugin-p"], /path 'relative\/mu-plugin-p' is not absolute/],
+    [
+      "trust.absolute",
+      () => ["relative/mu-plugin-p"],
+      /path 'relative\/mu-plugin-p' is not absolute/,
+    ],
     ["trust.basename", () => fx.plugin("p", {}, "p-plugin"), /must be named 'mu-plugin-p'/],
-    ["load.name.mismatch", () => fx.plugin("p", { hello: hello("q") }), /refused \(name\.mismatch\)/],
+    [
+      "load.name.mismatch",
+      () => fx.plugin("p", { hello: hello("q") }),
+      /refused \(name\.mismatch\)/,
+    ],
     ["load.seams.none", () => fx.plugin("p", { hello: hello("p", {}) }), /refused \(seams\.none\)/],
   ])("%s: one line, exit 4, nothing recorded", (_rule, argv, pattern) => {
     const r = mu("plugin", "add", "p", "--", ...argv());
@@ -132,7 +140,11 @@ describe("mu plugin add / list / rm (real processes)", () => {
   });
 
   it("absorbs a second signal during the stop, and dies by the first once the group is empty", async () => {
-    const argv = fx.plugin("deaf", { helloDelayMs: 60_000, ignoreEof: true, spawnChild: "ignores-term" });
+    const argv = fx.plugin("deaf", {
+      helloDelayMs: 60_000,
+      ignoreEof: true,
+      spawnChild: "ignores-term",
+    });
     const child = spawn(process.execPath, [muBin, "plugin", "add", "deaf", "--", ...argv], {
       env: { PATH: process.env.PATH, ...state.env },
       stdio: "ignore",
@@ -140,7 +152,9 @@ describe("mu plugin add / list / rm (real processes)", () => {
     for (let i = 0; i < 500 && !fx.logOf("deaf").some((m) => m.method === "initialize"); i++) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    const exited = new Promise<[number | null, string | null]>((res) => child.on("exit", (c, s) => res([c, s])));
+    const exited = new Promise<[number | null, string | null]>((res) =>
+      child.on("exit", (c, s) => res([c, s])),
+    );
     child.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
     child.kill("SIGINT");

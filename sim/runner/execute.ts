@@ -1,24 +1,24 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
-import { argv, describeStep, type LoadedScenario, type MuStep, type Step } from "./scenario.js";
+import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
+import {
+  argv,
+  describeStep,
+  type ExpectStep,
+  type LoadedScenario,
+  type MuStep,
+  type Step,
+} from "./scenario.js";
 
 export interface StepRecord {
   step: string;
   ok: boolean;
   detail?: string;
   exit?: number | null;
+  signal?: string | null;
   stdout?: string;
   stderr?: string;
 }
@@ -29,21 +29,23 @@ export interface ScenarioResult {
   ms: number;
   steps: StepRecord[];
   failure?: string;
-}
-
-interface Sandbox {
-  root: string;
-  state: string;
-  db: string;
-  snapshot?: Buffer;
+  transcript: unknown[];
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
 
-function runMu(
-  box: Sandbox,
-  step: MuStep,
-): Promise<{ exit: number | null; stdout: string; stderr: string }> {
+interface Ran {
+  exit: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+function seen(box: Sandbox, method: string): boolean {
+  return box.world.transcript().some((e) => e.dir === "in" && e.msg.method === method);
+}
+
+async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   // A clean environment: nothing of the user's mu state may leak into a run.
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -51,102 +53,168 @@ function runMu(
     MU_STATE_DIR: box.state,
     ...step.env,
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [muBin(), ...argv(step.mu)], {
-      env,
-      cwd: box.root,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => {
-      stdout += b;
-    });
-    child.stderr.on("data", (b: Buffer) => {
-      stderr += b;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ exit: code, stdout, stderr }));
+  const child = spawn(process.execPath, [muBin(), ...argv(step.mu).map((a) => expand(box, a))], {
+    env,
+    cwd: box.root,
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => {
+    stdout += b;
+  });
+  child.stderr.on("data", (b: Buffer) => {
+    stderr += b;
+  });
+  const done = new Promise<Ran>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (exit, signal) => resolve({ exit, signal, stdout, stderr }));
+  });
+  if (step.signal) {
+    const { send, afterSeen, then } = step.signal;
+    let exited = false;
+    void done.then(() => {
+      exited = true;
+    });
+    // Bounded: a scenario that never reaches the point fails, it does not hang.
+    for (let i = 0; i < 1500 && !exited && !seen(box, afterSeen); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    if (!exited) {
+      child.kill(send);
+      if (then) setTimeout(() => child.kill(then), 200);
+    }
+  }
+  return done;
+}
+
+function checkMu(step: MuStep, r: Ran): string[] {
+  const problems: string[] = [];
+  if (step.signalled !== undefined) {
+    if (r.signal !== step.signalled)
+      problems.push(`ended by ${r.signal ?? `exit ${r.exit}`}, expected ${step.signalled}`);
+  } else {
+    const want = step.exit ?? 0;
+    if (r.exit !== want) problems.push(`exit ${r.exit ?? r.signal}, expected ${want}`);
+  }
+  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout)) {
+    problems.push(
+      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
+    );
+  }
+  if (step.stderr !== undefined && !new RegExp(step.stderr).test(r.stderr)) {
+    problems.push(
+      `stderr does not match /${step.stderr}/: ${JSON.stringify(r.stderr.slice(0, 300))}`,
+    );
+  }
+  if (step.stderrLines !== undefined) {
+    const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
+    if (lines !== step.stderrLines)
+      problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
+  }
+  return problems;
 }
 
 function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {
   const bytes = readFileSync(box.db);
-  let next: Buffer;
-  switch (how) {
-    case "truncate-half":
-      next = bytes.subarray(0, Math.floor(bytes.length / 2));
-      break;
-    case "truncate-odd":
-      next = bytes.subarray(0, bytes.length - 1000);
-      break;
-    case "garbage":
-      next = randomBytes(bytes.length);
-      break;
-    case "zero":
-      next = Buffer.alloc(0);
-      break;
-  }
+  const next = {
+    "truncate-half": () => bytes.subarray(0, Math.floor(bytes.length / 2)),
+    "truncate-odd": () => bytes.subarray(0, bytes.length - 1000),
+    garbage: () => randomBytes(bytes.length),
+    zero: () => Buffer.alloc(0),
+  }[how]();
   writeFileSync(box.db, next);
   box.snapshot = Buffer.from(next);
 }
 
-async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
-  const name = describeStep(step);
-  if ("mu" in step) {
-    const r = await runMu(box, step);
-    const problems: string[] = [];
-    const want = step.exit ?? 0;
-    if (r.exit !== want) problems.push(`exit ${r.exit}, expected ${want}`);
-    if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout)) {
-      problems.push(`stdout does not match /${step.stdout}/`);
-    }
-    if (step.stderr !== undefined && !new RegExp(step.stderr).test(r.stderr)) {
-      problems.push(`stderr does not match /${step.stderr}/`);
-    }
-    if (step.stderrLines !== undefined) {
-      const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
-      if (lines !== step.stderrLines)
-        problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
-    }
-    const rec: StepRecord = {
-      step: name,
-      ok: problems.length === 0,
-      exit: r.exit,
-      stdout: r.stdout,
-      stderr: r.stderr,
-    };
-    if (problems.length > 0) rec.detail = problems.join("; ");
-    return rec;
+function counts(box: Sandbox, dir: "in" | "out"): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const e of box.world.transcript()) {
+    if (e.dir !== dir) continue;
+    const key =
+      typeof e.msg.method === "string" ? e.msg.method : "invalid" in e.msg ? "invalid" : "reply";
+    c[key] = (c[key] ?? 0) + 1;
   }
-  if ("damage" in step) {
-    damage(box, step.damage.db);
-    return { step: name, ok: true };
-  }
+  return c;
+}
+
+async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<string[]> {
   const problems: string[] = [];
-  if (step.expect.db === "unchanged") {
+  if (want.db === "unchanged") {
     if (!box.snapshot) problems.push("no damage snapshot to compare with");
     else if (!readFileSync(box.db).equals(box.snapshot)) problems.push("the DB file changed");
   }
-  if (step.expect.leftoverFiles === "none") {
+  if (want.leftoverFiles === "none") {
     const extra = (existsSync(box.state) ? readdirSync(box.state) : []).filter(
       (f) => f !== "mu.db",
     );
     if (extra.length > 0) problems.push(`left beside the DB: ${extra.join(", ")}`);
   }
-  const rec: StepRecord = { step: name, ok: problems.length === 0 };
-  if (problems.length > 0) rec.detail = problems.join("; ");
+  for (const dir of ["in", "out"] as const) {
+    const expected = want.transcript?.[dir];
+    if (!expected) continue;
+    const got = counts(box, dir);
+    for (const [method, n] of Object.entries(expected)) {
+      if ((got[method] ?? 0) !== n)
+        problems.push(`transcript ${dir} has ${got[method] ?? 0} × ${method}, expected ${n}`);
+    }
+  }
+  if (want.plugins) {
+    const r = await runMu(box, { mu: ["plugin", "list", "--json"] });
+    const names =
+      r.exit === 0 ? (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name) : null;
+    if (JSON.stringify(names) !== JSON.stringify(want.plugins)) {
+      problems.push(
+        `plugins are ${JSON.stringify(names)}, expected ${JSON.stringify(want.plugins)}`,
+      );
+    }
+  }
+  return problems;
+}
+
+async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
+  const name = describeStep(step);
+  let problems: string[] = [];
+  const rec: StepRecord = { step: name, ok: true };
+  if ("mu" in step) {
+    const r = await runMu(box, step);
+    Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
+    problems = checkMu(step, r);
+  } else if ("damage" in step) {
+    damage(box, step.damage.db);
+  } else if ("world" in step) {
+    box.world.setConfig({ ...box.world.config(), ...step.world });
+  } else if ("install" in step) {
+    install(box, step.install.as, step.install.mode, step.install.kind);
+  } else {
+    problems = await checkExpect(box, step.expect);
+  }
+  if (problems.length > 0) {
+    rec.ok = false;
+    rec.detail = problems.join("; ");
+  }
   return rec;
+}
+
+/** Kills what a scenario left running; returns what it found. */
+async function reap(box: Sandbox): Promise<string[]> {
+  const left = processesOf(box);
+  for (const p of left) {
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  return left.map((p) => `${p.pid} ${p.cmd}`);
 }
 
 /** Runs one scenario in a sandbox of its own; stops at the first failed step. */
 export async function runScenario(scenario: LoadedScenario): Promise<ScenarioResult> {
   const t0 = Date.now();
-  const root = mkdtempSync(join(tmpdir(), "mu-scenario-"));
-  const box: Sandbox = { root, state: join(root, "state"), db: join(root, "state", "mu.db") };
-  mkdirSync(join(root, "home"));
+  const box = makeSandbox(scenario.world);
   const steps: StepRecord[] = [];
   let failure: string | undefined;
+  let transcript: unknown[] = [];
   try {
     for (const [i, step] of scenario.steps.entries()) {
       let rec: StepRecord;
@@ -161,14 +229,22 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
         break;
       }
     }
+    // Let a plugin that is exiting on EOF finish before judging leftovers.
+    for (let i = 0; i < 50 && processesOf(box).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const left = await reap(box);
+    if (left.length > 0 && failure === undefined)
+      failure = `left processes behind: ${left.join("; ")}`;
+    transcript = box.world.transcript();
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    rmSync(box.root, { recursive: true, force: true });
   }
   const result: ScenarioResult = {
     scenario,
     ok: failure === undefined,
     ms: Date.now() - t0,
     steps,
+    transcript,
   };
   if (failure !== undefined) result.failure = failure;
   return result;

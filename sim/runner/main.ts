@@ -46,9 +46,9 @@ async function main(): Promise<number> {
       `${r.ok ? "pass" : "FAIL"}  ${s.scenario}${r.ok ? "" : `\n      ${r.failure}`}\n`,
     );
   }
-  writeReports(reports, results);
+  const dir = writeReports(reports, results);
   const failed = results.filter((r) => !r.ok).length;
-  process.stdout.write(`\nreports: ${join(reports, "scenarios.md")}\n`);
+  process.stdout.write(`\nreport: ${join(dir, "summary.md")}\n`);
   process.stdout.write(`scenarios: ${results.length - failed} passed, ${failed} failed\n`);
   return failed === 0 ? 0 : 1;
 }

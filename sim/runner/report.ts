@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScenarioResult } from "./execute.js";
 
@@ -64,17 +64,59 @@ export function markdown(results: ScenarioResult[]): string {
   return lines.join("\n");
 }
 
-export function writeReports(dir: string, results: ScenarioResult[]): void {
+/** A Mermaid sequence diagram of what crossed the wire, for a person to read at a glance. */
+export function mermaid(transcript: unknown[]): string {
+  const lines = [
+    "sequenceDiagram",
+    "  participant mu",
+    "  participant plugin as mu-plugin-sim",
+    "  participant world",
+  ];
+  for (const raw of transcript) {
+    const e = raw as { dir: string; msg: Record<string, unknown> };
+    const m = e.msg;
+    const label = (
+      typeof m.method === "string"
+        ? `${m.method}${m.id !== undefined ? ` #${m.id}` : ""}`
+        : "invalid" in m
+          ? `INVALID ${String(m.invalid)}`
+          : "error" in m
+            ? `error #${String(m.id)} ${String((m.error as { data?: { kind?: string } })?.data?.kind ?? "")}`
+            : "id" in m
+              ? `result #${String(m.id)}`
+              : Object.keys(m).join(",")
+    ).replace(/[;#]/g, (c) => (c === "#" ? "id " : ","));
+    if (e.dir === "in") lines.push(`  mu->>plugin: ${label}`);
+    else if (e.dir === "out") lines.push(`  plugin-->>mu: ${label}`);
+    else lines.push(`  Note over plugin,world: ${label}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export function writeReports(base: string, results: ScenarioResult[]): string {
+  const runId = new Date().toISOString().replace(/[:.]/g, "-");
+  const dir = join(base, runId);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "scenarios.md"), markdown(results));
-  writeFileSync(join(dir, "scenarios.junit.xml"), junit(results));
-  const each = join(dir, "scenarios");
-  mkdirSync(each, { recursive: true });
+  writeFileSync(join(dir, "summary.md"), markdown(results));
+  writeFileSync(join(dir, "junit.xml"), junit(results));
   for (const r of results) {
-    const name = r.scenario.scenario.replace(/\//g, "__");
+    const each = join(dir, r.scenario.scenario);
+    mkdirSync(each, { recursive: true });
     writeFileSync(
-      join(each, `${name}.steps.ndjson`),
+      join(each, "steps.ndjson"),
       `${r.steps.map((s) => JSON.stringify(s)).join("\n")}\n`,
     );
+    writeFileSync(
+      join(each, "transcript.ndjson"),
+      r.transcript.map((t) => `${JSON.stringify(t)}\n`).join(""),
+    );
+    writeFileSync(
+      join(each, "sequence.md"),
+      `# ${r.scenario.scenario}\n\n\`\`\`mermaid\n${mermaid(r.transcript)}\`\`\`\n`,
+    );
   }
+  const latest = join(base, "latest");
+  rmSync(latest, { force: true });
+  symlinkSync(runId, latest);
+  return dir;
 }

@@ -1,7 +1,10 @@
 // The scenario file format as types; schemas/scenario.schema.json is the
 // authority and load.ts validates every file against it before it runs.
 
+import type { WorldConfig } from "../plugin/world.js";
+
 export type Args = string | string[];
+export type Signal = "SIGINT" | "SIGTERM" | "SIGHUP";
 
 export interface MuStep {
   mu: Args;
@@ -10,6 +13,16 @@ export interface MuStep {
   stderr?: string;
   stderrLines?: number;
   env?: Record<string, string>;
+  signal?: { send: Signal; afterSeen: string; then?: Signal };
+  signalled?: Signal | "SIGKILL";
+}
+
+export interface WorldStep {
+  world: Partial<WorldConfig>;
+}
+
+export interface InstallStep {
+  install: { as: string; mode?: string; kind?: "file" | "directory" | "symlink" };
 }
 
 export interface DamageStep {
@@ -17,15 +30,21 @@ export interface DamageStep {
 }
 
 export interface ExpectStep {
-  expect: { db?: "unchanged"; leftoverFiles?: "none" };
+  expect: {
+    db?: "unchanged";
+    leftoverFiles?: "none";
+    transcript?: { in?: Record<string, number>; out?: Record<string, number> };
+    plugins?: string[];
+  };
 }
 
-export type Step = MuStep | DamageStep | ExpectStep;
+export type Step = MuStep | DamageStep | ExpectStep | WorldStep | InstallStep;
 
 export interface Scenario {
   scenario: string;
   about: string;
   proves: string[];
+  world?: Partial<WorldConfig>;
   steps: Step[];
 }
 
@@ -40,7 +59,9 @@ export function argv(args: Args): string[] {
 export function describeStep(step: Step): string {
   if ("mu" in step) return `mu ${argv(step.mu).join(" ")}`;
   if ("damage" in step) return `damage db: ${step.damage.db}`;
+  if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
+  if ("install" in step) return `install ${step.install.as}`;
   return `expect ${Object.entries(step.expect)
-    .map(([k, v]) => `${k}: ${v}`)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
     .join(", ")}`;
 }

@@ -1,0 +1,207 @@
+import { spawn } from "node:child_process";
+import { schemaDigest } from "../../host/protocol/schema.js";
+import { merge, PRESETS } from "./declaration.js";
+import type { Action, Fault, InvalidKind, World } from "./world.js";
+
+// mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
+// world scripts for this call, answer. It speaks the protocol strictly
+// except where a fault tells it to misbehave.
+
+type Msg = { jsonrpc: "2.0"; id?: number; method?: string; params?: Record<string, unknown> };
+
+export class SimPlugin {
+  private ignoreEof = false;
+  private readonly version = "1.0.0";
+
+  constructor(private readonly world: World) {}
+
+  private write(line: string | Buffer, record: unknown): void {
+    this.world.record("out", record);
+    process.stdout.write(line);
+  }
+
+  private send(msg: unknown): void {
+    this.write(`${JSON.stringify(msg)}\n`, msg);
+  }
+
+  private reply(id: number, result: unknown): void {
+    this.send({ jsonrpc: "2.0", id, result });
+  }
+
+  hello(): unknown {
+    const c = this.world.config();
+    const seams = PRESETS[c.preset];
+    if (!seams) throw new Error(`unknown preset '${c.preset}'`);
+    const base = {
+      protocol: 1,
+      plugin: { name: "sim", version: this.version },
+      instance: c.instance,
+      schema: schemaDigest(),
+      seams,
+    };
+    return c.hello ? merge(base, c.hello) : base;
+  }
+
+  /** Counts the call and returns the faults that fire on it. */
+  private faultsFor(method: string): Action[] {
+    const faults: Fault[] = this.world.config().faults ?? [];
+    const fired: Action[] = [];
+    this.world.update((s) => {
+      const n = (s.calls[method] ?? 0) + 1;
+      s.calls[method] = n;
+      faults.forEach((f, i) => {
+        if (f.on !== method && f.on !== "*") return;
+        if (f.call !== undefined && f.call !== n) return;
+        if ((f.times ?? "once") === "once") {
+          if (s.fired.includes(i)) return;
+          s.fired.push(i);
+        }
+        fired.push(f.do);
+      });
+    });
+    return fired;
+  }
+
+  async handle(msg: Msg): Promise<void> {
+    const method = msg.method ?? "";
+    if (method === "shutdown") {
+      if (!this.ignoreEof) process.exit(0);
+      return;
+    }
+    if (method === "$/cancel") return;
+    if (msg.id === undefined) return;
+    const id = msg.id;
+    const actions = this.faultsFor(method);
+    let twice = false;
+    let leak: string | undefined;
+    let crashAfter = false;
+    let killAfter = false;
+    for (const a of actions) {
+      if ("delayMs" in a) await new Promise((r) => setTimeout(r, a.delayMs));
+      else if ("error" in a) {
+        const data: Record<string, unknown> = { kind: a.error.kind };
+        if (a.error.remedy) data.remedy = a.error.remedy;
+        this.send({
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: -32000,
+            message: a.error.message ?? `sim: scripted ${a.error.kind}`,
+            data,
+          },
+        });
+        return;
+      } else if ("hang" in a) return;
+      else if ("invalid" in a) return this.invalid(a.invalid, id);
+      else if ("replyTwice" in a) twice = true;
+      else if ("crash" in a) {
+        if (a.crash === "before") process.exit(70);
+        crashAfter = true;
+      } else if ("killMu" in a) {
+        if (a.killMu === "before") process.kill(process.ppid, "SIGKILL");
+        else killAfter = true;
+      } else if ("ignoreEof" in a) this.ignoreEof = true;
+      else if ("setInstance" in a)
+        this.world.setConfig({ ...this.world.config(), instance: a.setInstance });
+      else if ("advanceClockMs" in a) {
+        const c = this.world.config();
+        this.world.setConfig({ ...c, clockOffsetMs: (c.clockOffsetMs ?? 0) + a.advanceClockMs });
+      } else if ("stderr" in a) process.stderr.write(`${a.stderr}\n`);
+      else if ("setsidHelper" in a) this.escapeGroup();
+      else if ("leakCanary" in a) {
+        const canary = process.env.MU_PLUGIN_CANARY ?? "";
+        if (a.leakCanary === "stderr") process.stderr.write(`canary ${canary}\n`);
+        else leak = canary;
+      }
+    }
+    const result = await this.answer(method, msg.params ?? {}, leak);
+    if (killAfter) process.kill(process.ppid, "SIGKILL");
+    if (crashAfter) process.exit(70);
+    if (result === undefined) {
+      this.send({
+        jsonrpc: "2.0",
+        id,
+        error: {
+          code: -32601,
+          message: `sim: ${method} is not simulated`,
+          data: { kind: "permanent" },
+        },
+      });
+      return;
+    }
+    this.reply(id, result.value);
+    if (twice) this.reply(id, result.value);
+  }
+
+  private async answer(
+    method: string,
+    params: Record<string, unknown>,
+    leak?: string,
+  ): Promise<{ value: unknown } | undefined> {
+    switch (method) {
+      case "initialize":
+        return { value: this.hello() };
+      case "link.exec":
+        return {
+          value: await this.exec(
+            String(params.script ?? ""),
+            Number(params.timeoutMs ?? 20_000),
+            leak,
+          ),
+        };
+      default:
+        return undefined;
+    }
+  }
+
+  /** The simulated machine runs the script for real, in the world's directory. */
+  private exec(script: string, timeoutMs: number, leak?: string): Promise<unknown> {
+    return new Promise((resolve) => {
+      const child = spawn("/bin/sh", ["-c", script], {
+        cwd: this.world.dir,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = leak ?? "";
+      let stderr = "";
+      child.stdout.on("data", (b: Buffer) => {
+        stdout += b;
+      });
+      child.stderr.on("data", (b: Buffer) => {
+        stderr += b;
+      });
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      child.on("close", (code, signal) => {
+        clearTimeout(timer);
+        resolve({ exitCode: signal ? null : code, stdout, stderr, partial: false });
+      });
+    });
+  }
+
+  private invalid(kind: InvalidKind, id: number): void {
+    const lines: Record<InvalidKind, string | Buffer> = {
+      "not-json": "this is not json\n",
+      "unknown-field": `${JSON.stringify({ jsonrpc: "2.0", id, result: null, surprise: true })}\n`,
+      "bad-utf8": Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d, 0x0a]),
+      oversize: `${JSON.stringify({ jsonrpc: "2.0", id, result: "x".repeat(1024 * 1024 + 16) })}\n`,
+      "reply-to-none": `${JSON.stringify({ jsonrpc: "2.0", id: id + 1000, result: null })}\n`,
+      "request-to-mu": `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "mu.ask", params: {} })}\n`,
+    };
+    const line = lines[kind];
+    this.write(line, { invalid: kind });
+  }
+
+  /** A helper in a session of its own: what the contract suite must catch. */
+  private escapeGroup(): void {
+    const child = spawn("/bin/sh", ["-c", "sleep 30"], { detached: true, stdio: "ignore" });
+    child.unref();
+    this.world.record("note", { escaped: child.pid });
+  }
+
+  onEof(): void {
+    this.world.record("note", { eof: true, ignored: this.ignoreEof });
+    if (!this.ignoreEof) process.exit(0);
+    // Ignore stdin's end, SIGTERM included: only a SIGKILL of the group ends us.
+    process.on("SIGTERM", () => {});
+    setInterval(() => {}, 60_000);
+  }
+}

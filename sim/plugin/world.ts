@@ -1,0 +1,130 @@
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+
+// The simulated world: a directory that outlives every plugin and mu
+// process of a scenario. world.json is what the scenario sets (declaration,
+// instance, faults); state.json is what the plugin keeps (call and effect
+// counters, which one-shot faults fired); transcript.ndjson is every message
+// in and out. The effect counters are the ground truth for "nothing was done
+// twice".
+
+export type InvalidKind =
+  | "not-json"
+  | "unknown-field"
+  | "bad-utf8"
+  | "oversize"
+  | "reply-to-none"
+  | "request-to-mu";
+
+export type Action =
+  | { delayMs: number }
+  | {
+      error: {
+        kind: "retryable" | "permanent" | "human" | "unknown-outcome";
+        message?: string;
+        remedy?: string;
+      };
+    }
+  | { hang: true }
+  | { invalid: InvalidKind }
+  | { replyTwice: true }
+  | { crash: "before" | "after" }
+  | { killMu: "before" | "after" }
+  | { ignoreEof: true }
+  | { setInstance: string }
+  | { advanceClockMs: number }
+  | { stderr: string }
+  | { setsidHelper: true }
+  | { leakCanary: "stderr" | "reply" };
+
+export interface Fault {
+  on: string;
+  /** The 1-based number of the call to this method, over the world's life. */
+  call?: number;
+  times?: "once" | "always";
+  do: Action;
+}
+
+export interface WorldConfig {
+  preset: string;
+  instance: string;
+  /** Deep-merged over the whole handshake answer (seams, name, schema…); a null removes the key. */
+  hello?: Record<string, unknown>;
+  faults?: Fault[];
+  clockOffsetMs?: number;
+}
+
+export interface WorldState {
+  calls: Record<string, number>;
+  effects: Record<string, number>;
+  fired: number[];
+}
+
+function writeJson(path: string, value: unknown): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+export class World {
+  constructor(readonly dir: string) {}
+
+  static create(dir: string, config: WorldConfig): World {
+    mkdirSync(dir, { recursive: true });
+    const w = new World(dir);
+    w.setConfig(config);
+    if (!existsSync(join(dir, "state.json")))
+      writeJson(join(dir, "state.json"), { calls: {}, effects: {}, fired: [] });
+    return w;
+  }
+
+  config(): WorldConfig {
+    return JSON.parse(readFileSync(join(this.dir, "world.json"), "utf8")) as WorldConfig;
+  }
+
+  setConfig(c: WorldConfig): void {
+    writeJson(join(this.dir, "world.json"), c);
+  }
+
+  state(): WorldState {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, "state.json"), "utf8")) as WorldState;
+    } catch {
+      return { calls: {}, effects: {}, fired: [] };
+    }
+  }
+
+  update(fn: (s: WorldState) => void): WorldState {
+    const s = this.state();
+    fn(s);
+    writeJson(join(this.dir, "state.json"), s);
+    return s;
+  }
+
+  now(): number {
+    return Date.now() + (this.config().clockOffsetMs ?? 0);
+  }
+
+  record(dir: "in" | "out" | "note", msg: unknown): void {
+    appendFileSync(
+      join(this.dir, "transcript.ndjson"),
+      `${JSON.stringify({ t: Date.now(), dir, pid: process.pid, msg })}\n`,
+    );
+  }
+
+  transcript(): { t: number; dir: string; pid: number; msg: Record<string, unknown> }[] {
+    const p = join(this.dir, "transcript.ndjson");
+    if (!existsSync(p)) return [];
+    return readFileSync(p, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  }
+}

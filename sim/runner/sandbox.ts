@@ -1,0 +1,94 @@
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { packageRoot } from "../../host/package-root.js";
+import { World, type WorldConfig } from "../plugin/world.js";
+
+// One scenario's private corner of the machine: state dir, home, world,
+// and any launcher copies it installs. Everything a scenario starts can be
+// found again by this root in its environment.
+
+export interface Sandbox {
+  root: string;
+  state: string;
+  db: string;
+  world: World;
+  snapshot?: Buffer;
+}
+
+export function makeSandbox(world: Partial<WorldConfig> | undefined): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), "mu-scenario-"));
+  mkdirSync(join(root, "home"));
+  mkdirSync(join(root, "bin"));
+  const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...world };
+  return {
+    root,
+    state: join(root, "state"),
+    db: join(root, "state", "mu.db"),
+    world: World.create(join(root, "world"), config),
+  };
+}
+
+export const simLauncher = () => join(packageRoot(), "sim/bin/mu-plugin-sim");
+
+/** A launcher copy that imports the built sim by absolute path, so it runs from anywhere. */
+export function install(
+  box: Sandbox,
+  as: string,
+  mode = "0755",
+  kind: "file" | "directory" | "symlink" = "file",
+): string {
+  const path = join(box.root, "bin", as);
+  if (kind === "directory") {
+    mkdirSync(path);
+    return path;
+  }
+  const target = kind === "symlink" ? join(box.root, "bin", `.target-${as}`) : path;
+  writeFileSync(
+    target,
+    `#!/usr/bin/env node\nimport ${JSON.stringify(join(packageRoot(), "dist/sim/main.js"))};\n`,
+  );
+  chmodSync(target, Number.parseInt(mode, 8));
+  if (kind === "symlink") symlinkSync(target, path);
+  return path;
+}
+
+/** Expands ${sim}, ${world}, ${root} and ${bin:NAME} in one argument. */
+export function expand(box: Sandbox, arg: string): string {
+  return arg.replace(
+    /\$\{(sim|world|root|bin:([A-Za-z0-9._-]+))\}/g,
+    (_m, what: string, name?: string) => {
+      if (what === "sim") return simLauncher();
+      if (what === "world") return box.world.dir;
+      if (what === "root") return box.root;
+      return join(box.root, "bin", name ?? "");
+    },
+  );
+}
+
+/** Every live process whose environment or command line names this sandbox. */
+export function processesOf(box: Sandbox): { pid: number; cmd: string }[] {
+  const found: { pid: number; cmd: string }[] = [];
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+      const env = readFileSync(`/proc/${pid}/environ`, "utf8");
+      if (cmd.includes(box.root) || env.includes(box.root)) found.push({ pid, cmd });
+    } catch {
+      // gone while we looked, or not ours to read
+    }
+  }
+  return found;
+}
