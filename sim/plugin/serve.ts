@@ -181,7 +181,12 @@ export class SimPlugin {
     const lines: Record<InvalidKind, string | Buffer> = {
       "not-json": "this is not json\n",
       "unknown-field": `${JSON.stringify({ jsonrpc: "2.0", id, result: null, surprise: true })}\n`,
-      "bad-utf8": Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d, 0x0a]),
+      // Valid JSON but for one byte, so only the UTF-8 check can catch it.
+      "bad-utf8": Buffer.concat([
+        Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"note":"`),
+        Buffer.from([0xff]),
+        Buffer.from('"}}\n'),
+      ]),
       oversize: `${JSON.stringify({ jsonrpc: "2.0", id, result: "x".repeat(1024 * 1024 + 16) })}\n`,
       "reply-to-none": `${JSON.stringify({ jsonrpc: "2.0", id: id + 1000, result: null })}\n`,
       "request-to-mu": `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "mu.ask", params: {} })}\n`,
