@@ -5,25 +5,43 @@ import { packageRoot } from "../../host/package-root.js";
 import { runScenario, type ScenarioResult } from "./execute.js";
 import { findScenarioFiles, loadScenario, ScenarioFileError } from "./load.js";
 import { writeReports } from "./report.js";
+import type { LoadedScenario } from "./scenario.js";
 
-// `npm run scenarios [-- <id-substring>…] [--reports DIR]`: runs every
-// scenario file against the built mu, writes reports, exits 0 only when all
-// passed.
+// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [id-part…]
+// Runs scenario files against the built mu, writes reports, exits 0 only
+// when every run passed.
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { reports: { type: "string" } },
+  options: {
+    filter: { type: "string" },
+    repeat: { type: "string", default: "1" },
+    jobs: { type: "string", default: "2" },
+    reports: { type: "string" },
+  },
 });
 const root = packageRoot();
 const reports = resolve(values.reports ?? join(root, "reports"));
+const repeat = Number(values.repeat);
+const jobs = Number(values.jobs);
+const tty = process.stdout.isTTY === true;
+
+function chosen(all: LoadedScenario[]): LoadedScenario[] {
+  const parts = [...positionals, ...(values.filter ? [values.filter] : [])];
+  return all.filter((s) => parts.length === 0 || parts.some((p) => s.scenario.includes(p)));
+}
 
 async function main(): Promise<number> {
-  const files = findScenarioFiles(join(root, "scenarios"));
-  const scenarios = [];
-  for (const f of files) {
+  if (!Number.isInteger(repeat) || repeat < 1 || !Number.isInteger(jobs) || jobs < 1) {
+    process.stderr.write("scenarios: --repeat and --jobs take a whole number of at least 1\n");
+    return 2;
+  }
+  const all: LoadedScenario[] = [];
+  for (const f of findScenarioFiles(join(root, "scenarios"))) {
     try {
-      scenarios.push(loadScenario(f));
+      all.push(loadScenario(f));
     } catch (err) {
+      // A bad scenario file is reported, never run.
       if (err instanceof ScenarioFileError) {
         process.stderr.write(`scenarios: ${err.message}\n`);
         return 2;
@@ -31,26 +49,51 @@ async function main(): Promise<number> {
       throw err;
     }
   }
-  const chosen = scenarios.filter(
-    (s) => positionals.length === 0 || positionals.some((p) => s.scenario.includes(p)),
-  );
-  if (chosen.length === 0) {
-    process.stderr.write(`scenarios: nothing matches ${positionals.join(" ")}\n`);
+  const queue = chosen(all).flatMap((s) => Array.from({ length: repeat }, () => s));
+  if (queue.length === 0) {
+    process.stderr.write(
+      `scenarios: nothing matches ${positionals.join(" ")} ${values.filter ?? ""}\n`,
+    );
     return 2;
   }
   const results: ScenarioResult[] = [];
-  for (const s of chosen) {
-    const r = await runScenario(s);
-    results.push(r);
+  const running = new Set<string>();
+  const progress = () => {
+    if (!tty) return;
+    const failed = results.filter((r) => !r.ok).length;
     process.stdout.write(
-      `${r.ok ? "pass" : "FAIL"}  ${s.scenario}${r.ok ? "" : `\n      ${r.failure}`}\n`,
+      `\r\x1b[K[${results.length}/${queue.length}] ${results.length - failed} passed, ${failed} failed; running ${[...running].join(", ")}`,
     );
-  }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < queue.length) {
+      const s = queue[next++] as LoadedScenario;
+      running.add(s.scenario);
+      progress();
+      const r = await runScenario(s);
+      running.delete(s.scenario);
+      results.push(r);
+      if (tty) process.stdout.write("\r\x1b[K");
+      process.stdout.write(`${r.ok ? "pass" : "FAIL"}  ${s.scenario}  (${r.ms} ms)\n`);
+      if (!r.ok) process.stdout.write(`      ${r.failure}\n`);
+      progress();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
+  if (tty) process.stdout.write("\r\x1b[K");
+  results.sort((a, b) => a.scenario.scenario.localeCompare(b.scenario.scenario));
   const dir = writeReports(reports, results);
-  const failed = results.filter((r) => !r.ok).length;
+  const failed = results.filter((r) => !r.ok);
+  for (const r of failed)
+    process.stdout.write(
+      `failed: ${r.scenario.scenario}: transcript ${join(dir, r.scenario.scenario, "transcript.ndjson")}\n`,
+    );
   process.stdout.write(`\nreport: ${join(dir, "summary.md")}\n`);
-  process.stdout.write(`scenarios: ${results.length - failed} passed, ${failed} failed\n`);
-  return failed === 0 ? 0 : 1;
+  process.stdout.write(
+    `scenarios: ${results.length - failed.length} passed, ${failed.length} failed\n`,
+  );
+  return failed.length === 0 ? 0 : 1;
 }
 
 main().then(

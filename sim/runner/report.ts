@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { RULE_TABLE } from "../../host/effects/rule-table.js";
 import type { ScenarioResult } from "./execute.js";
 
 function xml(s: string): string {
@@ -39,6 +40,7 @@ export function coverage(
 }
 
 export function markdown(results: ScenarioResult[]): string {
+  const cov = coverage(results);
   const passed = results.filter((r) => r.ok).length;
   const lines = [
     "# mu scenarios",
@@ -52,13 +54,29 @@ export function markdown(results: ScenarioResult[]): string {
         `| ${r.scenario.scenario} | ${r.ok ? "pass" : `**FAIL**: ${r.failure}`} | ${r.ms} | ${r.scenario.proves.join(", ")} |`,
     ),
     "",
-    "## Coverage",
+    "## Replay rule table",
     "",
-    "| row or decision | proved by | failing |",
+    "Every row of host/effects/rule-table.ts, with the scenarios that prove it.",
+    "",
+    "| row | effects | situation | proved by | failing |",
+    "|---|---|---|---|---|",
+    ...RULE_TABLE.map((row) => {
+      const c = cov.get(row.id);
+      const by = c?.passed.join(", ") || "**gap**";
+      return `| ${row.id} | ${row.effects.join(", ")} | ${row.situation} | ${by} | ${c?.failed.join(", ") || "-"} |`;
+    }),
+    "",
+    `${RULE_TABLE.filter((r) => !cov.get(r.id)?.passed.length).length} of ${RULE_TABLE.length} rows have no passing scenario yet.`,
+    "",
+    "## Other rules and decisions",
+    "",
+    "| id | proved by | failing |",
     "|---|---|---|",
-    ...[...coverage(results)].map(
-      ([id, c]) => `| ${id} | ${c.passed.join(", ") || "-"} | ${c.failed.join(", ") || "-"} |`,
-    ),
+    ...[...cov]
+      .filter(([id]) => !RULE_TABLE.some((r) => r.id === id))
+      .map(
+        ([id, c]) => `| ${id} | ${c.passed.join(", ") || "-"} | ${c.failed.join(", ") || "-"} |`,
+      ),
     "",
   ];
   return lines.join("\n");
