@@ -3,6 +3,14 @@ import { readdirSync, readFileSync } from "node:fs";
 // No test may leave a process behind: after the whole run, any process still
 // running a fixture plugin is reported, killed, and fails the run.
 
+// Only this run's fixtures count: another test or scenario run on the same
+// machine is none of our business. Workers inherit the id from setup().
+const runId = `r${process.pid}`;
+
+export function setup(): void {
+  process.env.MU_TEST_RUN = runId;
+}
+
 function leftovers(): { pid: number; cmd: string }[] {
   const out: { pid: number; cmd: string }[] = [];
   for (const name of readdirSync("/proc")) {
@@ -12,7 +20,7 @@ function leftovers(): { pid: number; cmd: string }[] {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
-      if (/\/mu-plugins-[^/]+\/|mu-plugin-bench/.test(cmd)) out.push({ pid, cmd });
+      if (cmd.includes(`/mu-plugins-${runId}-`)) out.push({ pid, cmd });
     } catch {
       // the process ended while we looked
     }

@@ -32,7 +32,8 @@ export interface FixtureDir {
 }
 
 export function fixtureDir(): FixtureDir {
-  const dir = mkdtempSync(join(tmpdir(), "mu-plugins-"));
+  // The run id lets the suite's teardown find this run's leftovers only.
+  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
   const logs = new Map<string, string>();
   return {
     dir,

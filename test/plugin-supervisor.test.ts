@@ -358,6 +358,33 @@ describe("a crash of mu", () => {
   });
 });
 
+describe("once mu is terminating", () => {
+  it("starts no plugin and sends no request, then dies by the signal", async () => {
+    const a = fx.plugin("a", { ignoreEof: true });
+    const b = fx.plugin("b", {});
+    const driver = spawn(
+      process.execPath,
+      [join(packageRoot(), "test/fixtures/terminate-driver.mjs"), ...a, "--", ...b],
+      {
+        env: { PATH: process.env.PATH },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    let out = "";
+    driver.stdout.on("data", (c: Buffer) => {
+      out += c;
+    });
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
+      driver.on("exit", (c, s) => r([c, s])),
+    );
+    expect([code, signal]).toEqual([null, "SIGTERM"]);
+    expect(out).toMatch(/^start: UnavailableError: not starting 'b': mu is terminating$/m);
+    expect(out).toMatch(/^call: NoAnswer: link\.exec not sent: /m);
+    expect(fx.logOf("b")).toEqual([]);
+    expect(fx.logOf("a").filter((m) => m.method === "link.exec")).toEqual([]);
+  });
+});
+
 describe("deadlines and cancel", () => {
   it("a reply that crosses the deadline is ignored: $/cancel, then the stop sequence", async () => {
     const argv = fx.plugin("slow", {

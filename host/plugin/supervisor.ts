@@ -91,9 +91,11 @@ export class Supervisor implements Stoppable {
   ): Promise<unknown> {
     if (opts.signal?.aborted)
       throw new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`);
+    const notSent = () => new NoAnswer(method, "not-sent", `${method} not sent: mu is terminating`);
+    if (terminator.terminating) throw notSent();
     const { proc } = await this.ready(reg);
-    if (terminator.terminating)
-      throw new NoAnswer(method, "not-sent", `${method} not sent: mu is terminating`);
+    // The signal may have come while the plugin was starting.
+    if (terminator.terminating) throw notSent();
     return proc.conn.request(method, params, opts);
   }
 
