@@ -8,7 +8,15 @@
 
 export type CrashPointName =
   /** The new database bytes are fsynced to their temp file, not yet renamed over. */
-  "store.before-rename";
+  | "store.before-rename"
+  /** An effect's intent is durable; its request is not yet written. */
+  | "effect.intent-durable"
+  /** The effect's request is written to the plugin; no reply read yet. */
+  | "effect.request-written"
+  /** The plugin's definite reply is read; the intent is not yet deleted. */
+  | "effect.reply-read"
+  /** The intent is deleted and the outcome recorded. */
+  | "effect.intent-deleted";
 
 export function crashPoint(
   name: CrashPointName,

@@ -56,7 +56,39 @@ export function buildProgram(io: Io): Built {
       await run(async (io) => (await import("../verbs/plugin-list.js")).pluginList(io, opts));
     });
 
-  namespace(program, "host", "host profiles and provider hosts");
+  const host = namespace(program, "host", "host profiles and provider hosts");
+  const hostVerbs = () => import("../verbs/host-provider.js");
+  host
+    .command("acquire")
+    .description("acquire a machine from a provider plugin (an effect, journaled)")
+    .argument("<name>", "the host's name")
+    .requiredOption("--provider <plugin>", "the provider plugin")
+    .option("--param <k=v>", "a provider parameter (repeatable)", (v: string, acc: string[] = []) => [...acc, v])
+    .action(async (name: string, opts: { provider: string; param?: string[] }) => {
+      await run(async (io) => (await hostVerbs()).hostAcquire(io, name, opts));
+    });
+  host
+    .command("release")
+    .description("release a provider host (idempotent)")
+    .argument("<name>", "the host's name")
+    .action(async (name: string) => {
+      await run(async (io) => (await hostVerbs()).hostRelease(io, name));
+    });
+  host
+    .command("status")
+    .description("ask the provider how the host is, and record its facts")
+    .argument("<name>", "the host's name")
+    .option("--json", "print JSON")
+    .action(async (name: string, opts: { json?: boolean }) => {
+      await run(async (io) => (await hostVerbs()).hostStatus(io, name, opts));
+    });
+  host
+    .command("list")
+    .description("list hosts with their state, plugin and instance")
+    .option("--json", "print JSON")
+    .action(async (opts: { json?: boolean }) => {
+      await run(async (io) => (await hostVerbs()).hostList(io, opts));
+    });
   namespace(program, "agent", "spawn, read, message and close agents");
   const task = namespace(program, "task", "minimal tasks for --task spawns");
   task

@@ -69,7 +69,10 @@ export function channelHolder(db: Database, channel: string, except: string): st
  * that can name a plugin (host profiles, host records, jobs, effects) adds
  * its query here as it lands.
  */
-export const REFERENCE_QUERIES: { what: string; sql: string }[] = [];
+export const REFERENCE_QUERIES: { what: string; sql: string }[] = [
+  { what: "host record(s)", sql: "SELECT count(*) FROM hosts WHERE plugin = ?" },
+  { what: "pending effect(s)", sql: "SELECT count(*) FROM intents WHERE plugin = ?" },
+];
 
 export function referencesTo(db: Database, name: string): string[] {
   const found: string[] = [];

@@ -20,6 +20,36 @@ export const MIGRATIONS: readonly string[] = [
      claimed_by TEXT,
      created_at INTEGER NOT NULL
    );`,
+  // 2: provider hosts and the effect journal.
+  `CREATE TABLE hosts (
+     name TEXT PRIMARY KEY,
+     plugin TEXT NOT NULL,
+     instance TEXT NOT NULL,
+     key TEXT NOT NULL,
+     params TEXT NOT NULL,
+     handle TEXT,
+     state TEXT NOT NULL,
+     facts TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE TABLE intents (
+     id INTEGER PRIMARY KEY,
+     subject TEXT NOT NULL,
+     method TEXT NOT NULL,
+     plugin TEXT NOT NULL,
+     key TEXT NOT NULL,
+     params TEXT NOT NULL,
+     sha256 TEXT NOT NULL,
+     instance TEXT NOT NULL,
+     pgid INTEGER NOT NULL,
+     writer_pid INTEGER NOT NULL,
+     writer_start TEXT NOT NULL,
+     resolver_pid INTEGER,
+     resolver_start TEXT,
+     written_at INTEGER NOT NULL
+   );
+   CREATE INDEX intents_subject ON intents (subject);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

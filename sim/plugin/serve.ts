@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { merge, PRESETS } from "./declaration.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
@@ -75,6 +76,7 @@ export class SimPlugin {
     let twice = false;
     let leak: string | undefined;
     let crashAfter = false;
+    let canned: { value: unknown } | undefined;
     let killAfter = false;
     for (const a of actions) {
       if ("delayMs" in a) await new Promise((r) => setTimeout(r, a.delayMs));
@@ -108,13 +110,14 @@ export class SimPlugin {
         this.world.setConfig({ ...c, clockOffsetMs: (c.clockOffsetMs ?? 0) + a.advanceClockMs });
       } else if ("stderr" in a) process.stderr.write(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup();
+      else if ("reply" in a) canned = { value: a.reply };
       else if ("leakCanary" in a) {
         const canary = process.env.MU_PLUGIN_CANARY ?? "";
         if (a.leakCanary === "stderr") process.stderr.write(`canary ${canary}\n`);
         else leak = canary;
       }
     }
-    const result = await this.answer(method, msg.params ?? {}, leak);
+    const result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
     if (killAfter) process.kill(process.ppid, "SIGKILL");
     if (crashAfter) process.exit(70);
     if (result === undefined) {
@@ -141,6 +144,19 @@ export class SimPlugin {
     switch (method) {
       case "initialize":
         return { value: this.hello() };
+      case "host.acquire":
+        return { value: this.acquire(params) };
+      case "host.lookup": {
+        const h = this.world.state().hosts?.[String(params.key)];
+        return { value: h && !h.released ? { found: { handle: h.handle } } : { none: true } };
+      }
+      case "host.release":
+        return { value: this.release(String(params.key)) };
+      case "host.status": {
+        const handle = String((params.target as { host?: { handle?: string } })?.host?.handle ?? "");
+        const h = Object.values(this.world.state().hosts ?? {}).find((x) => x.handle === handle);
+        return { value: h && !h.released ? { state: "up", handle } : { state: "gone", reason: "no such machine in the sim" } };
+      }
       case "link.exec":
         return {
           value: await this.exec(
@@ -152,6 +168,46 @@ export class SimPlugin {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * Creates a machine, unless an exact repeat of a recent acquire asks again:
+   * then the first result comes back and nothing new is made, as a plugin
+   * that declares exact dedupe promises.
+   */
+  private acquire(params: Record<string, unknown>): unknown {
+    const key = String(params.key);
+    const sha = createHash("sha256").update(JSON.stringify(params)).digest("hex");
+    const windowMs = (this.hello() as { seams: { host?: { acquire?: { dedupe?: { windowMs: number } } } } }).seams.host?.acquire?.dedupe?.windowMs;
+    const now = this.world.now();
+    let result: unknown;
+    this.world.update((s) => {
+      const seen = s.dedupe?.[key];
+      if (seen && windowMs !== undefined && seen.sha === sha && now - seen.at < windowMs) {
+        result = seen.result;
+        return;
+      }
+      const effect = `host.acquire:${key}`;
+      s.effects[effect] = (s.effects[effect] ?? 0) + 1;
+      const handle = `sim-${key}-${s.effects[effect]}`;
+      s.hosts = { ...s.hosts, [key]: { handle, released: false } };
+      result = { handle };
+      s.dedupe = { ...s.dedupe, [key]: { sha, result, at: now } };
+    });
+    return result;
+  }
+
+  /** Idempotent: releasing what is already released changes nothing. */
+  private release(key: string): null {
+    this.world.update((s) => {
+      const h = s.hosts?.[key];
+      if (h && !h.released) {
+        h.released = true;
+        const effect = `host.release:${key}`;
+        s.effects[effect] = (s.effects[effect] ?? 0) + 1;
+      }
+    });
+    return null;
   }
 
   /** The simulated machine runs the script for real, in the world's directory. */

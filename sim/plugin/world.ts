@@ -42,7 +42,8 @@ export type Action =
   | { advanceClockMs: number }
   | { stderr: string }
   | { setsidHelper: true }
-  | { leakCanary: "stderr" | "reply" };
+  | { leakCanary: "stderr" | "reply" }
+  | { reply: unknown };
 
 export interface Fault {
   on: string;
@@ -61,10 +62,20 @@ export interface WorldConfig {
   clockOffsetMs?: number;
 }
 
+export interface SimHost {
+  handle: string;
+  released: boolean;
+}
+
 export interface WorldState {
   calls: Record<string, number>;
+  /** "<method>:<key>" → how many times the effect was really applied. */
   effects: Record<string, number>;
   fired: number[];
+  /** Provider hosts by acquire key. */
+  hosts?: Record<string, SimHost>;
+  /** Dedupe records by key: the params' hash, the first result and when. */
+  dedupe?: Record<string, { sha: string; result: unknown; at: number }>;
 }
 
 function writeJson(path: string, value: unknown): void {

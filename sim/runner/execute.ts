@@ -2,7 +2,10 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
+import { realPorts } from "../../host/ports/real.js";
+import { openStore } from "../../host/store/index.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
@@ -166,6 +169,30 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
       problems.push(
         `plugins are ${JSON.stringify(names)}, expected ${JSON.stringify(want.plugins)}`,
       );
+    }
+  }
+  if (want.effects || want.effectsPerKeyAtMost) {
+    const applied = box.world.state().effects;
+    const byMethod = (m: string) => Object.entries(applied).filter(([k]) => k.startsWith(`${m}:`));
+    for (const [m, n] of Object.entries(want.effects ?? {})) {
+      const total = byMethod(m).reduce((a, [, v]) => a + v, 0);
+      if (total !== n) problems.push(`the world applied ${m} ${total} times, expected ${n}`);
+    }
+    for (const [m, n] of Object.entries(want.effectsPerKeyAtMost ?? {})) {
+      for (const [k, v] of byMethod(m)) if (v > n) problems.push(`the world applied ${k} ${v} times, at most ${n} allowed`);
+    }
+  }
+  if (want.intents !== undefined) {
+    const left = existsSync(box.db) ? await openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db)) : [];
+    if (left.length !== want.intents) {
+      problems.push(`${left.length} intents left (${left.map((i) => `${i.method} ${i.subject}`).join(", ")}), expected ${want.intents}`);
+    }
+  }
+  if (want.hosts) {
+    const r = await runMu(box, { mu: ["host", "list", "--json"] });
+    const states = new Map((JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [h.name, h.state]));
+    for (const [name, state] of Object.entries(want.hosts)) {
+      if ((states.get(name) ?? null) !== state) problems.push(`host ${name} is ${states.get(name) ?? "not recorded"}, expected ${state}`);
     }
   }
   return problems;

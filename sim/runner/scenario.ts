@@ -35,6 +35,10 @@ export interface ExpectStep {
     leftoverFiles?: "none";
     transcript?: { in?: Record<string, number>; out?: Record<string, number> };
     plugins?: string[];
+    effects?: Record<string, number>;
+    effectsPerKeyAtMost?: Record<string, number>;
+    intents?: number;
+    hosts?: Record<string, string | null>;
   };
 }
 

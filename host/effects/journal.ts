@@ -1,0 +1,78 @@
+import { createHash } from "node:crypto";
+import type { Database } from "sql.js";
+import type { ProcessId } from "../ports/types.js";
+
+// The intent journal: an effect is written here, durably, before its request
+// reaches the plugin, and deleted only on a definite answer. Whatever kills
+// mu in between, the next verb on the same subject finds the intent and
+// resolves it by the rule table; nothing pending is forgotten.
+
+export interface Intent {
+  id: number;
+  subject: string;
+  method: string;
+  plugin: string;
+  key: string;
+  /** Exactly what every send and resend carries (without the deadline). */
+  params: Record<string, unknown>;
+  sha256: string;
+  instance: string;
+  pgid: number;
+  writer: ProcessId;
+  resolver: ProcessId | null;
+  writtenAt: number;
+}
+
+export type NewIntent = Omit<Intent, "id" | "sha256" | "resolver">;
+
+export function paramsHash(params: unknown): string {
+  return createHash("sha256").update(JSON.stringify(params)).digest("hex");
+}
+
+export function writeIntent(db: Database, i: NewIntent): number {
+  db.run(
+    `INSERT INTO intents (subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, written_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [i.subject, i.method, i.plugin, i.key, JSON.stringify(i.params), paramsHash(i.params), i.instance, i.pgid, i.writer.pid, i.writer.start, i.writtenAt],
+  );
+  return Number(db.exec("SELECT last_insert_rowid()")[0]?.values[0]?.[0]);
+}
+
+export function deleteIntent(db: Database, id: number): void {
+  db.run("DELETE FROM intents WHERE id = ?", [id]);
+}
+
+export function intentsFor(db: Database, subject: string): Intent[] {
+  const res = db.exec(
+    `SELECT id, subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, resolver_pid, resolver_start, written_at
+     FROM intents WHERE subject = ? ORDER BY id`,
+    [subject],
+  );
+  return (res[0]?.values ?? []).map((r) => ({
+    id: Number(r[0]),
+    subject: String(r[1]),
+    method: String(r[2]),
+    plugin: String(r[3]),
+    key: String(r[4]),
+    params: JSON.parse(String(r[5])) as Record<string, unknown>,
+    sha256: String(r[6]),
+    instance: String(r[7]),
+    pgid: Number(r[8]),
+    writer: { pid: Number(r[9]), start: String(r[10]) },
+    resolver: r[11] === null ? null : { pid: Number(r[11]), start: String(r[12]) },
+    writtenAt: Number(r[13]),
+  }));
+}
+
+/** Marks who resolves an intent, so a second resolver knows to wait. */
+export function markResolver(db: Database, id: number, who: ProcessId): void {
+  db.run("UPDATE intents SET resolver_pid = ?, resolver_start = ? WHERE id = ?", [who.pid, who.start, id]);
+}
+
+export function allIntents(db: Database): { subject: string; method: string; key: string }[] {
+  return (db.exec("SELECT subject, method, key FROM intents ORDER BY id")[0]?.values ?? []).map((r) => ({
+    subject: String(r[0]),
+    method: String(r[1]),
+    key: String(r[2]),
+  }));
+}

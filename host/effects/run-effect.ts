@@ -1,0 +1,106 @@
+import type { Database } from "sql.js";
+import { crashPoint } from "../crash-point.js";
+import { UnknownOutcomeError } from "../errors.js";
+import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
+import type { Registration, Supervisor } from "../plugin/supervisor.js";
+import type { Ports } from "../ports/types.js";
+import { mapCallError, MAX_RETRIES } from "../seams/call.js";
+import type { Store } from "../store/index.js";
+import { deleteIntent, writeIntent } from "./journal.js";
+
+// One effect, journaled: the intent is durable before the request's bytes
+// are written, and deleted only with a definite answer, in the same commit
+// as what that answer means. Each boundary between has a crash point.
+
+export interface Effect {
+  subject: string;
+  method: string;
+  key: string;
+  /** What every send carries; the connection adds only the deadline. */
+  params: Record<string, unknown>;
+  timeoutMs: number;
+  /** Written in the intent's own commit (a host row in state acquiring, say). */
+  before?(db: Database): void;
+  /** Written with the intent's deletion when the plugin answered. */
+  done(db: Database, result: unknown): void;
+  /** Written with the intent's deletion when the plugin definitely did nothing. */
+  failed?(db: Database): void;
+}
+
+export interface EffectContext {
+  ports: Ports;
+  store: Store;
+  sup: Supervisor;
+  reg: Registration;
+}
+
+/** Sends an intent's identical params and waits for the answer, retrying what the plugin calls retryable. */
+export async function sendEffect(ctx: EffectContext, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    const { proc } = await ctx.sup.ready(ctx.reg);
+    const reply = proc.conn.request(method, params, { timeoutMs });
+    crashPoint("effect.request-written", ctx.ports.env);
+    try {
+      const result = await reply;
+      crashPoint("effect.reply-read", ctx.ports.env);
+      return result;
+    } catch (err) {
+      if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
+        await ctx.ports.clock.sleep(100 * (attempt + 1));
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/** True when the failure proves the plugin did nothing. */
+export function definite(err: unknown): boolean {
+  if (err instanceof ErrorReply) return err.kind !== "unknown-outcome";
+  if (err instanceof NoAnswer) return !err.written;
+  return false;
+}
+
+export function unknownOutcome(e: Pick<Effect, "method" | "key">, subject: string, why: string, next: string): UnknownOutcomeError {
+  return new UnknownOutcomeError("effect.unknown", "effect", `${e.method} for ${subject} may or may not have happened (key ${e.key}): ${why}`, {
+    hint: `nothing was repeated; run '${next}' to resolve it`,
+  });
+}
+
+export async function runEffect(ctx: EffectContext, e: Effect, next: string): Promise<unknown> {
+  const { proc, hello } = await ctx.sup.ready(ctx.reg);
+  const id = await ctx.store.write((db) => {
+    e.before?.(db);
+    return writeIntent(db, {
+      subject: e.subject,
+      method: e.method,
+      plugin: ctx.reg.name,
+      key: e.key,
+      params: e.params,
+      instance: hello.instance,
+      pgid: proc.pgid,
+      writer: ctx.ports.liveness.self(),
+      writtenAt: ctx.ports.clock.now(),
+    });
+  });
+  crashPoint("effect.intent-durable", ctx.ports.env);
+  let result: unknown;
+  try {
+    result = await sendEffect(ctx, e.method, e.params, e.timeoutMs);
+  } catch (err) {
+    if (definite(err)) {
+      await ctx.store.write((db) => {
+        deleteIntent(db, id);
+        e.failed?.(db);
+      });
+      throw mapCallError(ctx.reg.name, { method: e.method, effect: true }, err, MAX_RETRIES);
+    }
+    throw unknownOutcome(e, e.subject, (err as Error).message, next);
+  }
+  await ctx.store.write((db) => {
+    deleteIntent(db, id);
+    e.done(db, result);
+  });
+  crashPoint("effect.intent-deleted", ctx.ports.env);
+  return result;
+}

@@ -1,0 +1,183 @@
+import { randomBytes } from "node:crypto";
+import type { Io } from "../cli/io.js";
+import { printJson } from "../cli/io.js";
+import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
+import { acquiredFacts, EFFECT_MS, type HostAcquired, READ_MS, resolveHost } from "../effects/resolve-host.js";
+import { runEffect } from "../effects/run-effect.js";
+import { deleteHost, getHost, type HostRecord, listHosts, patchFacts, putHost } from "../hosts/records.js";
+import { getPlugin } from "../plugin/registry.js";
+import type { Registration, Supervisor } from "../plugin/supervisor.js";
+import { callPlugin } from "../seams/call.js";
+import { openStore, type Store } from "../store/index.js";
+import { withPlugins } from "./with-plugins.js";
+
+// Provider hosts: machines a plugin acquires and releases. Every verb on a
+// host first resolves what is still pending on it.
+
+const subject = (name: string) => `host:${name}`;
+
+function parseParams(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf("=");
+    if (eq <= 0) throw new UsageError("host.param", "usage", `--param '${p}' is not k=v`, { hint: "write --param region=eu" });
+    out[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return out;
+}
+
+async function registration(store: Store, plugin: string): Promise<Registration> {
+  const rec = await store.read((db) => getPlugin(db, plugin));
+  if (!rec) throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${plugin}'`, { hint: "see: mu plugin list" });
+  return { name: rec.name, argv: rec.argv, declaration: rec.declaration };
+}
+
+async function hostOf(store: Store, name: string): Promise<HostRecord> {
+  const h = await store.read((db) => getHost(db, name));
+  if (!h) throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, { hint: "see: mu host list" });
+  return h;
+}
+
+/** Calls that name a recorded host go only to the instance it was recorded under. */
+async function fenced(sup: Supervisor, reg: Registration, h: HostRecord): Promise<void> {
+  const { hello } = await sup.ready(reg, ["host"]);
+  if (hello.instance !== h.instance) {
+    throw new RefusedError("effect.stop-changed", "host", `host '${h.name}' was acquired under instance '${h.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`, {
+      hint: "point the plugin back at that instance",
+    });
+  }
+}
+
+const target = (h: Pick<HostRecord, "name" | "handle" | "instance">) => ({
+  host: { name: h.name, ...(h.handle ? { handle: h.handle } : {}), instance: h.instance },
+});
+
+export async function hostAcquire(io: Io, name: string, opts: { provider: string; param?: string[] }): Promise<void> {
+  const params = parseParams(opts.param ?? []);
+  const store = openStore(io.ports);
+  const reg = await registration(store, opts.provider);
+  await withPlugins(io, async (sup) => {
+    await resolveHost(io, store, sup, name, `mu host acquire --provider ${opts.provider} ${name}`);
+    const existing = await store.read((db) => getHost(db, name));
+    if (existing && (existing.state === "ready" || existing.state === "acquiring")) {
+      throw new RefusedError("host.exists", "host", `host '${name}' is already acquired (${existing.state})`, {
+        hint: `release it first: mu host release ${name}`,
+      });
+    }
+    const { hello } = await sup.ready(reg, ["host", "link"]);
+    const key = `${name}-${randomBytes(6).toString("hex")}`;
+    const now = io.ports.clock.now();
+    const result = (await runEffect(
+      { ports: io.ports, store, sup, reg },
+      {
+        subject: subject(name),
+        method: "host.acquire",
+        key,
+        params: { target: { host: { name } }, key, params },
+        timeoutMs: EFFECT_MS,
+        before: (db) =>
+          putHost(db, { name, plugin: reg.name, instance: hello.instance, key, params, handle: null, state: "acquiring", facts: {}, createdAt: now, updatedAt: now }),
+        done: (db, r) => {
+          const got = r as HostAcquired;
+          const h = getHost(db, name);
+          if (h) putHost(db, { ...h, handle: got.handle, state: "ready", facts: acquiredFacts(got), updatedAt: io.ports.clock.now() });
+        },
+        failed: (db) => deleteHost(db, name),
+      },
+      `mu host status ${name}`,
+    )) as HostAcquired;
+    io.out(`acquired ${name}: ${result.handle} (plugin ${reg.name}, instance ${hello.instance})\n`);
+  });
+}
+
+export async function hostRelease(io: Io, name: string): Promise<void> {
+  const store = openStore(io.ports);
+  const h0 = await hostOf(store, name);
+  const reg = await registration(store, h0.plugin);
+  await withPlugins(io, async (sup) => {
+    await resolveHost(io, store, sup, name, `mu host release ${name}`);
+    const h = await hostOf(store, name);
+    if (h.state === "released") {
+      io.out(`${name} is already released\n`);
+      return;
+    }
+    await fenced(sup, reg, h);
+    await runEffect(
+      { ports: io.ports, store, sup, reg },
+      {
+        subject: subject(name),
+        method: "host.release",
+        key: h.key,
+        params: { target: target(h), key: h.key },
+        timeoutMs: EFFECT_MS,
+        done: (db) => {
+          const cur = getHost(db, name);
+          if (cur) putHost(db, { ...cur, state: "released", updatedAt: io.ports.clock.now() });
+        },
+      },
+      `mu host release ${name}`,
+    );
+    io.out(`released ${name}\n`);
+  });
+}
+
+type Status =
+  | ({ state: "up"; handle: string } & Record<string, unknown>)
+  | { state: "gone"; reason: string }
+  | { state: "needs-human"; remedy: string }
+  | { state: "unknown"; reason: string };
+
+export async function hostStatus(io: Io, name: string, opts: { json?: boolean }): Promise<void> {
+  const store = openStore(io.ports);
+  const h0 = await hostOf(store, name);
+  const reg = await registration(store, h0.plugin);
+  await withPlugins(io, async (sup) => {
+    await resolveHost(io, store, sup, name, `mu host status ${name}`);
+    const h = await hostOf(store, name);
+    if (h.state === "released" || h.state === "lost") {
+      report(io, opts, h, undefined);
+      return;
+    }
+    await fenced(sup, reg, h);
+    const s = (await callPlugin(sup, io.ports.clock, reg, { method: "host.status", params: { target: target(h) }, timeoutMs: READ_MS, effect: false })) as Status;
+    const updated = await store.write((db) => {
+      const cur = getHost(db, name);
+      if (!cur) return undefined;
+      const now = io.ports.clock.now();
+      if (s.state === "up") {
+        const { state: _s, handle, ...patch } = s;
+        putHost(db, { ...cur, handle, state: "ready", facts: patchFacts(cur.facts, patch), updatedAt: now });
+      } else if (s.state === "gone") {
+        // gone is a proof: the machine and what ran on it no longer exist.
+        putHost(db, { ...cur, state: "lost", updatedAt: now });
+      }
+      return getHost(db, name);
+    });
+    if (updated) report(io, opts, updated, s);
+    if (s.state === "needs-human") {
+      throw new UnavailableError("host.needs-human", "host", `host '${name}' needs a person`, { hint: s.remedy });
+    }
+  });
+}
+
+function report(io: Io, opts: { json?: boolean }, h: HostRecord, s: Status | undefined): void {
+  if (opts.json) {
+    printJson(io, { ...h, status: s ?? null });
+    return;
+  }
+  const why = s && "reason" in s ? ` (${s.reason})` : "";
+  io.out(`${h.name}\t${h.state}${why}\t${h.handle ?? "-"}\t${JSON.stringify(h.facts)}\n`);
+}
+
+export async function hostList(io: Io, opts: { json?: boolean }): Promise<void> {
+  const hosts = await openStore(io.ports).read((db) => listHosts(db));
+  if (opts.json) {
+    printJson(io, hosts);
+    return;
+  }
+  if (hosts.length === 0) {
+    io.out("no hosts; acquire one with: mu host acquire --provider <plugin> <name>\n");
+    return;
+  }
+  for (const h of hosts) io.out(`${h.name}\t${h.state}\t${h.plugin}:${h.instance}\t${h.handle ?? "-"}\n`);
+}
