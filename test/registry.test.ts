@@ -48,10 +48,10 @@ describe("registry", () => {
     } finally {
       REFERENCE_QUERIES.pop();
     }
-    {
-      // The host and journal tables count too.
-      d.run("INSERT INTO intents (subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, written_at) VALUES ('host:h', 'host.acquire', 'b', 'k', '{}', '', 'i', 1, 1, '1', 0)");
-      expect(referencesTo(d, "b")).toEqual(["1 pending effect(s)"]);
-    }
+    // The host and journal tables count too.
+    d.run(
+      "INSERT INTO intents (subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, written_at) VALUES ('host:h', 'host.acquire', 'b', 'k', '{}', '', 'i', 1, 1, '1', 0)",
+    );
+    expect(referencesTo(d, "b")).toEqual(["1 pending effect(s)"]);
   });
 });

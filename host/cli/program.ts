@@ -63,7 +63,11 @@ export function buildProgram(io: Io): Built {
     .description("acquire a machine from a provider plugin (an effect, journaled)")
     .argument("<name>", "the host's name")
     .requiredOption("--provider <plugin>", "the provider plugin")
-    .option("--param <k=v>", "a provider parameter (repeatable)", (v: string, acc: string[] = []) => [...acc, v])
+    .option(
+      "--param <k=v>",
+      "a provider parameter (repeatable)",
+      (v: string, acc: string[] = []) => [...acc, v],
+    )
     .action(async (name: string, opts: { provider: string; param?: string[] }) => {
       await run(async (io) => (await hostVerbs()).hostAcquire(io, name, opts));
     });

@@ -49,7 +49,11 @@ export function decideFirst(intent: PendingIntent, caps: KeyCaps | undefined, f:
   return { row: "unresolvable", ask: "nothing" };
 }
 
-export type LookupAnswer = { found: unknown } | { pending: true } | { none: true } | { unknown: string };
+export type LookupAnswer =
+  | { found: unknown }
+  | { pending: true }
+  | { none: true }
+  | { unknown: string };
 
 export interface LookupFacts extends Facts {
   fenced: boolean;
@@ -58,9 +62,15 @@ export interface LookupFacts extends Facts {
   fileHandle: boolean;
 }
 
-export type LookupRow = `${"start" | "acquire"}.lookup.${"found" | "pending" | "unknown" | "none.proven" | "none.unproven" | "none.file"}`;
+export type LookupRow =
+  `${"start" | "acquire"}.lookup.${"found" | "pending" | "unknown" | "none.proven" | "none.unproven" | "none.file"}`;
 
-export function decideLookup(method: string, answer: LookupAnswer, intent: PendingIntent, f: LookupFacts): LookupRow {
+export function decideLookup(
+  method: string,
+  answer: LookupAnswer,
+  intent: PendingIntent,
+  f: LookupFacts,
+): LookupRow {
   const p = prefix(method);
   if ("found" in answer) return `${p}.lookup.found`;
   if ("pending" in answer) return `${p}.lookup.pending`;

@@ -33,7 +33,19 @@ export function writeIntent(db: Database, i: NewIntent): number {
   db.run(
     `INSERT INTO intents (subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, written_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [i.subject, i.method, i.plugin, i.key, JSON.stringify(i.params), paramsHash(i.params), i.instance, i.pgid, i.writer.pid, i.writer.start, i.writtenAt],
+    [
+      i.subject,
+      i.method,
+      i.plugin,
+      i.key,
+      JSON.stringify(i.params),
+      paramsHash(i.params),
+      i.instance,
+      i.pgid,
+      i.writer.pid,
+      i.writer.start,
+      i.writtenAt,
+    ],
   );
   return Number(db.exec("SELECT last_insert_rowid()")[0]?.values[0]?.[0]);
 }
@@ -66,13 +78,19 @@ export function intentsFor(db: Database, subject: string): Intent[] {
 
 /** Marks who resolves an intent, so a second resolver knows to wait. */
 export function markResolver(db: Database, id: number, who: ProcessId): void {
-  db.run("UPDATE intents SET resolver_pid = ?, resolver_start = ? WHERE id = ?", [who.pid, who.start, id]);
+  db.run("UPDATE intents SET resolver_pid = ?, resolver_start = ? WHERE id = ?", [
+    who.pid,
+    who.start,
+    id,
+  ]);
 }
 
 export function allIntents(db: Database): { subject: string; method: string; key: string }[] {
-  return (db.exec("SELECT subject, method, key FROM intents ORDER BY id")[0]?.values ?? []).map((r) => ({
-    subject: String(r[0]),
-    method: String(r[1]),
-    key: String(r[2]),
-  }));
+  return (db.exec("SELECT subject, method, key FROM intents ORDER BY id")[0]?.values ?? []).map(
+    (r) => ({
+      subject: String(r[0]),
+      method: String(r[1]),
+      key: String(r[2]),
+    }),
+  );
 }

@@ -33,43 +33,91 @@ function say(io: Io, i: Intent, row: string): void {
 }
 
 function unresolved(i: Intent, row: string, why: string, next: string): UnknownOutcomeError {
-  return new UnknownOutcomeError(`effect.${row}`, "effect", `${i.method} for ${i.subject} is still unresolved (key ${i.key}; ${row}): ${why}`, {
-    hint: `nothing was repeated; run '${next}' again later`,
-  });
+  return new UnknownOutcomeError(
+    `effect.${row}`,
+    "effect",
+    `${i.method} for ${i.subject} is still unresolved (key ${i.key}; ${row}): ${why}`,
+    {
+      hint: `nothing was repeated; run '${next}' again later`,
+    },
+  );
 }
 
 /** Resolves every pending intent on the host; throws when one stays pending. */
-export async function resolveHost(io: Io, store: Store, sup: Supervisor, name: string, next: string): Promise<void> {
+export async function resolveHost(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  name: string,
+  next: string,
+): Promise<void> {
   const pending = await store.read((db) => intentsFor(db, `host:${name}`));
   for (const i of pending) await resolveOne(io, store, sup, i, name, next);
 }
 
-async function resolveOne(io: Io, store: Store, sup: Supervisor, i: Intent, name: string, next: string): Promise<void> {
+async function resolveOne(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  i: Intent,
+  name: string,
+  next: string,
+): Promise<void> {
   const { liveness, clock } = io.ports;
   const me = liveness.self();
   const writerAlive = liveness.alive(i.writer);
-  const resolverAlive = i.resolver !== null && i.resolver.pid !== me.pid && liveness.alive(i.resolver);
+  const resolverAlive =
+    i.resolver !== null && i.resolver.pid !== me.pid && liveness.alive(i.resolver);
   const reg = await store.read((db) => getPlugin(db, i.plugin));
-  if (!reg) throw new RefusedError("effect.plugin-gone", "effect", `${i.method} for ${i.subject} names plugin '${i.plugin}', which is no longer registered`);
-  const facts = { writerAlive, resolverAlive, groupEmpty: liveness.groupEmpty(i.pgid), now: clock.now() };
+  if (!reg)
+    throw new RefusedError(
+      "effect.plugin-gone",
+      "effect",
+      `${i.method} for ${i.subject} names plugin '${i.plugin}', which is no longer registered`,
+    );
+  const facts = {
+    writerAlive,
+    resolverAlive,
+    groupEmpty: liveness.groupEmpty(i.pgid),
+    now: clock.now(),
+  };
   // The guards need no plugin: refuse before starting one.
   if (writerAlive || resolverAlive) {
     const row = writerAlive ? "guard.writer-alive" : "guard.resolver-alive";
     const who = writerAlive ? i.writer : i.resolver;
-    throw new RefusedError(`effect.${row}`, "effect", `${i.method} for ${i.subject} is still in the hands of mu pid ${who?.pid} (${row})`, {
-      hint: "wait for that mu to finish, then run the verb again",
-    });
+    throw new RefusedError(
+      `effect.${row}`,
+      "effect",
+      `${i.method} for ${i.subject} is still in the hands of mu pid ${who?.pid} (${row})`,
+      {
+        hint: "wait for that mu to finish, then run the verb again",
+      },
+    );
   }
-  const { hello } = await sup.ready({ name: reg.name, argv: reg.argv, declaration: reg.declaration });
+  const { hello } = await sup.ready({
+    name: reg.name,
+    argv: reg.argv,
+    declaration: reg.declaration,
+  });
   const caps = hello.seams.host?.acquire;
   const first = decideFirst(i, caps, { ...facts, instance: hello.instance });
   if (first.row === "fence.instance") {
-    throw new RefusedError("effect.stop-changed", "effect", `${i.method} for ${i.subject} was recorded under instance '${i.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`, {
-      hint: "point the plugin back at that instance to resolve it",
-    });
+    throw new RefusedError(
+      "effect.stop-changed",
+      "effect",
+      `${i.method} for ${i.subject} was recorded under instance '${i.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
+      {
+        hint: "point the plugin back at that instance to resolve it",
+      },
+    );
   }
   await store.write((db) => markResolver(db, i.id, me));
-  const ctx = { ports: io.ports, store, sup, reg: { name: reg.name, argv: reg.argv, declaration: reg.declaration } };
+  const ctx = {
+    ports: io.ports,
+    store,
+    sup,
+    reg: { name: reg.name, argv: reg.argv, declaration: reg.declaration },
+  };
   if (first.ask === "resend") {
     let result: unknown;
     try {
@@ -92,8 +140,14 @@ async function resolveOne(io: Io, store: Store, sup: Supervisor, i: Intent, name
     say(io, i, first.row);
     return;
   }
-  if (first.ask === "nothing") throw unresolved(i, first.row, "the plugin offers no way to learn the outcome", next);
-  const answer = (await sendEffect(ctx, "host.lookup", { target: i.params.target, key: i.key, fence: first.fence }, READ_MS)) as LookupAnswer;
+  if (first.ask === "nothing")
+    throw unresolved(i, first.row, "the plugin offers no way to learn the outcome", next);
+  const answer = (await sendEffect(
+    ctx,
+    "host.lookup",
+    { target: i.params.target, key: i.key, fence: first.fence },
+    READ_MS,
+  )) as LookupAnswer;
   const row = decideLookup(i.method, answer, i, {
     ...facts,
     now: clock.now(),
@@ -113,7 +167,8 @@ async function resolveOne(io: Io, store: Store, sup: Supervisor, i: Intent, name
       if (i.method === "host.acquire") deleteHost(db, name);
     });
   } else {
-    const why = "unknown" in answer ? `the plugin says: ${answer.unknown}` : "the plugin cannot tell yet";
+    const why =
+      "unknown" in answer ? `the plugin says: ${answer.unknown}` : "the plugin cannot tell yet";
     throw unresolved(i, row, why, next);
   }
   say(io, i, row);
@@ -125,7 +180,13 @@ function record(db: Database, i: Intent, name: string, result: unknown, now: num
   if (!h) return;
   if (i.method === "host.acquire") {
     const r = result as HostAcquired;
-    putHost(db, { ...h, handle: r.handle, state: "ready", facts: acquiredFacts(r), updatedAt: now });
+    putHost(db, {
+      ...h,
+      handle: r.handle,
+      state: "ready",
+      facts: acquiredFacts(r),
+      updatedAt: now,
+    });
   } else if (i.method === "host.release") {
     putHost(db, { ...h, state: "released", updatedAt: now });
   }

@@ -4,7 +4,7 @@ import { UnknownOutcomeError } from "../errors.js";
 import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
-import { mapCallError, MAX_RETRIES } from "../seams/call.js";
+import { MAX_RETRIES, mapCallError } from "../seams/call.js";
 import type { Store } from "../store/index.js";
 import { deleteIntent, writeIntent } from "./journal.js";
 
@@ -35,7 +35,12 @@ export interface EffectContext {
 }
 
 /** Sends an intent's identical params and waits for the answer, retrying what the plugin calls retryable. */
-export async function sendEffect(ctx: EffectContext, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
+export async function sendEffect(
+  ctx: EffectContext,
+  method: string,
+  params: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     const { proc } = await ctx.sup.ready(ctx.reg);
     const reply = proc.conn.request(method, params, { timeoutMs });
@@ -61,10 +66,20 @@ export function definite(err: unknown): boolean {
   return false;
 }
 
-export function unknownOutcome(e: Pick<Effect, "method" | "key">, subject: string, why: string, next: string): UnknownOutcomeError {
-  return new UnknownOutcomeError("effect.unknown", "effect", `${e.method} for ${subject} may or may not have happened (key ${e.key}): ${why}`, {
-    hint: `nothing was repeated; run '${next}' to resolve it`,
-  });
+export function unknownOutcome(
+  e: Pick<Effect, "method" | "key">,
+  subject: string,
+  why: string,
+  next: string,
+): UnknownOutcomeError {
+  return new UnknownOutcomeError(
+    "effect.unknown",
+    "effect",
+    `${e.method} for ${subject} may or may not have happened (key ${e.key}): ${why}`,
+    {
+      hint: `nothing was repeated; run '${next}' to resolve it`,
+    },
+  );
 }
 
 export async function runEffect(ctx: EffectContext, e: Effect, next: string): Promise<unknown> {

@@ -48,7 +48,18 @@ export function putHost(db: Database, h: HostRecord): void {
      ON CONFLICT(name) DO UPDATE SET plugin = excluded.plugin, instance = excluded.instance, key = excluded.key,
        params = excluded.params, handle = excluded.handle, state = excluded.state, facts = excluded.facts,
        updated_at = excluded.updated_at`,
-    [h.name, h.plugin, h.instance, h.key, JSON.stringify(h.params), h.handle, h.state, JSON.stringify(h.facts), h.createdAt, h.updatedAt],
+    [
+      h.name,
+      h.plugin,
+      h.instance,
+      h.key,
+      JSON.stringify(h.params),
+      h.handle,
+      h.state,
+      JSON.stringify(h.facts),
+      h.createdAt,
+      h.updatedAt,
+    ],
   );
 }
 
@@ -57,7 +68,10 @@ export function deleteHost(db: Database, name: string): void {
 }
 
 /** Facts are a patch: an omitted fact keeps its value, a null clears it. */
-export function patchFacts(facts: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+export function patchFacts(
+  facts: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
   const out = { ...facts };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];

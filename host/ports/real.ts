@@ -125,9 +125,20 @@ export const realLiveness: Liveness = {
   },
 };
 
+/**
+ * Testbed only: MU_CLOCK_OFFSET_MS moves mu's "now" (never its timers), so a
+ * scenario can let a dedupe window or an in-flight bound pass without
+ * waiting for it. Unset, mu's clock is the machine's.
+ */
+function clockFor(env: Record<string, string | undefined>): Clock {
+  const offset = Number(env.MU_CLOCK_OFFSET_MS ?? 0);
+  if (!Number.isFinite(offset) || offset === 0) return realClock;
+  return { ...realClock, now: () => Date.now() + offset };
+}
+
 export function realPorts(env: Record<string, string | undefined> = process.env): Ports {
   return {
-    clock: realClock,
+    clock: clockFor(env),
     fs: realFs,
     liveness: realLiveness,
     spawner: realSpawner,

@@ -1,10 +1,23 @@
 import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
-import { acquiredFacts, EFFECT_MS, type HostAcquired, READ_MS, resolveHost } from "../effects/resolve-host.js";
+import {
+  acquiredFacts,
+  EFFECT_MS,
+  type HostAcquired,
+  READ_MS,
+  resolveHost,
+} from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
-import { deleteHost, getHost, type HostRecord, listHosts, patchFacts, putHost } from "../hosts/records.js";
+import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
+import {
+  deleteHost,
+  getHost,
+  type HostRecord,
+  listHosts,
+  patchFacts,
+  putHost,
+} from "../hosts/records.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import { callPlugin } from "../seams/call.js";
@@ -20,7 +33,10 @@ function parseParams(pairs: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const p of pairs) {
     const eq = p.indexOf("=");
-    if (eq <= 0) throw new UsageError("host.param", "usage", `--param '${p}' is not k=v`, { hint: "write --param region=eu" });
+    if (eq <= 0)
+      throw new UsageError("host.param", "usage", `--param '${p}' is not k=v`, {
+        hint: "write --param region=eu",
+      });
     out[p.slice(0, eq)] = p.slice(eq + 1);
   }
   return out;
@@ -28,13 +44,19 @@ function parseParams(pairs: string[]): Record<string, string> {
 
 async function registration(store: Store, plugin: string): Promise<Registration> {
   const rec = await store.read((db) => getPlugin(db, plugin));
-  if (!rec) throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${plugin}'`, { hint: "see: mu plugin list" });
+  if (!rec)
+    throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${plugin}'`, {
+      hint: "see: mu plugin list",
+    });
   return { name: rec.name, argv: rec.argv, declaration: rec.declaration };
 }
 
 async function hostOf(store: Store, name: string): Promise<HostRecord> {
   const h = await store.read((db) => getHost(db, name));
-  if (!h) throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, { hint: "see: mu host list" });
+  if (!h)
+    throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
+      hint: "see: mu host list",
+    });
   return h;
 }
 
@@ -42,9 +64,14 @@ async function hostOf(store: Store, name: string): Promise<HostRecord> {
 async function fenced(sup: Supervisor, reg: Registration, h: HostRecord): Promise<void> {
   const { hello } = await sup.ready(reg, ["host"]);
   if (hello.instance !== h.instance) {
-    throw new RefusedError("effect.stop-changed", "host", `host '${h.name}' was acquired under instance '${h.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`, {
-      hint: "point the plugin back at that instance",
-    });
+    throw new RefusedError(
+      "effect.stop-changed",
+      "host",
+      `host '${h.name}' was acquired under instance '${h.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
+      {
+        hint: "point the plugin back at that instance",
+      },
+    );
   }
 }
 
@@ -52,7 +79,11 @@ const target = (h: Pick<HostRecord, "name" | "handle" | "instance">) => ({
   host: { name: h.name, ...(h.handle ? { handle: h.handle } : {}), instance: h.instance },
 });
 
-export async function hostAcquire(io: Io, name: string, opts: { provider: string; param?: string[] }): Promise<void> {
+export async function hostAcquire(
+  io: Io,
+  name: string,
+  opts: { provider: string; param?: string[] },
+): Promise<void> {
   const params = parseParams(opts.param ?? []);
   const store = openStore(io.ports);
   const reg = await registration(store, opts.provider);
@@ -60,9 +91,14 @@ export async function hostAcquire(io: Io, name: string, opts: { provider: string
     await resolveHost(io, store, sup, name, `mu host acquire --provider ${opts.provider} ${name}`);
     const existing = await store.read((db) => getHost(db, name));
     if (existing && (existing.state === "ready" || existing.state === "acquiring")) {
-      throw new RefusedError("host.exists", "host", `host '${name}' is already acquired (${existing.state})`, {
-        hint: `release it first: mu host release ${name}`,
-      });
+      throw new RefusedError(
+        "host.exists",
+        "host",
+        `host '${name}' is already acquired (${existing.state})`,
+        {
+          hint: `release it first: mu host release ${name}`,
+        },
+      );
     }
     const { hello } = await sup.ready(reg, ["host", "link"]);
     const key = `${name}-${randomBytes(6).toString("hex")}`;
@@ -76,11 +112,29 @@ export async function hostAcquire(io: Io, name: string, opts: { provider: string
         params: { target: { host: { name } }, key, params },
         timeoutMs: EFFECT_MS,
         before: (db) =>
-          putHost(db, { name, plugin: reg.name, instance: hello.instance, key, params, handle: null, state: "acquiring", facts: {}, createdAt: now, updatedAt: now }),
+          putHost(db, {
+            name,
+            plugin: reg.name,
+            instance: hello.instance,
+            key,
+            params,
+            handle: null,
+            state: "acquiring",
+            facts: {},
+            createdAt: now,
+            updatedAt: now,
+          }),
         done: (db, r) => {
           const got = r as HostAcquired;
           const h = getHost(db, name);
-          if (h) putHost(db, { ...h, handle: got.handle, state: "ready", facts: acquiredFacts(got), updatedAt: io.ports.clock.now() });
+          if (h)
+            putHost(db, {
+              ...h,
+              handle: got.handle,
+              state: "ready",
+              facts: acquiredFacts(got),
+              updatedAt: io.ports.clock.now(),
+            });
         },
         failed: (db) => deleteHost(db, name),
       },
@@ -139,14 +193,25 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
       return;
     }
     await fenced(sup, reg, h);
-    const s = (await callPlugin(sup, io.ports.clock, reg, { method: "host.status", params: { target: target(h) }, timeoutMs: READ_MS, effect: false })) as Status;
+    const s = (await callPlugin(sup, io.ports.clock, reg, {
+      method: "host.status",
+      params: { target: target(h) },
+      timeoutMs: READ_MS,
+      effect: false,
+    })) as Status;
     const updated = await store.write((db) => {
       const cur = getHost(db, name);
       if (!cur) return undefined;
       const now = io.ports.clock.now();
       if (s.state === "up") {
         const { state: _s, handle, ...patch } = s;
-        putHost(db, { ...cur, handle, state: "ready", facts: patchFacts(cur.facts, patch), updatedAt: now });
+        putHost(db, {
+          ...cur,
+          handle,
+          state: "ready",
+          facts: patchFacts(cur.facts, patch),
+          updatedAt: now,
+        });
       } else if (s.state === "gone") {
         // gone is a proof: the machine and what ran on it no longer exist.
         putHost(db, { ...cur, state: "lost", updatedAt: now });
@@ -155,7 +220,9 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
     });
     if (updated) report(io, opts, updated, s);
     if (s.state === "needs-human") {
-      throw new UnavailableError("host.needs-human", "host", `host '${name}' needs a person`, { hint: s.remedy });
+      throw new UnavailableError("host.needs-human", "host", `host '${name}' needs a person`, {
+        hint: s.remedy,
+      });
     }
   });
 }
@@ -179,5 +246,6 @@ export async function hostList(io: Io, opts: { json?: boolean }): Promise<void> 
     io.out("no hosts; acquire one with: mu host acquire --provider <plugin> <name>\n");
     return;
   }
-  for (const h of hosts) io.out(`${h.name}\t${h.state}\t${h.plugin}:${h.instance}\t${h.handle ?? "-"}\n`);
+  for (const h of hosts)
+    io.out(`${h.name}\t${h.state}\t${h.plugin}:${h.instance}\t${h.handle ?? "-"}\n`);
 }

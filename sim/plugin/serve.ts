@@ -153,9 +153,16 @@ export class SimPlugin {
       case "host.release":
         return { value: this.release(String(params.key)) };
       case "host.status": {
-        const handle = String((params.target as { host?: { handle?: string } })?.host?.handle ?? "");
+        const handle = String(
+          (params.target as { host?: { handle?: string } })?.host?.handle ?? "",
+        );
         const h = Object.values(this.world.state().hosts ?? {}).find((x) => x.handle === handle);
-        return { value: h && !h.released ? { state: "up", handle } : { state: "gone", reason: "no such machine in the sim" } };
+        return {
+          value:
+            h && !h.released
+              ? { state: "up", handle }
+              : { state: "gone", reason: "no such machine in the sim" },
+        };
       }
       case "link.exec":
         return {
@@ -177,8 +184,12 @@ export class SimPlugin {
    */
   private acquire(params: Record<string, unknown>): unknown {
     const key = String(params.key);
-    const sha = createHash("sha256").update(JSON.stringify(params)).digest("hex");
-    const windowMs = (this.hello() as { seams: { host?: { acquire?: { dedupe?: { windowMs: number } } } } }).seams.host?.acquire?.dedupe?.windowMs;
+    // The deadline is new on every send; everything else must be identical.
+    const { deadline: _d, ...same } = params;
+    const sha = createHash("sha256").update(JSON.stringify(same)).digest("hex");
+    const windowMs = (
+      this.hello() as { seams: { host?: { acquire?: { dedupe?: { windowMs: number } } } } }
+    ).seams.host?.acquire?.dedupe?.windowMs;
     const now = this.world.now();
     let result: unknown;
     this.world.update((s) => {

@@ -48,6 +48,11 @@ function seen(box: Sandbox, method: string): boolean {
   return box.world.transcript().some((e) => e.dir === "in" && e.msg.method === method);
 }
 
+async function waitSeen(box: Sandbox, method: string): Promise<void> {
+  // Bounded: a scenario that never reaches the point fails, it does not hang.
+  for (let i = 0; i < 1500 && !seen(box, method); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   // A clean environment: nothing of the user's mu state may leak into a run.
   const env: Record<string, string> = {
@@ -179,20 +184,46 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
       if (total !== n) problems.push(`the world applied ${m} ${total} times, expected ${n}`);
     }
     for (const [m, n] of Object.entries(want.effectsPerKeyAtMost ?? {})) {
-      for (const [k, v] of byMethod(m)) if (v > n) problems.push(`the world applied ${k} ${v} times, at most ${n} allowed`);
+      for (const [k, v] of byMethod(m))
+        if (v > n) problems.push(`the world applied ${k} ${v} times, at most ${n} allowed`);
     }
   }
+  for (const method of want.sameParams ?? []) {
+    const sent = box.world
+      .transcript()
+      .filter((e) => e.dir === "in" && e.msg.method === method)
+      .map((e) => {
+        const { deadline: _d, ...rest } = (e.msg.params ?? {}) as Record<string, unknown>;
+        return JSON.stringify(rest);
+      });
+    if (new Set(sent).size > 1)
+      problems.push(`${method} was sent with ${new Set(sent).size} different params`);
+    if (sent.length < 2)
+      problems.push(
+        `${method} was sent ${sent.length} times; sameParams needs a resend to compare`,
+      );
+  }
   if (want.intents !== undefined) {
-    const left = existsSync(box.db) ? await openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db)) : [];
+    const left = existsSync(box.db)
+      ? await openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db))
+      : [];
     if (left.length !== want.intents) {
-      problems.push(`${left.length} intents left (${left.map((i) => `${i.method} ${i.subject}`).join(", ")}), expected ${want.intents}`);
+      problems.push(
+        `${left.length} intents left (${left.map((i) => `${i.method} ${i.subject}`).join(", ")}), expected ${want.intents}`,
+      );
     }
   }
   if (want.hosts) {
     const r = await runMu(box, { mu: ["host", "list", "--json"] });
-    const states = new Map((JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [h.name, h.state]));
+    const states = new Map(
+      (JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [
+        h.name,
+        h.state,
+      ]),
+    );
     for (const [name, state] of Object.entries(want.hosts)) {
-      if ((states.get(name) ?? null) !== state) problems.push(`host ${name} is ${states.get(name) ?? "not recorded"}, expected ${state}`);
+      if ((states.get(name) ?? null) !== state)
+        problems.push(`host ${name} is ${states.get(name) ?? "not recorded"}, expected ${state}`);
     }
   }
   return problems;
@@ -203,9 +234,19 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   let problems: string[] = [];
   const rec: StepRecord = { step: name, ok: true };
   if ("mu" in step) {
+    if (step.afterSeen) await waitSeen(box, step.afterSeen);
+    if (step.background) {
+      box.background.push(
+        runMu(box, step).then((r) => ({ problems: checkMu(step, r), step: name })),
+      );
+      return rec;
+    }
     const r = await runMu(box, step);
     Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
     problems = checkMu(step, r);
+  } else if ("join" in step) {
+    const done = await Promise.all(box.background.splice(0));
+    problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));
   } else if ("damage" in step) {
     damage(box, step.damage.db);
   } else if ("world" in step) {

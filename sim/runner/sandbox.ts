@@ -22,6 +22,8 @@ export interface Sandbox {
   db: string;
   world: World;
   snapshot?: Buffer;
+  /** Background mu runs not yet joined, each with its own check. */
+  background: Promise<{ problems: string[]; step: string }>[];
 }
 
 export function makeSandbox(world: Partial<WorldConfig> | undefined): Sandbox {
@@ -34,6 +36,7 @@ export function makeSandbox(world: Partial<WorldConfig> | undefined): Sandbox {
     state: join(root, "state"),
     db: join(root, "state", "mu.db"),
     world: World.create(join(root, "world"), config),
+    background: [],
   };
 }
 

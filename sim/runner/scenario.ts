@@ -15,6 +15,12 @@ export interface MuStep {
   env?: Record<string, string>;
   signal?: { send: Signal; afterSeen: string; then?: Signal };
   signalled?: Signal | "SIGKILL";
+  background?: true;
+  afterSeen?: string;
+}
+
+export interface JoinStep {
+  join: true;
 }
 
 export interface WorldStep {
@@ -39,10 +45,11 @@ export interface ExpectStep {
     effectsPerKeyAtMost?: Record<string, number>;
     intents?: number;
     hosts?: Record<string, string | null>;
+    sameParams?: string[];
   };
 }
 
-export type Step = MuStep | DamageStep | ExpectStep | WorldStep | InstallStep;
+export type Step = MuStep | DamageStep | ExpectStep | WorldStep | InstallStep | JoinStep;
 
 export interface Scenario {
   scenario: string;
@@ -65,6 +72,7 @@ export function describeStep(step: Step): string {
   if ("damage" in step) return `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
+  if ("join" in step) return "join the background mu";
   return `expect ${Object.entries(step.expect)
     .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
     .join(", ")}`;

@@ -1,0 +1,203 @@
+import { describe, expect, it } from "vitest";
+import {
+  decideFirst,
+  decideLookup,
+  type Facts,
+  type LookupAnswer,
+} from "../host/effects/decide.js";
+import { RULE_TABLE } from "../host/effects/rule-table.js";
+import type { KeyCaps } from "../host/protocol/declaration.js";
+
+// Table-driven: each case is one situation and the rule-table row it must
+// land on. Every row the decisions can produce appears here.
+
+const gone: Facts = {
+  instance: "a",
+  writerAlive: false,
+  resolverAlive: false,
+  groupEmpty: true,
+  now: 100_000,
+};
+const intent = (method: string, writtenAt = 90_000) => ({ method, instance: "a", writtenAt });
+const lookup: KeyCaps = { lookup: true, fenceKey: true };
+const unfenced: KeyCaps = { lookup: true, fenceKey: false, inFlightMs: 30_000 };
+const dedupe: KeyCaps = {
+  lookup: false,
+  fenceKey: false,
+  dedupe: { exact: true, windowMs: 60_000 },
+};
+
+describe("decideFirst", () => {
+  const cases: [
+    string,
+    string,
+    KeyCaps | undefined,
+    Partial<Facts>,
+    number | undefined,
+    string,
+    string,
+  ][] = [
+    [
+      "writer alive",
+      "host.acquire",
+      lookup,
+      { writerAlive: true },
+      undefined,
+      "guard.writer-alive",
+      "nothing",
+    ],
+    [
+      "resolver alive",
+      "host.acquire",
+      lookup,
+      { resolverAlive: true },
+      undefined,
+      "guard.resolver-alive",
+      "nothing",
+    ],
+    [
+      "the writer outranks the instance",
+      "host.release",
+      lookup,
+      { writerAlive: true, instance: "b" },
+      undefined,
+      "guard.writer-alive",
+      "nothing",
+    ],
+    [
+      "instance changed",
+      "host.acquire",
+      lookup,
+      { instance: "b" },
+      undefined,
+      "fence.instance",
+      "nothing",
+    ],
+    [
+      "instance changed, release",
+      "host.release",
+      lookup,
+      { instance: "b" },
+      undefined,
+      "fence.instance",
+      "nothing",
+    ],
+    ["release pending", "host.release", lookup, {}, undefined, "release.reissue", "resend"],
+    ["stop pending", "job.stop", undefined, {}, undefined, "stop.reissue", "resend"],
+    ["acquire with lookup", "host.acquire", lookup, {}, undefined, "keyed", "lookup"],
+    ["start with lookup", "job.start", lookup, {}, undefined, "keyed", "lookup"],
+    [
+      "acquire, dedupe, inside",
+      "host.acquire",
+      dedupe,
+      {},
+      undefined,
+      "acquire.dedupe.inside",
+      "resend",
+    ],
+    [
+      "acquire, dedupe, expired",
+      "host.acquire",
+      dedupe,
+      {},
+      30_000,
+      "acquire.dedupe.expired",
+      "nothing",
+    ],
+    ["start, dedupe, inside", "job.start", dedupe, {}, undefined, "start.dedupe.inside", "resend"],
+    ["start, dedupe, expired", "job.start", dedupe, {}, 40_000, "start.dedupe.expired", "nothing"],
+  ];
+  it.each(cases)("%s", (_what, method, caps, facts, writtenAt, row, ask) => {
+    const d = decideFirst(intent(method, writtenAt), caps, { ...gone, ...facts });
+    expect([d.row, d.ask]).toEqual([row, ask]);
+  });
+
+  it("asks a fenced lookup only when the plugin can fence the key", () => {
+    expect(decideFirst(intent("host.acquire"), lookup, gone)).toMatchObject({ fence: true });
+    expect(decideFirst(intent("host.acquire"), unfenced, gone)).toMatchObject({ fence: false });
+  });
+
+  it("the window is exclusive at its end", () => {
+    expect(decideFirst(intent("host.acquire", 40_000), dedupe, gone).row).toBe(
+      "acquire.dedupe.expired",
+    );
+    expect(decideFirst(intent("host.acquire", 40_001), dedupe, gone).row).toBe(
+      "acquire.dedupe.inside",
+    );
+  });
+});
+
+describe("decideLookup", () => {
+  const base = { ...gone, fenced: true, inFlightMs: undefined, fileHandle: false };
+  const cases: [string, string, LookupAnswer, Partial<typeof base>, string][] = [
+    ["found", "host.acquire", { found: { handle: "h" } }, {}, "acquire.lookup.found"],
+    ["pending", "host.acquire", { pending: true }, {}, "acquire.lookup.pending"],
+    ["unknown", "host.acquire", { unknown: "api down" }, {}, "acquire.lookup.unknown"],
+    ["none, fenced, all gone", "host.acquire", { none: true }, {}, "acquire.lookup.none.proven"],
+    [
+      "none, writer alive",
+      "host.acquire",
+      { none: true },
+      { writerAlive: true },
+      "acquire.lookup.none.unproven",
+    ],
+    [
+      "none, plugin group alive",
+      "host.acquire",
+      { none: true },
+      { groupEmpty: false },
+      "acquire.lookup.none.unproven",
+    ],
+    [
+      "none, unfenced, in flight",
+      "host.acquire",
+      { none: true },
+      { fenced: false, inFlightMs: 30_000 },
+      "acquire.lookup.none.unproven",
+    ],
+    [
+      "none, unfenced, no bound",
+      "host.acquire",
+      { none: true },
+      { fenced: false },
+      "acquire.lookup.none.unproven",
+    ],
+    [
+      "none, unfenced, waited",
+      "host.acquire",
+      { none: true },
+      { fenced: false, inFlightMs: 5_000 },
+      "acquire.lookup.none.proven",
+    ],
+    ["start found", "job.start", { found: { handle: "h" } }, {}, "start.lookup.found"],
+    ["start pending", "job.start", { pending: true }, {}, "start.lookup.pending"],
+    ["start unknown", "job.start", { unknown: "?" }, {}, "start.lookup.unknown"],
+    ["start none proven", "job.start", { none: true }, {}, "start.lookup.none.proven"],
+    [
+      "start none unproven",
+      "job.start",
+      { none: true },
+      { groupEmpty: false },
+      "start.lookup.none.unproven",
+    ],
+    [
+      "file kind never acts on none",
+      "job.start",
+      { none: true },
+      { fileHandle: true },
+      "start.lookup.none.file",
+    ],
+  ];
+  it.each(cases)("%s", (_what, method, answer, facts, row) => {
+    expect(decideLookup(method, answer, intent(method), { ...base, ...facts })).toBe(row);
+  });
+
+  it("every row it returns is a row of the table", () => {
+    const ids = new Set(RULE_TABLE.map((r) => r.id));
+    for (const [, method, answer, facts] of cases) {
+      expect(ids.has(decideLookup(method, answer, intent(method), { ...base, ...facts }))).toBe(
+        true,
+      );
+    }
+  });
+});
