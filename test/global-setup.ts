@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { liveProcesses } from "../host/ports/proc-scan.js";
 
 // No test may leave a process behind: after the whole run, any process still
 // running a fixture plugin is reported, killed, and fails the run.
@@ -13,17 +13,10 @@ export function setup(): void {
 
 function leftovers(): { pid: number; cmd: string }[] {
   const out: { pid: number; cmd: string }[] = [];
-  for (const name of readdirSync("/proc")) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
-      if (cmd.includes(`/mu-plugins-${runId}-`)) out.push({ pid, cmd });
-    } catch {
-      // the process ended while we looked
-    }
+  for (const p of liveProcesses()) {
+    const cmd = p.cmdline();
+    if (p.pid !== process.pid && cmd.includes(`/mu-plugins-${runId}-`))
+      out.push({ pid: p.pid, cmd });
   }
   return out;
 }

@@ -13,6 +13,25 @@ export const LINK = {
   checks: ["reach"],
 };
 
+/** A channel seam with the least each capability can be, named as asked. */
+export function channelSeam(name: string) {
+  return {
+    name,
+    caps: {
+      fence: "none",
+      receipt: "exact",
+      dedupe: "none",
+      steer: "none",
+      interrupt: "none",
+      fresh: "none",
+      answer: false,
+      command: false,
+      watch: "stream",
+      settleText: "full",
+    },
+  };
+}
+
 export function hello(name: string, seams: Record<string, unknown> = { link: LINK }) {
   return {
     protocol: 1,

@@ -10,7 +10,7 @@ import { Supervisor } from "../host/plugin/supervisor.js";
 import { realPorts } from "../host/ports/real.js";
 import { protocolChecks } from "../host/protocol/checks.js";
 import { callPlugin } from "../host/seams/call.js";
-import { type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
+import { channelSeam, type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
 const EXEC_OK = { exitCode: 0, stdout: "", stderr: "", partial: false };
 let fx: FixtureDir;
@@ -127,21 +127,7 @@ describe("load rules", () => {
     start: { lookup: true, fenceKey: true },
     checks: [],
   };
-  const channel = {
-    name: "c",
-    caps: {
-      fence: "none",
-      receipt: "exact",
-      dedupe: "none",
-      steer: "none",
-      interrupt: "none",
-      fresh: "none",
-      answer: false,
-      command: false,
-      watch: "stream",
-      settleText: "full",
-    },
-  };
+  const channel = channelSeam("c");
   const cases: [string, Record<string, unknown>][] = [
     ["load.protocol.range", { hello: { ...hello("p"), protocol: 2 } }],
     ["load.handshake.error", { helloError: { kind: "permanent", message: "no" } }],

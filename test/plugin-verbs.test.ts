@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { muBin, muProcess, tempState } from "./helpers.js";
-import { type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
+import { channelSeam, type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
 let fx: FixtureDir;
 let state: ReturnType<typeof tempState>;
@@ -88,21 +88,7 @@ describe("mu plugin add / list / rm (real processes)", () => {
   });
 
   it("refuses a channel name another plugin holds", () => {
-    const channel = {
-      name: "chat",
-      caps: {
-        fence: "none",
-        receipt: "exact",
-        dedupe: "none",
-        steer: "none",
-        interrupt: "none",
-        fresh: "none",
-        answer: false,
-        command: false,
-        watch: "stream",
-        settleText: "full",
-      },
-    };
+    const channel = channelSeam("chat");
     const a = fx.plugin("a", { hello: hello("a", { link: LINK, channel }) });
     const b = fx.plugin("b", { hello: hello("b", { link: LINK, channel }) });
     expect(mu("plugin", "add", "a", "--", ...a).code).toBe(0);

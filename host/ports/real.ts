@@ -1,5 +1,6 @@
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
+import { liveProcesses } from "./proc-scan.js";
 import { realSpawner } from "./spawner.js";
 import type { Clock, FileHandle, FileSystem, Liveness, Ports, ProcessId } from "./types.js";
 
@@ -93,17 +94,6 @@ function procStart(pid: number): string | null {
   return rest[19] ?? null;
 }
 
-function procPgid(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (rest[0] === "Z") return null;
-    return Number(rest[2]);
-  } catch {
-    return null;
-  }
-}
-
 export const realLiveness: Liveness = {
   self(): ProcessId {
     const start = procStart(process.pid);
@@ -115,12 +105,8 @@ export const realLiveness: Liveness = {
     return procStart(id.pid) === id.start;
   },
   groupEmpty(pgid) {
-    // kill(-pgid, 0) also counts zombies, which are gone for our purposes;
-    // scan /proc for a live member instead.
-    for (const name of readdirSync("/proc")) {
-      const pid = Number(name);
-      if (Number.isInteger(pid) && pid > 0 && procPgid(pid) === pgid) return false;
-    }
+    // kill(-pgid, 0) also counts zombies, which run nothing; look for a live member.
+    for (const p of liveProcesses()) if (p.pgid === pgid) return false;
     return true;
   },
 };

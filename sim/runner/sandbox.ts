@@ -1,15 +1,8 @@
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
+import { liveProcesses } from "../../host/ports/proc-scan.js";
 import { World, type WorldConfig } from "../plugin/world.js";
 
 // One scenario's private corner of the machine: state dir, home, world,
@@ -80,18 +73,10 @@ export function expand(box: Sandbox, arg: string): string {
 /** Every live process whose environment or command line names this sandbox. */
 export function processesOf(box: Sandbox): { pid: number; cmd: string }[] {
   const found: { pid: number; cmd: string }[] = [];
-  for (const name of readdirSync("/proc")) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
-      const env = readFileSync(`/proc/${pid}/environ`, "utf8");
-      if (cmd.includes(box.root) || env.includes(box.root)) found.push({ pid, cmd });
-    } catch {
-      // gone while we looked, or not ours to read
-    }
+  for (const p of liveProcesses()) {
+    if (p.pid === process.pid) continue;
+    const cmd = p.cmdline();
+    if (cmd.includes(box.root) || p.environ().includes(box.root)) found.push({ pid: p.pid, cmd });
   }
   return found;
 }
