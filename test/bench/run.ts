@@ -7,6 +7,7 @@ import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { measure, ratioTable } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
+import { runnerOverhead } from "./scenarios.js";
 
 // `npm run bench`: every number is a ratio against a baseline measured in
 // the same run, so the report means the same on a busy machine as on an
@@ -70,7 +71,21 @@ try {
     `| spawn node -e 0 to exit (baseline) | ${bareMs.toFixed(1)} ms | 1.00x | |`,
     `| plugin spawn, handshake, stop sequence, group empty | ${stopMs.toFixed(1)} ms | ${(stopMs / bareMs).toFixed(2)}x | ${stopMs - bareMs < 50 ? "ok" : "MISSED"} (goal: under 50 ms beyond the spawn, no grace wait) |`,
   ].join("\n");
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n`;
+  const picked = [
+    "plugin/add-list-readd-rm",
+    "host/acquire-status-release",
+    "plugin/load-schema-digest",
+  ];
+  const over = await runnerOverhead(picked, Number(process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3));
+  const scen = [
+    "| scenario | through the runner | same mu steps from sh | runner overhead | goal |",
+    "|---|---|---|---|---|",
+    ...over.map((o) => {
+      const extra = o.runnerMs / o.shellMs - 1;
+      return `| ${o.id} | ${o.runnerMs.toFixed(0)} ms | ${o.shellMs.toFixed(0)} ms | ${(extra * 100).toFixed(0)}% | ${extra < 0.1 ? "ok" : "MISSED"} (goal < 10%) |`;
+    }),
+  ].join("\n");
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);
