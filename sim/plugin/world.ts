@@ -1,9 +1,12 @@
 import {
   appendFileSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -112,11 +115,33 @@ export class World {
     }
   }
 
+  /**
+   * Read-modify-write of state.json under a lock file: two mu invocations can
+   * each run a sim process on one world at once, and an effect counter that
+   * lost an update would hide the very double effect it exists to count.
+   */
   update(fn: (s: WorldState) => void): WorldState {
-    const s = this.state();
-    fn(s);
-    writeJson(join(this.dir, "state.json"), s);
-    return s;
+    const lock = join(this.dir, "state.lock");
+    const started = Date.now();
+    for (;;) {
+      try {
+        closeSync(openSync(lock, "wx"));
+        break;
+      } catch {
+        // A holder that died (SIGKILLed by its own fault script) leaves its
+        // lock; no update takes anywhere near this long.
+        if (Date.now() - started > 2_000) rmSync(lock, { force: true });
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+      }
+    }
+    try {
+      const s = this.state();
+      fn(s);
+      writeJson(join(this.dir, "state.json"), s);
+      return s;
+    } finally {
+      rmSync(lock, { force: true });
+    }
   }
 
   now(): number {
