@@ -85,6 +85,10 @@ export function markResolver(db: Database, id: number, who: ProcessId): void {
   ]);
 }
 
+export function setIntentGroup(db: Database, id: number, pgid: number): void {
+  db.run("UPDATE intents SET pgid = ? WHERE id = ?", [pgid, id]);
+}
+
 export function allIntents(db: Database): { subject: string; method: string; key: string }[] {
   return (db.exec("SELECT subject, method, key FROM intents ORDER BY id")[0]?.values ?? []).map(
     (r) => ({

@@ -7,7 +7,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import type { Store } from "../store/index.js";
 import { decideFirst, decideLookup, type LookupAnswer } from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
-import { definite, sendEffect } from "./run-effect.js";
+import { sendEffect } from "./run-effect.js";
 
 // The next verb on a host resolves whatever effect on it is still pending,
 // before it does anything else, by the rows of the rule table.
@@ -55,6 +55,21 @@ export async function resolveHost(
   for (const i of pending) await resolveOne(io, store, sup, i, name, next);
 }
 
+function guardRefusal(
+  i: Intent,
+  row: "guard.writer-alive" | "guard.resolver-alive",
+  who: { pid: number },
+): RefusedError {
+  return new RefusedError(
+    `effect.${row}`,
+    "effect",
+    `${i.method} for ${i.subject} is still in the hands of mu pid ${who.pid} (${row})`,
+    {
+      hint: "wait for that mu to finish, then run the verb again",
+    },
+  );
+}
+
 async function resolveOne(
   io: Io,
   store: Store,
@@ -65,41 +80,39 @@ async function resolveOne(
 ): Promise<void> {
   const { liveness, clock } = io.ports;
   const me = liveness.self();
-  const writerAlive = liveness.alive(i.writer);
-  const resolverAlive =
-    i.resolver !== null && i.resolver.pid !== me.pid && liveness.alive(i.resolver);
+  // The writer guard needs no plugin: refuse before starting one.
+  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer);
   const reg = await store.read((db) => getPlugin(db, i.plugin));
-  if (!reg)
+  if (!reg) {
     throw new RefusedError(
       "effect.plugin-gone",
       "effect",
       `${i.method} for ${i.subject} names plugin '${i.plugin}', which is no longer registered`,
     );
+  }
+  const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
+  const { hello } = await sup.ready(registration);
+  // Claim the intent in one commit: re-read it, refuse if another live
+  // resolver holds it, stop if it was resolved meanwhile.
+  const claim = await store.write((db) => {
+    const cur = intentsFor(db, i.subject).find((x) => x.id === i.id);
+    if (!cur) return "gone" as const;
+    if (cur.resolver && cur.resolver.pid !== me.pid && liveness.alive(cur.resolver))
+      return cur.resolver;
+    markResolver(db, i.id, me);
+    return "mine" as const;
+  });
+  if (claim === "gone") return;
+  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim);
+  const caps = hello.seams.host?.acquire;
+  // Read the clock only now: starting the plugin can take a while, and a
+  // window judged before it could close before the resend goes out.
   const facts = {
-    writerAlive,
-    resolverAlive,
+    writerAlive: false,
+    resolverAlive: false,
     groupEmpty: liveness.groupEmpty(i.pgid),
     now: clock.now(),
   };
-  // The guards need no plugin: refuse before starting one.
-  if (writerAlive || resolverAlive) {
-    const row = writerAlive ? "guard.writer-alive" : "guard.resolver-alive";
-    const who = writerAlive ? i.writer : i.resolver;
-    throw new RefusedError(
-      `effect.${row}`,
-      "effect",
-      `${i.method} for ${i.subject} is still in the hands of mu pid ${who?.pid} (${row})`,
-      {
-        hint: "wait for that mu to finish, then run the verb again",
-      },
-    );
-  }
-  const { hello } = await sup.ready({
-    name: reg.name,
-    argv: reg.argv,
-    declaration: reg.declaration,
-  });
-  const caps = hello.seams.host?.acquire;
   const first = decideFirst(i, caps, { ...facts, instance: hello.instance });
   if (first.row === "fence.instance") {
     throw new RefusedError(
@@ -111,43 +124,45 @@ async function resolveOne(
       },
     );
   }
-  await store.write((db) => markResolver(db, i.id, me));
   const ctx = {
     ports: io.ports,
     store,
     sup,
-    reg: { name: reg.name, argv: reg.argv, declaration: reg.declaration },
+    reg: registration,
+    instance: i.instance,
+    intent: { id: i.id, pgid: i.pgid },
   };
   if (first.ask === "resend") {
     let result: unknown;
     try {
       result = await sendEffect(ctx, i.method, i.params, EFFECT_MS);
     } catch (err) {
-      if (definite(err) && i.method === "host.acquire") {
-        await store.write((db) => {
-          deleteIntent(db, i.id);
-          deleteHost(db, name);
-        });
-        say(io, i, `${first.row}: the resend definitely failed; rolled back`);
-        return;
-      }
+      // A failed resend says nothing about the first send: keep the intent.
       throw unresolved(i, first.row, (err as Error).message, next);
     }
-    await store.write((db) => {
-      deleteIntent(db, i.id);
-      record(db, i, name, result, clock.now());
-    });
+    await settle(store, i, (db) => record(db, i, name, result, clock.now()));
     say(io, i, first.row);
     return;
   }
   if (first.ask === "nothing")
     throw unresolved(i, first.row, "the plugin offers no way to learn the outcome", next);
-  const answer = (await sendEffect(
-    ctx,
-    "host.lookup",
-    { target: i.params.target, key: i.key, fence: first.fence },
-    READ_MS,
-  )) as LookupAnswer;
+  let answer: LookupAnswer;
+  try {
+    // A lookup is a read: the intent keeps naming the group that got the request.
+    answer = (await sendEffect(
+      { ...ctx, intent: undefined },
+      "host.lookup",
+      { target: i.params.target, key: i.key, fence: first.fence },
+      READ_MS,
+    )) as LookupAnswer;
+  } catch (err) {
+    throw unresolved(
+      i,
+      "acquire.lookup.unknown",
+      `the lookup got no answer: ${(err as Error).message}`,
+      next,
+    );
+  }
   const row = decideLookup(i.method, answer, i, {
     ...facts,
     now: clock.now(),
@@ -157,13 +172,11 @@ async function resolveOne(
     fileHandle: false,
   });
   if (row.endsWith(".found")) {
-    await store.write((db) => {
-      deleteIntent(db, i.id);
-      record(db, i, name, (answer as { found: unknown }).found, clock.now());
-    });
+    await settle(store, i, (db) =>
+      record(db, i, name, (answer as { found: unknown }).found, clock.now()),
+    );
   } else if (row.endsWith(".none.proven")) {
-    await store.write((db) => {
-      deleteIntent(db, i.id);
+    await settle(store, i, (db) => {
       if (i.method === "host.acquire") deleteHost(db, name);
     });
   } else {
@@ -172,6 +185,15 @@ async function resolveOne(
     throw unresolved(i, row, why, next);
   }
   say(io, i, row);
+}
+
+/** Deletes the intent and records its outcome, only if the intent is still there. */
+async function settle(store: Store, i: Intent, apply: (db: Database) => void): Promise<void> {
+  await store.write((db) => {
+    if (!intentsFor(db, i.subject).some((x) => x.id === i.id)) return;
+    deleteIntent(db, i.id);
+    apply(db);
+  });
 }
 
 /** What a definite answer to a host effect means for the host record. */

@@ -6,7 +6,7 @@ import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
 import { MAX_RETRIES, mapCallError } from "../seams/call.js";
 import type { Store } from "../store/index.js";
-import { deleteIntent, writeIntent } from "./journal.js";
+import { deleteIntent, setIntentGroup, writeIntent } from "./journal.js";
 
 // One effect, journaled: the intent is durable before the request's bytes
 // are written, and deleted only with a definite answer, in the same commit
@@ -32,9 +32,18 @@ export interface EffectContext {
   store: Store;
   sup: Supervisor;
   reg: Registration;
+  /** The instance the effect is recorded under; sends go nowhere else. */
+  instance?: string;
+  /** The intent and the process group it names, kept true if the plugin restarts. */
+  intent?: { id: number; pgid: number };
 }
 
-/** Sends an intent's identical params and waits for the answer, retrying what the plugin calls retryable. */
+/**
+ * Sends an intent's identical params and waits for the answer, retrying what
+ * the plugin calls retryable. Only to the recorded instance: a plugin that
+ * restarted under another gets nothing. Anything that fails before the
+ * request is written is a definite refusal (not-sent), never an unknown.
+ */
 export async function sendEffect(
   ctx: EffectContext,
   method: string,
@@ -42,8 +51,26 @@ export async function sendEffect(
   timeoutMs: number,
 ): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
-    const { proc } = await ctx.sup.ready(ctx.reg);
-    const reply = proc.conn.request(method, params, { timeoutMs });
+    let reply: Promise<unknown>;
+    try {
+      const { proc, hello } = await ctx.sup.ready(ctx.reg);
+      if (ctx.instance !== undefined && hello.instance !== ctx.instance) {
+        throw new Error(
+          `the plugin now answers as instance '${hello.instance}', not '${ctx.instance}'`,
+        );
+      }
+      if (ctx.intent && proc.pgid !== ctx.intent.pgid) {
+        // A restarted plugin is another process group: the proof of "gone"
+        // must look at the one that holds the request.
+        const { id } = ctx.intent;
+        await ctx.store.write((db) => setIntentGroup(db, id, proc.pgid));
+        ctx.intent.pgid = proc.pgid;
+      }
+      reply = proc.conn.request(method, params, { timeoutMs });
+    } catch (err) {
+      if (err instanceof NoAnswer) throw err;
+      throw new NoAnswer(method, "not-sent", `${method} not sent: ${(err as Error).message}`);
+    }
     crashPoint("effect.request-written", ctx.ports.env);
     try {
       const result = await reply;
@@ -101,7 +128,12 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
   crashPoint("effect.intent-durable", ctx.ports.env);
   let result: unknown;
   try {
-    result = await sendEffect(ctx, e.method, e.params, e.timeoutMs);
+    result = await sendEffect(
+      { ...ctx, instance: hello.instance, intent: { id, pgid: proc.pgid } },
+      e.method,
+      e.params,
+      e.timeoutMs,
+    );
   } catch (err) {
     if (definite(err)) {
       await ctx.store.write((db) => {

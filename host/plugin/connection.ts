@@ -199,7 +199,15 @@ export class Connection {
       }
       case "reply":
       case "error": {
-        if (this.abandoned.has(msg.id)) return;
+        if (this.abandoned.has(msg.id)) {
+          // A watch mu gave up on may still have opened: its notification
+          // must be ignored like any that crosses a cancel.
+          const watchId = (
+            msg.type === "reply" ? (msg.result as { watchId?: unknown } | null) : null
+          )?.watchId;
+          if (typeof watchId === "string") this.cancelledWatches.add(watchId);
+          return;
+        }
         const p = this.pending.get(msg.id);
         if (!p) {
           this.invalid(`a reply to no pending request (id ${msg.id})`);

@@ -78,8 +78,20 @@ export class Supervisor implements Stoppable {
       p = this.launch(reg, needs);
       this.live.set(reg.name, p);
       p.catch(() => this.live.delete(reg.name));
+      return p;
     }
-    return p;
+    // Already running for another caller: this caller's needs still count.
+    return p.then((r) => {
+      const missing = needs.find((n) => !r.hello.seams[n]);
+      if (missing) {
+        throw new RefusedError(
+          "load.seam.missing",
+          "plugin",
+          `'${reg.name}' refused (seam.missing): declares no '${missing}' seam, which is needed here`,
+        );
+      }
+      return r;
+    });
   }
 
   /** One call, its NoAnswer and ErrorReply left to the caller to classify. */
@@ -102,13 +114,31 @@ export class Supervisor implements Stoppable {
   private async launch(reg: Registration, needs: readonly SeamName[]): Promise<Ready> {
     const path = reg.argv[0] ?? "";
     await checkTrust(this.ports.fs, this.ports.uid, reg.name, path);
+    // A signal may have come while trust was checked.
+    if (terminator.terminating) {
+      throw new UnavailableError(
+        "plugin.terminating",
+        "plugin",
+        `not starting '${reg.name}': mu is terminating`,
+      );
+    }
     let proc: PluginProcess;
     try {
       proc = await PluginProcess.start(this.ports, reg.name, reg.argv, this.checks, (p, record) =>
         this.stopped(p, record),
       );
       this.procs.add(proc);
+      // ...or while it was spawned: stop it at once, as the signal asks.
+      if (terminator.terminating) {
+        await proc.stop("signal", "mu is terminating");
+        throw new UnavailableError(
+          "plugin.terminating",
+          "plugin",
+          `not starting '${reg.name}': mu is terminating`,
+        );
+      }
     } catch (err) {
+      if (err instanceof UnavailableError) throw err;
       throw new RefusedError(
         "plugin.start",
         "plugin",

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import treeKill from "tree-kill";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { merge, PRESETS } from "./declaration.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
@@ -7,6 +8,9 @@ import type { Action, Fault, InvalidKind, World } from "./world.js";
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
 // world scripts for this call, answer. It speaks the protocol strictly
 // except where a fault tells it to misbehave.
+
+/** Output beyond this is cut and the result says partial, well inside the 1 MiB line. */
+const EXEC_OUTPUT_MAX = 256 * 1024;
 
 type Msg = { jsonrpc: "2.0"; id?: number; method?: string; params?: Record<string, unknown> };
 
@@ -82,7 +86,10 @@ export class SimPlugin {
       if ("delayMs" in a) await new Promise((r) => setTimeout(r, a.delayMs));
       else if ("error" in a) {
         const data: Record<string, unknown> = { kind: a.error.kind };
-        if (a.error.remedy) data.remedy = a.error.remedy;
+        // A human error without a remedy would be an invalid message; the
+        // fault means a hand-back, so give it one.
+        if (a.error.remedy || a.error.kind === "human")
+          data.remedy = a.error.remedy ?? "sim: ask a person";
         this.send({
           jsonrpc: "2.0",
           id,
@@ -100,8 +107,11 @@ export class SimPlugin {
         if (a.crash === "before") process.exit(70);
         crashAfter = true;
       } else if ("killMu" in a) {
-        if (a.killMu === "before") process.kill(process.ppid, "SIGKILL");
-        else killAfter = true;
+        if (a.killMu === "before") {
+          // Before the effect: mu dies and nothing is applied or answered.
+          process.kill(process.ppid, "SIGKILL");
+          return;
+        } else killAfter = true;
       } else if ("ignoreEof" in a) this.ignoreEof = true;
       else if ("setInstance" in a)
         this.world.setConfig({ ...this.world.config(), instance: a.setInstance });
@@ -224,22 +234,33 @@ export class SimPlugin {
   /** The simulated machine runs the script for real, in the world's directory. */
   private exec(script: string, timeoutMs: number, leak?: string): Promise<unknown> {
     return new Promise((resolve) => {
+      // Stays in our process group: a plugin never detaches what it runs.
       const child = spawn("/bin/sh", ["-c", script], {
         cwd: this.world.dir,
         stdio: ["ignore", "pipe", "pipe"],
       });
-      let stdout = leak ?? "";
-      let stderr = "";
-      child.stdout.on("data", (b: Buffer) => {
-        stdout += b;
-      });
-      child.stderr.on("data", (b: Buffer) => {
-        stderr += b;
-      });
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const out = { stdout: leak ?? "", stderr: "", partial: false };
+      const take = (which: "stdout" | "stderr") => (b: Buffer) => {
+        const room = EXEC_OUTPUT_MAX - out[which].length;
+        if (b.length > room) out.partial = true;
+        if (room > 0) out[which] += b.subarray(0, room).toString();
+      };
+      child.stdout.on("data", take("stdout"));
+      child.stderr.on("data", take("stderr"));
+      let done = false;
+      const finish = (exitCode: number | null) => {
+        if (done) return;
+        done = true;
+        resolve({ exitCode, ...out });
+      };
+      // remoteOnTimeout "stopped": everything the script started is gone
+      // before the answer, so kill the whole tree, then answer.
+      const timer = setTimeout(() => {
+        treeKill(child.pid as number, "SIGKILL", () => finish(null));
+      }, timeoutMs);
       child.on("close", (code, signal) => {
         clearTimeout(timer);
-        resolve({ exitCode: signal ? null : code, stdout, stderr, partial: false });
+        finish(signal ? null : code);
       });
     });
   }

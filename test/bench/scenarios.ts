@@ -20,7 +20,7 @@ function asShell(s: LoadedScenario, root: string): string {
   for (const step of s.steps) {
     if (!("mu" in step)) continue;
     const args = argv(step.mu).map((a) =>
-      q(a.replace("${sim}", sim).replace("${world}", join(root, "world"))),
+      q(a.replace("$" + "{sim}", sim).replace("$" + "{world}", join(root, "world"))),
     );
     lines.push(`${q(process.execPath)} ${q(mu)} ${args.join(" ")} >/dev/null 2>&1 || true`);
   }
