@@ -110,7 +110,13 @@ export function buildProgram(io: Io): Built {
       await run(async (io) => (await import("../verbs/task.js")).taskList(io, opts));
     });
   program.command("wait").description("wait for agents to settle (arrives with the channel seam)");
-  program.command("state").description("what mu owes: notices about hosts, jobs and collects");
+  program
+    .command("state")
+    .description("what mu owes: effects still pending, and how to settle each")
+    .option("--json", "print JSON")
+    .action(async (opts: { json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/state.js")).state(io, opts));
+    });
 
   for (const cmd of allCommands(program)) configure(cmd, io, state);
   return { program, result: () => state.code };
