@@ -30,6 +30,12 @@ process.stdin.on("data", (chunk: string) => {
       continue;
     }
     world.record("in", msg);
+    // shutdown must not wait behind a delayed call: a plugin told to stop
+    // stops, cancelling what is in flight, well within mu's grace.
+    if (msg.method === "shutdown") {
+      void sim.handle(msg as never);
+      continue;
+    }
     queue = queue
       .then(() => sim.handle(msg as never))
       .catch((err: unknown) => {

@@ -89,13 +89,7 @@ export class PluginProcess {
 
   private async runStop(cause: StopRecord["cause"], detail: string): Promise<StopRecord> {
     this.state = "stopping";
-    this.conn.beginStop(
-      cause === "deadline" || cause === "aborted"
-        ? "stopped"
-        : cause === "exited"
-          ? "exited"
-          : "stopped",
-    );
+    this.conn.beginStop(cause === "exited" ? "exited" : "stopped");
     this.child.closeInput();
     const emptied = await this.waitEmpty(GRACE_MS);
     if (!emptied) {

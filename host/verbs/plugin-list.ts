@@ -1,30 +1,26 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { listPlugins } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 
 interface PluginRow {
   name: string;
   argv: string[];
-  instance: string | null;
+  instance: string;
   seams: string[];
 }
 
 export async function pluginList(io: Io, opts: { json?: boolean }): Promise<void> {
-  const store = openStore(io.ports);
-  const rows = await store.read((db) => {
-    const res = db.exec("SELECT name, argv, declaration, instance FROM plugins ORDER BY name");
-    const out: PluginRow[] = [];
-    for (const [name, argv, decl, instance] of res[0]?.values ?? []) {
-      const declaration = JSON.parse(String(decl ?? "{}")) as { seams?: Record<string, unknown> };
-      out.push({
-        name: String(name),
-        argv: JSON.parse(String(argv)) as string[],
-        instance: instance === null ? null : String(instance),
-        seams: Object.keys(declaration.seams ?? {}),
-      });
-    }
-    return out;
-  });
+  const rows = await openStore(io.ports).read((db) =>
+    listPlugins(db).map(
+      (p): PluginRow => ({
+        name: p.name,
+        argv: p.argv,
+        instance: p.instance,
+        seams: Object.keys(p.declaration.seams),
+      }),
+    ),
+  );
   if (opts.json) {
     printJson(io, rows);
     return;
@@ -36,6 +32,6 @@ export async function pluginList(io: Io, opts: { json?: boolean }): Promise<void
     return;
   }
   for (const r of rows) {
-    io.out(`${r.name}\t${r.instance ?? "-"}\t${r.seams.join(",")}\t${r.argv.join(" ")}\n`);
+    io.out(`${r.name}\t${r.instance}\t${r.seams.join(",")}\t${r.argv.join(" ")}\n`);
   }
 }
