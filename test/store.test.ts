@@ -83,7 +83,7 @@ describe("schema", () => {
         ?.values,
     }));
     expect(version).toBe(SCHEMA_VERSION);
-    expect(tables).toEqual([["hosts"], ["intents"], ["plugins"], ["tasks"]]);
+    expect(tables).toEqual([["host_profiles"], ["hosts"], ["intents"], ["plugins"], ["tasks"]]);
   });
 
   it("reads a missing DB as empty at the current schema and creates nothing", async () => {
@@ -95,7 +95,7 @@ describe("schema", () => {
   it("migrates an old DB in memory on a read and writes it only on a write", async () => {
     await store().write((d) =>
       d.run(
-        "DROP TABLE intents; DROP TABLE hosts; DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0",
+        "DROP TABLE host_profiles; DROP TABLE intents; DROP TABLE hosts; DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0",
       ),
     );
     const old = readFileSync(db);

@@ -59,6 +59,38 @@ export function buildProgram(io: Io): Built {
   const host = namespace(program, "host", "host profiles and provider hosts");
   const hostVerbs = () => import("../verbs/host-provider.js");
   host
+    .command("add")
+    .description("add a host whose link is a plugin")
+    .argument("<name>", "the host's name")
+    .option("--plugin <plugin>", "the plugin that is the host's link")
+    .option("--fetch <template>", "how to fetch when the link cannot (required then)")
+    .option("--repo <path>", "the repository on the host")
+    .option("--max-sessions <n>", "at most this many channels at once")
+    .option("--shell <cmd>", "not for a --plugin host")
+    .option("--exec <cmd>", "not for a --plugin host")
+    .action(async (name: string, opts: import("../verbs/host-profile.js").AddOptions) => {
+      await run(async (io) => (await import("../verbs/host-profile.js")).hostAdd(io, name, opts));
+    });
+  host
+    .command("rm")
+    .description("remove a host profile")
+    .argument("<name>", "the host's name")
+    .action(async (name: string) => {
+      await run(async (io) => (await import("../verbs/host-profile.js")).hostRm(io, name));
+    });
+  host
+    .command("exec")
+    .description("run a POSIX sh script on a host; exits with the script's code (124: timed out)")
+    .usage("<name> [--timeout MS] -- <script...>")
+    .argument("<name>", "the host's name")
+    .argument("<script...>", "the script (words are joined by spaces)")
+    .option("--timeout <ms>", "the script's time limit (default 20000)")
+    .action(async (name: string, script: string[], opts: { timeout?: string }) => {
+      await run(async (io) =>
+        (await import("../verbs/host-exec.js")).hostExec(io, name, script, opts),
+      );
+    });
+  host
     .command("acquire")
     .description("acquire a machine from a provider plugin (an effect, journaled)")
     .argument("<name>", "the host's name")

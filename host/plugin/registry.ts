@@ -70,6 +70,7 @@ export function channelHolder(db: Database, channel: string, except: string): st
  * its query here as it lands.
  */
 export const REFERENCE_QUERIES: { what: string; sql: string }[] = [
+  { what: "host profile(s)", sql: "SELECT count(*) FROM host_profiles WHERE plugin = ?" },
   { what: "host record(s)", sql: "SELECT count(*) FROM hosts WHERE plugin = ?" },
   { what: "pending effect(s)", sql: "SELECT count(*) FROM intents WHERE plugin = ?" },
 ];

@@ -50,6 +50,16 @@ export const MIGRATIONS: readonly string[] = [
      written_at INTEGER NOT NULL
    );
    CREATE INDEX intents_subject ON intents (subject);`,
+  // 3: host profiles that use a plugin as their link.
+  `CREATE TABLE host_profiles (
+     name TEXT PRIMARY KEY,
+     plugin TEXT NOT NULL,
+     fetch TEXT,
+     repo TEXT,
+     max_sessions INTEGER,
+     instance TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

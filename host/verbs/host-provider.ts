@@ -10,6 +10,7 @@ import {
 } from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
+import { identity, listProfiles } from "../hosts/profiles.js";
 import {
   deleteHost,
   getHost,
@@ -237,13 +238,22 @@ function report(io: Io, opts: { json?: boolean }, h: HostRecord, s: Status | und
 }
 
 export async function hostList(io: Io, opts: { json?: boolean }): Promise<void> {
-  const hosts = await openStore(io.ports).read((db) => listHosts(db));
+  const { hosts, profiles } = await openStore(io.ports).read((db) => ({
+    hosts: listHosts(db),
+    profiles: listProfiles(db),
+  }));
   if (opts.json) {
-    printJson(io, hosts);
+    printJson(io, [
+      ...profiles.map((p) => ({ kind: "profile", state: "ready", identity: identity(p), ...p })),
+      ...hosts.map((h) => ({ kind: "provider", ...h })),
+    ]);
     return;
   }
-  if (hosts.length === 0) {
-    io.out("no hosts; acquire one with: mu host acquire --provider <plugin> <name>\n");
+  for (const p of profiles) io.out(`${p.name}\tprofile\t${identity(p)}\n`);
+  if (hosts.length === 0 && profiles.length === 0) {
+    io.out(
+      "no hosts; add one with: mu host add <name> --plugin <plugin>, or acquire one with: mu host acquire --provider <plugin> <name>\n",
+    );
     return;
   }
   for (const h of hosts)

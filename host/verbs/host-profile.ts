@@ -1,0 +1,96 @@
+import type { Io } from "../cli/io.js";
+import { NotFoundError, RefusedError, UsageError } from "../errors.js";
+import { deleteProfile, getProfile, identity, putProfile } from "../hosts/profiles.js";
+import { getHost } from "../hosts/records.js";
+import { getPlugin } from "../plugin/registry.js";
+import { openStore } from "../store/index.js";
+import { withPlugins } from "./with-plugins.js";
+
+export interface AddOptions {
+  plugin?: string;
+  fetch?: string;
+  repo?: string;
+  maxSessions?: string;
+  shell?: string;
+  exec?: string;
+}
+
+export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<void> {
+  if (!opts.plugin) {
+    throw new UsageError("host.add.plugin", "usage", "this mu adds hosts on a plugin link only", {
+      hint: `use: mu host add ${name} --plugin <plugin>`,
+    });
+  }
+  if (opts.shell !== undefined || opts.exec !== undefined) {
+    throw new UsageError(
+      "host.add.plugin-shell",
+      "usage",
+      `a --plugin host takes no ${opts.shell !== undefined ? "--shell" : "--exec"}: the plugin is its link`,
+    );
+  }
+  let maxSessions: number | null = null;
+  if (opts.maxSessions !== undefined) {
+    maxSessions = Number(opts.maxSessions);
+    if (!Number.isInteger(maxSessions) || maxSessions < 1) {
+      throw new UsageError(
+        "host.add.max-sessions",
+        "usage",
+        `--max-sessions '${opts.maxSessions}' is not a whole number of at least 1`,
+      );
+    }
+  }
+  const store = openStore(io.ports);
+  const reg = await store.read((db) => getPlugin(db, opts.plugin as string));
+  if (!reg)
+    throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${opts.plugin}'`, {
+      hint: "see: mu plugin list",
+    });
+  const hello = await withPlugins(
+    io,
+    async (sup) =>
+      (await sup.ready({ name: reg.name, argv: reg.argv, declaration: reg.declaration }, ["link"]))
+        .hello,
+  );
+  const link = hello.seams.link;
+  if (link && !link.fetch && opts.fetch === undefined) {
+    throw new UsageError(
+      "host.add.fetch",
+      "usage",
+      `plugin '${reg.name}' cannot fetch (its link declares fetch: false), so the host needs --fetch '<template>'`,
+    );
+  }
+  await store.write((db) => {
+    if (getProfile(db, name) || getHost(db, name)) {
+      throw new RefusedError("host.exists", "host", `a host named '${name}' already exists`, {
+        hint: "pick another name, or see: mu host list",
+      });
+    }
+    putProfile(db, {
+      name,
+      plugin: reg.name,
+      fetch: opts.fetch ?? null,
+      repo: opts.repo ?? null,
+      maxSessions,
+      instance: hello.instance,
+      createdAt: io.ports.clock.now(),
+    });
+  });
+  io.out(`added ${name} (${identity({ plugin: reg.name, instance: hello.instance })})\n`);
+}
+
+export async function hostRm(io: Io, name: string): Promise<void> {
+  await openStore(io.ports).write((db) => {
+    if (!getProfile(db, name)) {
+      const provider = getHost(db, name);
+      throw provider
+        ? new RefusedError("host.rm.provider", "host", `'${name}' is a provider host`, {
+            hint: `release it instead: mu host release ${name}`,
+          })
+        : new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
+            hint: "see: mu host list",
+          });
+    }
+    deleteProfile(db, name);
+  });
+  io.out(`removed ${name}\n`);
+}
