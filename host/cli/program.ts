@@ -91,6 +91,15 @@ export function buildProgram(io: Io): Built {
       );
     });
   host
+    .command("check")
+    .description("run the plugin's check steps for a host, as a checklist")
+    .argument("<name>", "the host's name")
+    .option("--phase <phase>", "only this phase: template, reach or agent")
+    .option("--json", "print JSON")
+    .action(async (name: string, opts: { phase?: string; json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/host-check.js")).hostCheck(io, name, opts));
+    });
+  host
     .command("acquire")
     .description("acquire a machine from a provider plugin (an effect, journaled)")
     .argument("<name>", "the host's name")

@@ -1,0 +1,119 @@
+import type { Io } from "../cli/io.js";
+import { printJson } from "../cli/io.js";
+import { EXIT, type ExitCode, NotFoundError, RefusedError, UsageError } from "../errors.js";
+import { getProfile } from "../hosts/profiles.js";
+import { getHost } from "../hosts/records.js";
+import { ErrorReply } from "../plugin/call-errors.js";
+import { getPlugin } from "../plugin/registry.js";
+import { mapCallError } from "../seams/call.js";
+import { openStore } from "../store/index.js";
+import { withPlugins } from "./with-plugins.js";
+
+// mu host check: the phases the plugin's seams contribute steps to, as one
+// checklist. A handback step or a human error hands the check to a person:
+// the steps after it are not asked for.
+
+const PHASES = ["template", "reach", "agent"] as const;
+type Phase = (typeof PHASES)[number];
+const READ_MS = 10_000;
+
+interface Step {
+  step: string;
+  ok: boolean | null | "warn";
+  detail: string;
+}
+
+export interface CheckLine {
+  phase: Phase;
+  step: string;
+  result: "pass" | "fail" | "skip" | "warn" | "handback";
+  detail: string;
+}
+
+const MARK: Record<CheckLine["result"], string> = {
+  pass: "ok  ",
+  fail: "FAIL",
+  skip: "skip",
+  warn: "warn",
+  handback: "HAND",
+};
+
+export async function hostCheck(
+  io: Io,
+  name: string,
+  opts: { phase?: string; json?: boolean },
+): Promise<ExitCode> {
+  if (opts.phase !== undefined && !PHASES.includes(opts.phase as Phase)) {
+    throw new UsageError(
+      "host.check.phase",
+      "usage",
+      `--phase '${opts.phase}' is not one of ${PHASES.join(", ")}`,
+    );
+  }
+  const store = openStore(io.ports);
+  const { profile, provider, reg } = await store.read((db) => {
+    const profile = getProfile(db, name);
+    const provider = profile ? undefined : getHost(db, name);
+    const plugin = profile?.plugin ?? provider?.plugin;
+    return { profile, provider, reg: plugin ? getPlugin(db, plugin) : undefined };
+  });
+  if (!reg || (!profile && !provider))
+    throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
+      hint: "see: mu host list",
+    });
+  const instance = (profile?.instance ?? provider?.instance) as string;
+  const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
+  const lines: CheckLine[] = [];
+  await withPlugins(io, async (sup) => {
+    const { hello, proc } = await sup.ready(registration, ["link"]);
+    if (hello.instance !== instance) {
+      throw new RefusedError(
+        "effect.stop-changed",
+        "host",
+        `host '${name}' was added under instance '${instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
+      );
+    }
+    const declared = new Set(hello.seams.link?.checks ?? []);
+    const phases = PHASES.filter(
+      (p) => declared.has(p) && (opts.phase === undefined || opts.phase === p),
+    );
+    const host = { name, instance, ...(provider?.handle ? { handle: provider.handle } : {}) };
+    for (const phase of phases) {
+      let steps: Step[];
+      try {
+        steps = (await proc.conn.request(
+          "link.checkSteps",
+          { target: { host }, phase },
+          { timeoutMs: READ_MS },
+        )) as Step[];
+      } catch (err) {
+        if (err instanceof ErrorReply && err.kind === "human") {
+          lines.push({
+            phase,
+            step: "handback",
+            result: "handback",
+            detail: `${err.message}${err.remedy ? `; ${err.remedy}` : ""}`,
+          });
+          return;
+        }
+        throw mapCallError(reg.name, { method: "link.checkSteps", effect: false }, err);
+      }
+      for (const s of steps) {
+        if (s.step === "handback") {
+          lines.push({ phase, step: "handback", result: "handback", detail: s.detail });
+          return;
+        }
+        const result =
+          s.ok === true ? "pass" : s.ok === false ? "fail" : s.ok === null ? "skip" : "warn";
+        lines.push({ phase, step: `${reg.name}:${s.step}`, result, detail: s.detail });
+      }
+    }
+  });
+  const failed = lines.some((l) => l.result === "fail" || l.result === "handback");
+  if (opts.json) printJson(io, { host: name, ok: !failed, steps: lines });
+  else {
+    for (const l of lines) io.out(`${MARK[l.result]}  ${l.phase}  ${l.step}: ${l.detail}\n`);
+    io.out(failed ? `${name}: check failed\n` : `${name}: check passed\n`);
+  }
+  return failed ? EXIT.unavailable : EXIT.ok;
+}
