@@ -1,10 +1,8 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { EXIT, type ExitCode, NotFoundError, RefusedError, UsageError } from "../errors.js";
-import { getProfile } from "../hosts/profiles.js";
-import { getHost } from "../hosts/records.js";
+import { EXIT, type ExitCode, UsageError } from "../errors.js";
+import { findLinkHost, sameInstance } from "../hosts/link-host.js";
 import { ErrorReply } from "../plugin/call-errors.js";
-import { getPlugin } from "../plugin/registry.js";
 import { mapCallError } from "../seams/call.js";
 import { openStore } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
@@ -50,40 +48,21 @@ export async function hostCheck(
       `--phase '${opts.phase}' is not one of ${PHASES.join(", ")}`,
     );
   }
-  const store = openStore(io.ports);
-  const { profile, provider, reg } = await store.read((db) => {
-    const profile = getProfile(db, name);
-    const provider = profile ? undefined : getHost(db, name);
-    const plugin = profile?.plugin ?? provider?.plugin;
-    return { profile, provider, reg: plugin ? getPlugin(db, plugin) : undefined };
-  });
-  if (!reg || (!profile && !provider))
-    throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
-      hint: "see: mu host list",
-    });
-  const instance = (profile?.instance ?? provider?.instance) as string;
-  const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
+  const h = await openStore(io.ports).read((db) => findLinkHost(db, name));
   const lines: CheckLine[] = [];
   await withPlugins(io, async (sup) => {
-    const { hello, proc } = await sup.ready(registration, ["link"]);
-    if (hello.instance !== instance) {
-      throw new RefusedError(
-        "effect.stop-changed",
-        "host",
-        `host '${name}' was added under instance '${instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
-      );
-    }
+    const { hello, proc } = await sup.ready(h.reg, ["link"]);
+    sameInstance(name, h.reg.name, h.instance, hello.instance);
     const declared = new Set(hello.seams.link?.checks ?? []);
     const phases = PHASES.filter(
       (p) => declared.has(p) && (opts.phase === undefined || opts.phase === p),
     );
-    const host = { name, instance, ...(provider?.handle ? { handle: provider.handle } : {}) };
     for (const phase of phases) {
       let steps: Step[];
       try {
         steps = (await proc.conn.request(
           "link.checkSteps",
-          { target: { host }, phase },
+          { target: h.target, phase },
           { timeoutMs: READ_MS },
         )) as Step[];
       } catch (err) {
@@ -96,7 +75,7 @@ export async function hostCheck(
           });
           return;
         }
-        throw mapCallError(reg.name, { method: "link.checkSteps", effect: false }, err);
+        throw mapCallError(h.reg.name, { method: "link.checkSteps", effect: false }, err);
       }
       for (const s of steps) {
         if (s.step === "handback") {
@@ -105,7 +84,7 @@ export async function hostCheck(
         }
         const result =
           s.ok === true ? "pass" : s.ok === false ? "fail" : s.ok === null ? "skip" : "warn";
-        lines.push({ phase, step: `${reg.name}:${s.step}`, result, detail: s.detail });
+        lines.push({ phase, step: `${h.reg.name}:${s.step}`, result, detail: s.detail });
       }
     }
   });

@@ -1,9 +1,7 @@
 import type { Io } from "../cli/io.js";
-import { NotFoundError, RefusedError, UsageError } from "../errors.js";
-import { getProfile, identity } from "../hosts/profiles.js";
-import { getHost } from "../hosts/records.js";
+import { RefusedError, UsageError } from "../errors.js";
+import { findLinkHost, sameInstance } from "../hosts/link-host.js";
 import { GRACE_MS } from "../plugin/plugin-process.js";
-import { getPlugin } from "../plugin/registry.js";
 import { callPlugin } from "../seams/call.js";
 import { openStore } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
@@ -37,53 +35,33 @@ export async function hostExec(
     );
   }
   const script = words.join(" ");
-  const store = openStore(io.ports);
-  const found = await store.read((db) => {
-    const profile = getProfile(db, name);
-    const provider = profile ? undefined : getHost(db, name);
-    const plugin = profile?.plugin ?? provider?.plugin;
-    return { profile, provider, reg: plugin ? getPlugin(db, plugin) : undefined };
-  });
-  const { profile, provider, reg } = found;
-  if (!reg || (!profile && !provider))
-    throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
-      hint: "see: mu host list",
-    });
-  if (provider && provider.state !== "ready") {
-    throw new RefusedError("host.not-ready", "host", `host '${name}' is ${provider.state}`, {
+  const h = await openStore(io.ports).read((db) => findLinkHost(db, name));
+  if (h.provider && h.provider.state !== "ready") {
+    throw new RefusedError("host.not-ready", "host", `host '${name}' is ${h.provider.state}`, {
       hint: `see: mu host status ${name}`,
     });
   }
-  const instance = (profile?.instance ?? provider?.instance) as string;
-  const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
   return withPlugins(io, async (sup) => {
-    const { hello } = await sup.ready(registration, ["link"]);
+    const { hello } = await sup.ready(h.reg, ["link"]);
     const link = hello.seams.link;
     if (!link)
-      throw new RefusedError("load.seam.missing", "plugin", `'${reg.name}' declares no link`);
-    if (hello.instance !== instance) {
-      throw new RefusedError(
-        "effect.stop-changed",
-        "host",
-        `host '${name}' is ${identity({ plugin: reg.name, instance })}, but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
-      );
-    }
+      throw new RefusedError("load.seam.missing", "plugin", `'${h.reg.name}' declares no link`);
+    sameInstance(name, h.reg.name, h.instance, hello.instance);
     // Checked here, not by the plugin: a script that does not fit is never sent.
     const bytes = Buffer.byteLength(script, "utf8");
     if (bytes > link.maxScriptBytes) {
       throw new UsageError(
         "host.exec.too-big",
         "usage",
-        `the script is ${bytes} bytes; '${reg.name}' takes at most ${link.maxScriptBytes}`,
+        `the script is ${bytes} bytes; '${h.reg.name}' takes at most ${link.maxScriptBytes}`,
         {
           hint: "copy a file over and run that instead",
         },
       );
     }
-    const host = { name, instance, ...(provider?.handle ? { handle: provider.handle } : {}) };
-    const r = (await callPlugin(sup, io.ports.clock, registration, {
+    const r = (await callPlugin(sup, io.ports.clock, h.reg, {
       method: "link.exec",
-      params: { target: { host }, script, cwd: ".", timeoutMs },
+      params: { target: h.target, script, cwd: ".", timeoutMs },
       // The plugin enforces timeoutMs; mu waits one grace more for its answer.
       timeoutMs: timeoutMs + GRACE_MS,
       effect: false,

@@ -10,6 +10,7 @@ import {
 } from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
+import { sameInstance } from "../hosts/link-host.js";
 import { identity, listProfiles } from "../hosts/profiles.js";
 import {
   deleteHost,
@@ -64,16 +65,7 @@ async function hostOf(store: Store, name: string): Promise<HostRecord> {
 /** Calls that name a recorded host go only to the instance it was recorded under. */
 async function fenced(sup: Supervisor, reg: Registration, h: HostRecord): Promise<void> {
   const { hello } = await sup.ready(reg, ["host"]);
-  if (hello.instance !== h.instance) {
-    throw new RefusedError(
-      "effect.stop-changed",
-      "host",
-      `host '${h.name}' was acquired under instance '${h.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
-      {
-        hint: "point the plugin back at that instance",
-      },
-    );
-  }
+  sameInstance(h.name, reg.name, h.instance, hello.instance);
 }
 
 const target = (h: Pick<HostRecord, "name" | "handle" | "instance">) => ({
