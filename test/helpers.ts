@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../host/cli/run.js";
+import { MuError } from "../host/errors.js";
 import { packageRoot } from "../host/package-root.js";
 import { realPorts } from "../host/ports/real.js";
 
@@ -41,4 +42,15 @@ export function muProcess(args: string[], env: Record<string, string>) {
     encoding: "utf8",
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+}
+
+/** The MuError a promise rejects with; anything else, or success, fails the test. */
+export async function muError(p: Promise<unknown>): Promise<MuError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof MuError) return err;
+    throw err;
+  }
+  throw new Error("expected mu to refuse");
 }

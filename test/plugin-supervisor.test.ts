@@ -3,13 +3,14 @@ import { chmodSync, chownSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import pidtree from "pidtree";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MuError } from "../host/errors.js";
+import type { MuError } from "../host/errors.js";
 import { packageRoot } from "../host/package-root.js";
 import { NoAnswer } from "../host/plugin/call-errors.js";
 import { Supervisor } from "../host/plugin/supervisor.js";
 import { realPorts } from "../host/ports/real.js";
 import { protocolChecks } from "../host/protocol/checks.js";
 import { callPlugin } from "../host/seams/call.js";
+import { muError } from "./helpers.js";
 import { channelSeam, type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
 const EXEC_OK = { exitCode: 0, stdout: "", stderr: "", partial: false };
@@ -35,15 +36,7 @@ afterEach(async () => {
 // liveness counts it gone, as mu does.
 const alive = (pid: number) => ports.liveness.startOf(pid) !== null;
 
-async function refusal(p: Promise<unknown>): Promise<MuError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MuError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
+const refusal = muError;
 
 const call = (
   name: string,

@@ -9,10 +9,10 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MuError } from "../host/errors.js";
 import { realLiveness, realPorts } from "../host/ports/real.js";
 import { dbPath, openStore, SCHEMA_VERSION } from "../host/store/index.js";
 import { damage } from "../host/store/sqlite-file.js";
+import { muError } from "./helpers.js";
 
 // The store in this process, on real files: one temp directory per test.
 
@@ -37,15 +37,7 @@ const add = (id: string, extra: Record<string, string> = {}) =>
     ]),
   );
 
-async function failure(p: Promise<unknown>): Promise<MuError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof MuError) return err;
-    throw err;
-  }
-  throw new Error("expected a failure");
-}
+const failure = muError;
 
 describe("location", () => {
   it("is MU_DB_PATH, else MU_STATE_DIR/mu.db, else HOME/.local/state/mu/mu.db", () => {
