@@ -91,6 +91,29 @@ export function buildProgram(io: Io): Built {
       );
     });
   host
+    .command("fetch")
+    .description("fetch a host repository's HEAD into your checkout's FETCH_HEAD")
+    .argument("<name>", "the host's name")
+    .option(
+      "--from <path>",
+      "the repository on the host (default: the host's --repo, else its login directory)",
+    )
+    .option("--into <path>", "the local checkout (default: the one you are in)")
+    .option("--timeout <ms>", "the fetch's time limit (default 20000)")
+    .action(async (name: string, opts: { from?: string; into?: string; timeout?: string }) => {
+      await run(async (io) => (await import("../verbs/host-git.js")).hostFetch(io, name, opts));
+    });
+  host
+    .command("push")
+    .description("make a host repository hold a commit of your checkout (idempotent)")
+    .argument("<name>", "the host's name")
+    .option("--rev <rev>", "the commit (default HEAD)")
+    .option("--to <path>", "the repository on the host (default: the host's --repo)")
+    .option("--timeout <ms>", "each push's time limit (default 20000)")
+    .action(async (name: string, opts: { rev?: string; to?: string; timeout?: string }) => {
+      await run(async (io) => (await import("../verbs/host-git.js")).hostPush(io, name, opts));
+    });
+  host
     .command("check")
     .description("run the plugin's check steps for a host, as a checklist")
     .argument("<name>", "the host's name")

@@ -2,7 +2,7 @@ import type { Database } from "sql.js";
 import { NotFoundError, RefusedError } from "../errors.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Registration } from "../plugin/supervisor.js";
-import { getProfile } from "./profiles.js";
+import { getProfile, type HostProfile } from "./profiles.js";
 import { getHost, type HostRecord } from "./records.js";
 
 // A host reached through a plugin link, whether a --plugin profile or a
@@ -15,6 +15,8 @@ export interface LinkHost {
   target: { host: { name: string; instance: string; handle?: string } };
   /** Set for a provider's machine. */
   provider?: HostRecord;
+  /** Set for a --plugin profile. */
+  profile?: HostProfile;
 }
 
 export function findLinkHost(db: Database, name: string): LinkHost {
@@ -32,6 +34,7 @@ export function findLinkHost(db: Database, name: string): LinkHost {
     instance: rec.instance,
     target: { host: { name, instance: rec.instance, ...(handle ? { handle } : {}) } },
     ...(provider ? { provider } : {}),
+    ...(profile ? { profile } : {}),
   };
 }
 

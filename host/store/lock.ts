@@ -57,19 +57,37 @@ export function lockTimeoutMs(env: Readonly<Record<string, string | undefined>>)
 
 export async function acquireLock(ports: Ports, path: string): Promise<HeldLock> {
   const timeout = lockTimeoutMs(ports.env);
-  const self = ports.liveness.self();
-  const mine = JSON.stringify({ ...self, token: randomBytes(6).toString("hex") });
   const deadline = ports.clock.now() + timeout;
-  const stale = staleness(ports);
+  const attempt = lockAttempts(ports);
   for (;;) {
-    if (await claim(ports, path, mine)) return { release: () => releaseIfMine(ports, path, mine) };
-    const h = await readHolder(ports, path);
-    // Released between our create and our read: try again at once.
-    if (h === null) continue;
-    if (stale(path, h) && (await breakStale(ports, path, h.raw, mine, stale))) continue;
-    if (ports.clock.now() >= deadline) throw locked(path, h.id?.pid ?? null, timeout);
+    const r = await attempt(path);
+    if ("release" in r) return r;
+    if (ports.clock.now() >= deadline) throw locked(path, r.holder, timeout);
     await ports.clock.sleep(POLL_MS + Math.floor(Math.random() * POLL_MS));
   }
+}
+
+/**
+ * One try at a lock, breaking it if its holder is dead. The returned function
+ * remembers, across tries, how long an unparseable lock has looked the same,
+ * so make one per waiting loop.
+ */
+export function lockAttempts(
+  ports: Ports,
+): (path: string) => Promise<HeldLock | { holder: number | null }> {
+  const mine = JSON.stringify({ ...ports.liveness.self(), token: randomBytes(6).toString("hex") });
+  const stale = staleness(ports);
+  return async (path) => {
+    for (;;) {
+      if (await claim(ports, path, mine))
+        return { release: () => releaseIfMine(ports, path, mine) };
+      const h = await readHolder(ports, path);
+      // Released between our create and our read: try again at once.
+      if (h === null) continue;
+      if (stale(path, h) && (await breakStale(ports, path, h.raw, mine, stale))) continue;
+      return { holder: h.id?.pid ?? null };
+    }
+  };
 }
 
 /** Creates `path` holding `content` unless it exists; true when it is ours afterwards. */

@@ -1,9 +1,10 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
 import { EXIT, type ExitCode, UsageError } from "../errors.js";
-import { findLinkHost, sameInstance } from "../hosts/link-host.js";
+import { findLinkHost } from "../hosts/link-host.js";
 import { ErrorReply } from "../plugin/call-errors.js";
 import { mapCallError } from "../seams/call.js";
+import { holdingSlot, openLink } from "../seams/link.js";
 import { openStore } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -51,42 +52,45 @@ export async function hostCheck(
   const h = await openStore(io.ports).read((db) => findLinkHost(db, name));
   const lines: CheckLine[] = [];
   await withPlugins(io, async (sup) => {
-    const { hello, proc } = await sup.ready(h.reg, ["link"]);
-    sameInstance(name, h.reg.name, h.instance, hello.instance);
-    const declared = new Set(hello.seams.link?.checks ?? []);
+    const l = await openLink(io, sup, name, h);
+    const { proc } = await sup.ready(h.reg, ["link"]);
+    const declared = new Set(l.link.checks);
     const phases = PHASES.filter(
       (p) => declared.has(p) && (opts.phase === undefined || opts.phase === p),
     );
-    for (const phase of phases) {
-      let steps: Step[];
-      try {
-        steps = (await proc.conn.request(
-          "link.checkSteps",
-          { target: h.target, phase },
-          { timeoutMs: READ_MS },
-        )) as Step[];
-      } catch (err) {
-        if (err instanceof ErrorReply && err.kind === "human") {
-          lines.push({
-            phase,
-            step: "handback",
-            result: "handback",
-            detail: `${err.message}${err.remedy ? `; ${err.remedy}` : ""}`,
-          });
-          return;
+    // The whole check is one use of the host: it holds one channel throughout.
+    await holdingSlot(l, async () => {
+      for (const phase of phases) {
+        let steps: Step[];
+        try {
+          steps = (await proc.conn.request(
+            "link.checkSteps",
+            { target: h.target, phase },
+            { timeoutMs: READ_MS },
+          )) as Step[];
+        } catch (err) {
+          if (err instanceof ErrorReply && err.kind === "human") {
+            lines.push({
+              phase,
+              step: "handback",
+              result: "handback",
+              detail: `${err.message}${err.remedy ? `; ${err.remedy}` : ""}`,
+            });
+            return;
+          }
+          throw mapCallError(h.reg.name, { method: "link.checkSteps", effect: false }, err);
         }
-        throw mapCallError(h.reg.name, { method: "link.checkSteps", effect: false }, err);
-      }
-      for (const s of steps) {
-        if (s.step === "handback") {
-          lines.push({ phase, step: "handback", result: "handback", detail: s.detail });
-          return;
+        for (const s of steps) {
+          if (s.step === "handback") {
+            lines.push({ phase, step: "handback", result: "handback", detail: s.detail });
+            return;
+          }
+          const result =
+            s.ok === true ? "pass" : s.ok === false ? "fail" : s.ok === null ? "skip" : "warn";
+          lines.push({ phase, step: `${h.reg.name}:${s.step}`, result, detail: s.detail });
         }
-        const result =
-          s.ok === true ? "pass" : s.ok === false ? "fail" : s.ok === null ? "skip" : "warn";
-        lines.push({ phase, step: `${h.reg.name}:${s.step}`, result, detail: s.detail });
       }
-    }
+    });
   });
   const failed = lines.some((l) => l.result === "fail" || l.result === "handback");
   if (opts.json) printJson(io, { host: name, ok: !failed, steps: lines });

@@ -1,16 +1,13 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import treeKill from "tree-kill";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { merge, PRESETS } from "./declaration.js";
+import { Machines } from "./machine.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
 // world scripts for this call, answer. It speaks the protocol strictly
 // except where a fault tells it to misbehave.
-
-/** Output beyond this is cut and the result says partial, well inside the 1 MiB line. */
-const EXEC_OUTPUT_MAX = 256 * 1024;
 
 type Msg = { jsonrpc: "2.0"; id?: number; method?: string; params?: Record<string, unknown> };
 
@@ -18,7 +15,11 @@ export class SimPlugin {
   private ignoreEof = false;
   private readonly version = "1.0.0";
 
-  constructor(private readonly world: World) {}
+  private readonly machines: Machines;
+
+  constructor(private readonly world: World) {
+    this.machines = new Machines(world);
+  }
 
   private write(line: string | Buffer, record: unknown): void {
     this.world.record("out", record);
@@ -178,10 +179,31 @@ export class SimPlugin {
         return { value: [{ step: String(params.phase), ok: true, detail: "the sim answers" }] };
       case "link.exec":
         return {
-          value: await this.exec(
+          value: await this.machines.exec(
+            params.target,
             String(params.script ?? ""),
+            String(params.cwd ?? "."),
             Number(params.timeoutMs ?? 20_000),
             leak,
+          ),
+        };
+      case "link.fetch":
+        return {
+          value: await this.machines.fetch(
+            params.target,
+            String(params.remoteCwd),
+            String(params.localRepo),
+            Number(params.timeoutMs ?? 20_000),
+          ),
+        };
+      case "link.push":
+        return {
+          value: await this.machines.push(
+            params.target,
+            String(params.localRepo),
+            String(params.remoteRepo),
+            String(params.rev),
+            Number(params.timeoutMs ?? 20_000),
           ),
         };
       default:
@@ -231,40 +253,6 @@ export class SimPlugin {
       }
     });
     return null;
-  }
-
-  /** The simulated machine runs the script for real, in the world's directory. */
-  private exec(script: string, timeoutMs: number, leak?: string): Promise<unknown> {
-    return new Promise((resolve) => {
-      // Stays in our process group: a plugin never detaches what it runs.
-      const child = spawn("/bin/sh", ["-c", script], {
-        cwd: this.world.dir,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      const out = { stdout: leak ?? "", stderr: "", partial: false };
-      const take = (which: "stdout" | "stderr") => (b: Buffer) => {
-        const room = EXEC_OUTPUT_MAX - out[which].length;
-        if (b.length > room) out.partial = true;
-        if (room > 0) out[which] += b.subarray(0, room).toString();
-      };
-      child.stdout.on("data", take("stdout"));
-      child.stderr.on("data", take("stderr"));
-      let done = false;
-      const finish = (exitCode: number | null) => {
-        if (done) return;
-        done = true;
-        resolve({ exitCode, ...out });
-      };
-      // remoteOnTimeout "stopped": everything the script started is gone
-      // before the answer, so kill the whole tree, then answer.
-      const timer = setTimeout(() => {
-        treeKill(child.pid as number, "SIGKILL", () => finish(null));
-      }, timeoutMs);
-      child.on("close", (code, signal) => {
-        clearTimeout(timer);
-        finish(signal ? null : code);
-      });
-    });
   }
 
   private invalid(kind: InvalidKind, id: number): void {

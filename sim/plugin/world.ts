@@ -79,6 +79,8 @@ export interface WorldState {
   hosts?: Record<string, SimHost>;
   /** Dedupe records by key: the params' hash, the first result and when. */
   dedupe?: Record<string, { sha: string; result: unknown; at: number }>;
+  /** Link calls running now on each machine, and the most ever at once. */
+  sessions?: Record<string, { active: number; peak: number }>;
 }
 
 function writeJson(path: string, value: unknown): void {

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
@@ -13,6 +13,7 @@ import {
   type ExpectStep,
   type LoadedScenario,
   type MuStep,
+  type ShStep,
   type Step,
 } from "./scenario.js";
 
@@ -63,7 +64,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   };
   const child = spawn(process.execPath, [muBin(), ...argv(step.mu).map((a) => expand(box, a))], {
     env,
-    cwd: box.root,
+    cwd: step.cwd === undefined ? box.root : resolve(box.root, expand(box, step.cwd)),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -93,6 +94,37 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     }
   }
   return done;
+}
+
+/** A setup or inspection script: git gets a fixed identity so commits work anywhere. */
+function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
+  const who = { name: "mu scenario", email: "scenario@mu.invalid" };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(box.root, "home"),
+    GIT_AUTHOR_NAME: who.name,
+    GIT_AUTHOR_EMAIL: who.email,
+    GIT_COMMITTER_NAME: who.name,
+    GIT_COMMITTER_EMAIL: who.email,
+    GIT_CONFIG_NOSYSTEM: "1",
+  };
+  const child = spawn("/bin/sh", ["-ec", expand(box, step.sh)], {
+    env,
+    cwd: box.root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => {
+    stdout += b;
+  });
+  child.stderr.on("data", (b: Buffer) => {
+    stderr += b;
+  });
+  return new Promise((done, fail) => {
+    child.on("error", fail);
+    child.on("close", (exit, signal) => done({ exit, signal, stdout, stderr }));
+  });
 }
 
 function checkMu(step: MuStep, r: Ran): string[] {
@@ -188,6 +220,11 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
         if (v > n) problems.push(`the world applied ${k} ${v} times, at most ${n} allowed`);
     }
   }
+  for (const [machine, n] of Object.entries(want.sessionsPeak ?? {})) {
+    const peak = box.world.state().sessions?.[machine]?.peak ?? 0;
+    if (peak !== n)
+      problems.push(`at most ${peak} link calls ran at once on ${machine}, expected ${n}`);
+  }
   for (const method of want.sameParams ?? []) {
     const sent = box.world
       .transcript()
@@ -244,6 +281,17 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     const r = await runMu(box, step);
     Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
     problems = checkMu(step, r);
+  } else if ("sh" in step) {
+    const r = await runSh(box, step);
+    Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });
+    if (r.exit !== (step.exit ?? 0))
+      problems.push(
+        `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
+      );
+    if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
+      problems.push(
+        `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
+      );
   } else if ("join" in step) {
     const done = await Promise.all(box.background.splice(0));
     problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));

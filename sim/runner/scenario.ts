@@ -17,6 +17,13 @@ export interface MuStep {
   signalled?: Signal | "SIGKILL";
   background?: true;
   afterSeen?: string;
+  cwd?: string;
+}
+
+export interface ShStep {
+  sh: string;
+  exit?: number;
+  stdout?: string;
 }
 
 export interface JoinStep {
@@ -46,10 +53,11 @@ export interface ExpectStep {
     intents?: number;
     hosts?: Record<string, string | null>;
     sameParams?: string[];
+    sessionsPeak?: Record<string, number>;
   };
 }
 
-export type Step = MuStep | DamageStep | ExpectStep | WorldStep | InstallStep | JoinStep;
+export type Step = MuStep | ShStep | DamageStep | ExpectStep | WorldStep | InstallStep | JoinStep;
 
 export interface Scenario {
   scenario: string;
@@ -69,6 +77,7 @@ export function argv(args: Args): string[] {
 
 export function describeStep(step: Step): string {
   if ("mu" in step) return `mu ${argv(step.mu).join(" ")}`;
+  if ("sh" in step) return `sh ${step.sh.split("\n")[0]}`;
   if ("damage" in step) return `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;

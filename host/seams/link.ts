@@ -1,0 +1,228 @@
+import type { Io } from "../cli/io.js";
+import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
+import { commitOf, fetchHeadPath, fillTemplate, runTemplate } from "../git/local.js";
+import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
+import { withSlot } from "../hosts/slots.js";
+import { GRACE_MS } from "../plugin/plugin-process.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import type { LinkSeam } from "../protocol/declaration.js";
+import { openStore } from "../store/index.js";
+import { callPlugin } from "./call.js";
+
+// The link's calls as mu makes them: each holds one of the host's slots when
+// the link leaves slots to mu, waits out a "stopping" link's grace before it
+// returns a timed-out run, and checks git's own answer where the plugin's
+// word is not enough (FETCH_HEAD after a fetch, rev-parse after a push).
+
+export const DEFAULT_LINK_TIMEOUT_MS = 20_000;
+const PUSH_RUNS = 3;
+
+export interface RunResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  partial: boolean;
+}
+
+export interface OpenLink {
+  io: Io;
+  sup: Supervisor;
+  host: LinkHost;
+  /** The host's name as the user knows it. */
+  name: string;
+  link: LinkSeam;
+}
+
+/** The host by name, refused unless a provider's machine is ready. */
+export async function loadLinkHost(io: Io, name: string): Promise<LinkHost> {
+  const h = await openStore(io.ports).read((db) => findLinkHost(db, name));
+  if (h.provider && h.provider.state !== "ready") {
+    throw new RefusedError("host.not-ready", "host", `host '${name}' is ${h.provider.state}`, {
+      hint: `see: mu host status ${name}`,
+    });
+  }
+  return h;
+}
+
+/** Starts the host's plugin and checks it still answers as the instance the host is recorded under. */
+export async function openLink(
+  io: Io,
+  sup: Supervisor,
+  name: string,
+  h: LinkHost,
+): Promise<OpenLink> {
+  const { hello } = await sup.ready(h.reg, ["link"]);
+  const link = hello.seams.link;
+  if (!link)
+    throw new RefusedError("load.seam.missing", "plugin", `'${h.reg.name}' declares no link`);
+  sameInstance(name, h.reg.name, h.instance, hello.instance);
+  return { io, sup, host: h, name, link };
+}
+
+/** Runs `fn` holding one of the host's channels when mu arbitrates them. */
+export function holdingSlot<T>(l: OpenLink, fn: () => Promise<T>): Promise<T> {
+  return withSlot(
+    l.io.ports,
+    { host: l.name, maxSessions: l.host.profile?.maxSessions ?? null, slots: l.link.slots },
+    (n) => l.io.err(`mu: host: all ${n} sessions of ${l.name} are in use; waiting for one\n`),
+    fn,
+  );
+}
+
+/** One link.exec, link.fetch or link.push, with its slot and its grace. */
+export async function linkRun(
+  l: OpenLink,
+  method: "link.exec" | "link.fetch" | "link.push",
+  params: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<RunResult> {
+  return holdingSlot(l, async () => {
+    const r = (await callPlugin(l.sup, l.io.ports.clock, l.host.reg, {
+      method,
+      params: { target: l.host.target, ...params, timeoutMs },
+      // The plugin enforces timeoutMs; mu waits one grace more for its answer.
+      timeoutMs: timeoutMs + GRACE_MS,
+      effect: false,
+    })) as RunResult;
+    // A "stopping" link finishes stopping within one grace of its answer; the
+    // channel stays taken until then.
+    if (r.exitCode === null && l.link.remoteOnTimeout === "stopping") {
+      await l.io.ports.clock.sleep(GRACE_MS);
+    }
+    return r;
+  });
+}
+
+function failed(l: OpenLink, what: string, r: RunResult, timeoutMs: number): UnavailableError {
+  const why =
+    r.exitCode === null
+      ? `timed out after ${timeoutMs} ms`
+      : `exit ${r.exitCode}${r.stderr.trim() ? `: ${firstLine(r.stderr.trim())}` : ""}`;
+  return new UnavailableError(
+    `host.${what}.failed`,
+    "host",
+    `${what} on ${l.name} failed (${why})`,
+    {
+      hint: `try the same by hand: mu host exec ${l.name} -- '<git command>'`,
+    },
+  );
+}
+
+/**
+ * Fetches remoteCwd's HEAD into localRepo's FETCH_HEAD, through the link or,
+ * when it cannot fetch, through the profile's --fetch template run here.
+ * FETCH_HEAD is deleted first, so only this fetch can leave one.
+ */
+export async function fetchInto(
+  l: OpenLink,
+  remoteCwd: string,
+  localRepo: string,
+  timeoutMs: number,
+): Promise<string> {
+  const fetchHead = fetchHeadPath(localRepo);
+  if (fetchHead === null) throw notACheckout(localRepo);
+  await l.io.ports.fs.unlink(fetchHead);
+  let r: RunResult;
+  if (l.link.fetch) {
+    r = await linkRun(l, "link.fetch", { remoteCwd, localRepo }, timeoutMs);
+  } else {
+    const template = l.host.profile?.fetch;
+    if (!template) {
+      throw new RefusedError(
+        "host.fetch.none",
+        "host",
+        `'${l.host.reg.name}' cannot fetch and host '${l.name}' has no --fetch template`,
+        { hint: `add the host as a profile with --fetch '<template>'` },
+      );
+    }
+    const script = fillTemplate(template, { host: l.name, remoteCwd });
+    r = await holdingSlot(l, () =>
+      runTemplate(script, localRepo, timeoutMs, { ...l.io.ports.env } as NodeJS.ProcessEnv),
+    );
+  }
+  if (r.exitCode !== 0) throw failed(l, "fetch", r, timeoutMs);
+  const sha = commitOf(localRepo, "FETCH_HEAD");
+  if (sha === null) {
+    throw new UnavailableError(
+      "host.fetch.no-head",
+      "host",
+      `the fetch from ${l.name} reported success but left no FETCH_HEAD in ${localRepo}`,
+      {
+        hint: l.link.fetch
+          ? "the plugin's link.fetch is broken; tell its author"
+          : "fix the host's --fetch template",
+      },
+    );
+  }
+  return sha;
+}
+
+/**
+ * Makes remoteRepo on the host hold `sha`. A push is not an effect, so a
+ * timed-out one is simply run again; and whatever the plugin said, the
+ * remote's own rev-parse must find the commit before mu relies on it.
+ */
+export async function pushRev(
+  l: OpenLink,
+  localRepo: string,
+  remoteRepo: string,
+  sha: string,
+  timeoutMs: number,
+): Promise<void> {
+  if (!l.link.push) {
+    throw new UsageError(
+      "host.push.none",
+      "usage",
+      `'${l.host.reg.name}' cannot push (its link does not declare push: true)`,
+      { hint: "seed the host's repository another way, e.g. with mu host exec" },
+    );
+  }
+  for (let run = 1; ; run++) {
+    const r = await linkRun(l, "link.push", { localRepo, remoteRepo, rev: sha }, timeoutMs);
+    if (r.exitCode === 0) break;
+    if (r.exitCode === null && run < PUSH_RUNS) {
+      l.io.err(
+        `mu: host: the push to ${l.name} timed out after ${timeoutMs} ms; running it again\n`,
+      );
+      continue;
+    }
+    throw failed(l, "push", r, timeoutMs);
+  }
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const check = await linkRun(
+    l,
+    "link.exec",
+    {
+      script: `git -C ${q(remoteRepo)} rev-parse --verify --quiet ${q(`${sha}^{commit}`)}`,
+      cwd: ".",
+    },
+    timeoutMs,
+  );
+  if (check.exitCode !== 0 || check.stdout.trim() !== sha) {
+    throw new UnavailableError(
+      "host.push.missing",
+      "host",
+      `the push to ${l.name} reported success, but ${remoteRepo} there does not hold ${sha}`,
+      { hint: "the plugin's link.push is broken; tell its author" },
+    );
+  }
+}
+
+export function notACheckout(path: string): UsageError {
+  return new UsageError("host.not-a-checkout", "usage", `${path} is not inside a git checkout`, {
+    hint: "run mu from your repository, or name one",
+  });
+}
+
+/** Parses a --timeout in milliseconds. */
+export function timeoutOption(raw: string | undefined, verb: string): number {
+  const ms = raw === undefined ? DEFAULT_LINK_TIMEOUT_MS : Number(raw);
+  if (!Number.isInteger(ms) || ms < 1) {
+    throw new UsageError(
+      `host.${verb}.timeout`,
+      "usage",
+      `--timeout '${raw}' is not a whole number of milliseconds`,
+    );
+  }
+  return ms;
+}

@@ -1,0 +1,66 @@
+import { resolve } from "node:path";
+import type { Io } from "../cli/io.js";
+import { UsageError } from "../errors.js";
+import { checkoutOf, commitOf } from "../git/local.js";
+import {
+  fetchInto,
+  loadLinkHost,
+  notACheckout,
+  openLink,
+  pushRev,
+  timeoutOption,
+} from "../seams/link.js";
+import { withPlugins } from "./with-plugins.js";
+
+// mu host fetch and mu host push: the link's git moves by hand, the same
+// calls a spawn and a collect make, so a user can try a plugin host's git
+// path before an agent depends on it.
+
+function localCheckout(into: string | undefined): string {
+  const from = resolve(into ?? process.cwd());
+  const top = checkoutOf(from);
+  if (top === null) throw notACheckout(from);
+  return top;
+}
+
+export async function hostFetch(
+  io: Io,
+  name: string,
+  opts: { from?: string; into?: string; timeout?: string },
+): Promise<void> {
+  const timeoutMs = timeoutOption(opts.timeout, "fetch");
+  const localRepo = localCheckout(opts.into);
+  const h = await loadLinkHost(io, name);
+  const remoteCwd = opts.from ?? h.profile?.repo ?? ".";
+  const sha = await withPlugins(io, async (sup) =>
+    fetchInto(await openLink(io, sup, name, h), remoteCwd, localRepo, timeoutMs),
+  );
+  io.out(`fetched ${sha} from ${name}:${remoteCwd} into ${localRepo} (FETCH_HEAD)\n`);
+}
+
+export async function hostPush(
+  io: Io,
+  name: string,
+  opts: { rev?: string; to?: string; timeout?: string },
+): Promise<void> {
+  const timeoutMs = timeoutOption(opts.timeout, "push");
+  const localRepo = localCheckout(undefined);
+  const rev = opts.rev ?? "HEAD";
+  const sha = commitOf(localRepo, rev);
+  if (sha === null) {
+    throw new UsageError("host.push.rev", "usage", `'${rev}' names no commit in ${localRepo}`, {
+      hint: "give a branch, tag or sha that git rev-parse knows",
+    });
+  }
+  const h = await loadLinkHost(io, name);
+  const remoteRepo = opts.to ?? h.profile?.repo;
+  if (remoteRepo === undefined || remoteRepo === null) {
+    throw new UsageError("host.push.to", "usage", `host '${name}' has no --repo to push to`, {
+      hint: `name one: mu host push ${name} --to <path on the host>`,
+    });
+  }
+  await withPlugins(io, async (sup) =>
+    pushRev(await openLink(io, sup, name, h), localRepo, remoteRepo, sha, timeoutMs),
+  );
+  io.out(`${name}:${remoteRepo} holds ${sha}\n`);
+}

@@ -1,0 +1,140 @@
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import treeKill from "tree-kill";
+import type { World } from "./world.js";
+
+// The link side of the simulated world: every host is a real directory under
+// the world, its login directory, where scripts really run with /bin/sh. Fetch
+// and push are git run there, so a scenario can check them with git itself.
+
+/** Output beyond this is cut and the result says partial, well inside the 1 MiB line. */
+const OUTPUT_MAX = 256 * 1024;
+
+export interface RunResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  partial: boolean;
+}
+
+interface Target {
+  host?: { name?: string; handle?: string };
+}
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export class Machines {
+  constructor(private readonly world: World) {}
+
+  /** A provider's machine is known by its handle, a profile's by its name. */
+  private machineOf(target: unknown): string {
+    const h = (target as Target | undefined)?.host;
+    return h?.handle ?? h?.name ?? "default";
+  }
+
+  loginDir(target: unknown): string {
+    const dir = join(this.world.dir, "machines", encodeURIComponent(this.machineOf(target)));
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  private at(target: unknown, path: string): string {
+    return isAbsolute(path) ? path : join(this.loginDir(target), path);
+  }
+
+  exec(target: unknown, script: string, cwd: string, timeoutMs: number, leak?: string) {
+    return this.run(target, script, this.at(target, cwd), timeoutMs, leak);
+  }
+
+  /** Leaves FETCH_HEAD in localRepo naming the HEAD of remoteCwd on the machine. */
+  fetch(target: unknown, remoteCwd: string, localRepo: string, timeoutMs: number) {
+    const script = `git -C ${q(localRepo)} fetch --quiet ${q(this.at(target, remoteCwd))} HEAD`;
+    return this.run(target, script, this.loginDir(target), timeoutMs);
+  }
+
+  /**
+   * Makes remoteRepo hold rev. Idempotent: a repo that already holds it is
+   * left as it is, and only a push that moved objects counts as an effect.
+   */
+  async push(
+    target: unknown,
+    localRepo: string,
+    remoteRepo: string,
+    rev: string,
+    timeoutMs: number,
+  ): Promise<RunResult> {
+    const remote = q(this.at(target, remoteRepo));
+    const script = [
+      `git -C ${remote} rev-parse --git-dir >/dev/null 2>&1 || git init --quiet ${remote} || exit 1`,
+      `if git -C ${remote} cat-file -e ${q(`${rev}^{commit}`)} 2>/dev/null; then echo holds; exit 0; fi`,
+      `git -C ${q(localRepo)} push --quiet ${remote} ${q(`${rev}:refs/mu/seed/${rev}`)} && echo pushed`,
+    ].join("\n");
+    const r = await this.run(target, script, this.loginDir(target), timeoutMs);
+    if (r.exitCode === 0 && r.stdout.trim() === "pushed") {
+      this.world.update((s) => {
+        s.effects[`link.push:${rev}`] = (s.effects[`link.push:${rev}`] ?? 0) + 1;
+      });
+    }
+    return r;
+  }
+
+  private async run(
+    target: unknown,
+    script: string,
+    cwd: string,
+    timeoutMs: number,
+    leak?: string,
+  ): Promise<RunResult> {
+    const machine = this.machineOf(target);
+    this.world.update((s) => {
+      const n = s.sessions?.[machine] ?? { active: 0, peak: 0 };
+      n.active += 1;
+      n.peak = Math.max(n.peak, n.active);
+      s.sessions = { ...s.sessions, [machine]: n };
+    });
+    try {
+      return await runScript(script, cwd, timeoutMs, leak);
+    } finally {
+      this.world.update((s) => {
+        const n = s.sessions?.[machine];
+        if (n) n.active -= 1;
+      });
+    }
+  }
+}
+
+function runScript(
+  script: string,
+  cwd: string,
+  timeoutMs: number,
+  leak?: string,
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    // Stays in our process group: a plugin never detaches what it runs.
+    const child = spawn("/bin/sh", ["-c", script], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const out = { stdout: leak ?? "", stderr: "", partial: false };
+    const take = (which: "stdout" | "stderr") => (b: Buffer) => {
+      const room = OUTPUT_MAX - out[which].length;
+      if (b.length > room) out.partial = true;
+      if (room > 0) out[which] += b.subarray(0, room).toString();
+    };
+    child.stdout.on("data", take("stdout"));
+    child.stderr.on("data", take("stderr"));
+    let done = false;
+    const finish = (exitCode: number | null) => {
+      if (done) return;
+      done = true;
+      resolve({ exitCode, ...out });
+    };
+    // remoteOnTimeout "stopped": everything the script started is gone before
+    // the answer, so kill the whole tree, then answer.
+    const timer = setTimeout(() => {
+      treeKill(child.pid as number, "SIGKILL", () => finish(null));
+    }, timeoutMs);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      finish(signal ? null : code);
+    });
+  });
+}
