@@ -32,6 +32,12 @@ process.stdin.on("data", (chunk: string) => {
     world.record("in", msg);
     // shutdown must not wait behind a delayed call: a plugin told to stop
     // stops, cancelling what is in flight, well within mu's grace.
+    // Ending a watch is immediate too: its notification must not follow the cancel.
+    if (msg.method === "$/cancel") {
+      const watchId = (msg.params as { watchId?: unknown } | undefined)?.watchId;
+      if (typeof watchId === "string") sim.channel.cancelWatch(watchId);
+      continue;
+    }
     if (msg.method === "shutdown") {
       void sim.handle(msg as never);
       continue;

@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
+import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
+import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
 
@@ -11,14 +13,38 @@ import type { Action, Fault, InvalidKind, World } from "./world.js";
 
 type Msg = { jsonrpc: "2.0"; id?: number; method?: string; params?: Record<string, unknown> };
 
+/** The params' hash without the deadline, which is new on every send. */
+function paramsSha(params: Record<string, unknown>): string {
+  const { deadline: _d, ...same } = params;
+  return createHash("sha256").update(JSON.stringify(same)).digest("hex");
+}
+
+/** True when every dotted path in `want` holds the same JSON value in `params`. */
+function matches(params: Record<string, unknown>, want: Record<string, unknown>): boolean {
+  return Object.entries(want).every(([path, v]) => {
+    let at: unknown = params;
+    for (const k of path.split(".")) at = (at as Record<string, unknown> | undefined)?.[k];
+    return JSON.stringify(at) === JSON.stringify(v);
+  });
+}
+
 export class SimPlugin {
   private ignoreEof = false;
   private readonly version = "1.0.0";
 
   private readonly machines: Machines;
+  private readonly jobs: Jobs;
+  readonly channel: Channel;
 
   constructor(private readonly world: World) {
     this.machines = new Machines(world);
+    const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
+    this.jobs = new Jobs(world, () => seams().job as never, paramsSha);
+    this.channel = new Channel(
+      world,
+      () => String(seams().channel?.name ?? "sim"),
+      (method, params) => this.send({ jsonrpc: "2.0", method, params }),
+    );
   }
 
   private write(line: string | Buffer, record: unknown): void {
@@ -49,7 +75,7 @@ export class SimPlugin {
   }
 
   /** Counts the call and returns the faults that fire on it. */
-  private faultsFor(method: string): Action[] {
+  private faultsFor(method: string, params: Record<string, unknown>): Action[] {
     const faults: Fault[] = this.world.config().faults ?? [];
     const fired: Action[] = [];
     this.world.update((s) => {
@@ -58,6 +84,7 @@ export class SimPlugin {
       faults.forEach((f, i) => {
         if (f.on !== method && f.on !== "*") return;
         if (f.call !== undefined && f.call !== n) return;
+        if (f.match && !matches(params, f.match)) return;
         if ((f.times ?? "once") === "once") {
           if (s.fired.includes(i)) return;
           s.fired.push(i);
@@ -77,7 +104,7 @@ export class SimPlugin {
     if (method === "$/cancel") return;
     if (msg.id === undefined) return;
     const id = msg.id;
-    const actions = this.faultsFor(method);
+    const actions = this.faultsFor(method, msg.params ?? {});
     let twice = false;
     let leak: string | undefined;
     let crashAfter = false;
@@ -129,6 +156,14 @@ export class SimPlugin {
       }
     }
     const result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
+    if (result && "refused" in result) {
+      this.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32000, message: String(result.refused), data: { kind: "permanent" } },
+      });
+      return;
+    }
     if (killAfter) process.kill(process.ppid, "SIGKILL");
     if (crashAfter) process.exit(70);
     if (result === undefined) {
@@ -151,7 +186,9 @@ export class SimPlugin {
     method: string,
     params: Record<string, unknown>,
     leak?: string,
-  ): Promise<{ value: unknown } | undefined> {
+  ): Promise<{ value: unknown } | { refused: string } | undefined> {
+    if (method.startsWith("job.")) return this.jobs.answer(method, params);
+    if (method.startsWith("channel.")) return this.channel.answer(method, params);
     switch (method) {
       case "initialize":
         return { value: this.hello() };
@@ -218,9 +255,7 @@ export class SimPlugin {
    */
   private acquire(params: Record<string, unknown>): unknown {
     const key = String(params.key);
-    // The deadline is new on every send; everything else must be identical.
-    const { deadline: _d, ...same } = params;
-    const sha = createHash("sha256").update(JSON.stringify(same)).digest("hex");
+    const sha = paramsSha(params);
     const windowMs = (
       this.hello() as { seams: { host?: { acquire?: { dedupe?: { windowMs: number } } } } }
     ).seams.host?.acquire?.dedupe?.windowMs;

@@ -52,6 +52,8 @@ export interface Fault {
   on: string;
   /** The 1-based number of the call to this method, over the world's life. */
   call?: number;
+  /** Only calls whose params hold these values, by dotted path ("target.agent.name": "a"). */
+  match?: Record<string, unknown>;
   times?: "once" | "always";
   do: Action;
 }
@@ -63,11 +65,49 @@ export interface WorldConfig {
   hello?: Record<string, unknown>;
   faults?: Fault[];
   clockOffsetMs?: number;
+  /** How long an agent's turn takes, in world time (default 300 ms). */
+  turnMs?: number;
 }
 
 export interface SimHost {
   handle: string;
   released: boolean;
+}
+
+export interface SimView {
+  command: string;
+  env: Record<string, string>;
+}
+
+export interface SimJob {
+  key: string;
+  handle: string;
+  agent: string;
+  state: "running" | "ended";
+  exit?: number | null;
+  /** The start's whole reply, which a lookup of a reply kind repeats. */
+  reply: Record<string, unknown>;
+}
+
+export interface SimTurn {
+  text: string;
+  msgId?: string;
+  endsAt: number;
+}
+
+export interface SimAgent {
+  incarnation: number;
+  runs: number;
+  since: number;
+  /** The running turn first, then the queued ones. */
+  turns: SimTurn[];
+  lastText?: string;
+  /** Settled turns: runs after it, its text, when. */
+  settled: { runs: number; text: string; at: number }[];
+  /** Deliveries by msgId: the run count before their turn, and when taken. */
+  receipts: Record<string, { runs: number; at: number; incarnation: number }>;
+  /** A dialog waiting for a person (answer clears it). */
+  blocked?: string;
 }
 
 export interface WorldState {
@@ -79,6 +119,10 @@ export interface WorldState {
   hosts?: Record<string, SimHost>;
   /** Dedupe records by key: the params' hash, the first result and when. */
   dedupe?: Record<string, { sha: string; result: unknown; at: number }>;
+  /** Jobs by start key. */
+  jobs?: Record<string, SimJob>;
+  /** Agents' channel sessions by "<workstream>/<name>". */
+  agents?: Record<string, SimAgent>;
   /** Link calls running now on each machine, and the most ever at once. */
   sessions?: Record<string, { active: number; peak: number }>;
 }

@@ -1,0 +1,160 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_TURN_MS, deliver, newAgent } from "./agents.js";
+import type { SimJob, World } from "./world.js";
+
+// The job side of the simulated world. A job is a record in the world, not a
+// process: what runs for real is its view, a pane mu opens with the view
+// command below. That command records its pid, so a bound job can end when
+// its view dies, as the spec says it must.
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+interface JobDecl {
+  handle: "pane" | "file" | "reply";
+  view: "bound" | "detached";
+  firstTurn?: "on-send" | "at-start";
+  start: { dedupe?: { windowMs: number } };
+}
+
+/** True while the process lives and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function jobKey(target: unknown): string {
+  return String((target as { job?: { key?: string } } | undefined)?.job?.key ?? "");
+}
+
+export class Jobs {
+  constructor(
+    private readonly world: World,
+    private readonly decl: () => JobDecl | undefined,
+    private readonly sha: (params: Record<string, unknown>) => string,
+  ) {}
+
+  private viewFor(key: string, agent: string): { command: string; env: Record<string, string> } {
+    const pidFile = join(this.world.dir, `view-${encodeURIComponent(key)}.pid`);
+    return {
+      command: `echo $$ > ${q(pidFile)}; printf 'sim job %s for %s\\n' ${q(key)} ${q(agent)}; exec sleep 100000`,
+      env: { SIM_JOB: key },
+    };
+  }
+
+  private viewGone(key: string): boolean {
+    try {
+      const pid = Number(
+        readFileSync(join(this.world.dir, `view-${encodeURIComponent(key)}.pid`), "utf8"),
+      );
+      return !alive(pid);
+    } catch {
+      return false; // never opened: nothing to have died
+    }
+  }
+
+  answer(method: string, params: Record<string, unknown>): { value: unknown } | undefined {
+    switch (method) {
+      case "job.start":
+        return { value: this.start(params) };
+      case "job.lookup":
+        return { value: this.lookup(String(params.key)) };
+      case "job.status":
+        return { value: this.status(jobKey(params.target)) };
+      case "job.stop":
+        return { value: this.stop(String(params.key)) };
+      case "job.attach": {
+        const j = this.world.state().jobs?.[jobKey(params.target)];
+        if (!j || j.state !== "running") return undefined;
+        return { value: this.viewFor(j.key, j.agent) };
+      }
+      case "job.checkSteps":
+        return { value: [{ step: "agent", ok: true, detail: "the sim runs any harness" }] };
+      default:
+        return undefined;
+    }
+  }
+
+  /** Starts a job once per key; an exact repeat inside the dedupe window gets the first reply. */
+  private start(params: Record<string, unknown>): unknown {
+    const key = String(params.key);
+    const spec = params.spec as {
+      workstream: string;
+      name: string;
+      firstPrompt?: { text: string; msgId: string };
+    };
+    const d = this.decl();
+    const ref = `${spec.workstream}/${spec.name}`;
+    const sha = this.sha(params);
+    const now = this.world.now();
+    const turnMs = this.world.config().turnMs ?? DEFAULT_TURN_MS;
+    let reply: Record<string, unknown> = {};
+    this.world.update((s) => {
+      const seen = s.dedupe?.[`job:${key}`];
+      const windowMs = d?.start.dedupe?.windowMs;
+      if (seen && windowMs !== undefined && seen.sha === sha && now - seen.at < windowMs) {
+        reply = seen.result as Record<string, unknown>;
+        return;
+      }
+      const effect = `job.start:${key}`;
+      s.effects[effect] = (s.effects[effect] ?? 0) + 1;
+      const handle = `sim-job-${key}-${s.effects[effect]}`;
+      const before = s.agents?.[ref];
+      const agent = newAgent(now, (before?.incarnation ?? 0) + 1);
+      reply = { view: this.viewFor(key, ref) };
+      if (d?.handle === "reply") reply.handle = handle;
+      if (spec.firstPrompt) {
+        deliver(agent, now, turnMs, spec.firstPrompt.text, spec.firstPrompt.msgId);
+        reply.baseline = { runs: 0, incarnation: agent.incarnation };
+      }
+      s.agents = { ...s.agents, [ref]: agent };
+      const job: SimJob = { key, handle, agent: ref, state: "running", reply };
+      s.jobs = { ...s.jobs, [key]: job };
+      s.dedupe = { ...s.dedupe, [`job:${key}`]: { sha, result: reply, at: now } };
+    });
+    return reply;
+  }
+
+  private lookup(key: string): unknown {
+    const j = this.world.state().jobs?.[key];
+    if (!j) return { none: true };
+    // A reply kind's found repeats its start reply; a file kind's is the handle alone.
+    if (this.decl()?.handle === "file") return { found: { handle: j.handle } };
+    return { found: { ...j.reply, handle: j.handle } };
+  }
+
+  private status(key: string): unknown {
+    let out: unknown;
+    this.world.update((s) => {
+      const j = s.jobs?.[key];
+      if (!j) {
+        out = { state: "lost", reason: "no such job in the sim" };
+        return;
+      }
+      if (j.state === "running" && this.decl()?.view === "bound" && this.viewGone(key)) {
+        j.state = "ended";
+        j.exit = null;
+      }
+      out = j.state === "running" ? { state: "running" } : { state: "ended", exit: j.exit ?? null };
+    });
+    return out;
+  }
+
+  /** Idempotent: stopping what already stopped (or never started) succeeds and changes nothing. */
+  private stop(key: string): null {
+    this.world.update((s) => {
+      const j = s.jobs?.[key];
+      if (!j || j.state !== "running") return;
+      j.state = "ended";
+      j.exit = 0;
+      s.effects[`job.stop:${key}`] = (s.effects[`job.stop:${key}`] ?? 0) + 1;
+      const a = s.agents?.[j.agent];
+      if (a) a.turns = [];
+    });
+    return null;
+  }
+}
