@@ -69,7 +69,7 @@ export class Jobs {
         return { value: this.stop(String(params.key)) };
       case "job.attach": {
         const j = this.world.state().jobs?.[jobKey(params.target)];
-        if (!j || j.state !== "running") return undefined;
+        if (j?.state !== "running") return undefined;
         return { value: this.viewFor(j.key, j.agent) };
       }
       case "job.checkSteps":
@@ -148,7 +148,7 @@ export class Jobs {
   private stop(key: string): null {
     this.world.update((s) => {
       const j = s.jobs?.[key];
-      if (!j || j.state !== "running") return;
+      if (j?.state !== "running") return;
       j.state = "ended";
       j.exit = 0;
       s.effects[`job.stop:${key}`] = (s.effects[`job.stop:${key}`] ?? 0) + 1;
