@@ -1,19 +1,14 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
-import { RefusedError, UnknownOutcomeError } from "../errors.js";
 import { deleteHost, getHost, putHost } from "../hosts/records.js";
-import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { Store } from "../store/index.js";
-import { decideFirst, decideLookup, type LookupAnswer } from "./decide.js";
-import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
-import { sendEffect } from "./run-effect.js";
+import type { Intent } from "./journal.js";
+import { resolvePending, type SubjectRules } from "./resolve.js";
 
-// The next verb on a host resolves whatever effect on it is still pending,
-// before it does anything else, by the rows of the rule table.
+// A provider host's pending acquire or release, resolved by the rule table.
 
-export const READ_MS = 10_000;
-export const EFFECT_MS = 60_000;
+export { EFFECT_MS, READ_MS } from "./resolve.js";
 
 export interface HostAcquired {
   handle: string;
@@ -28,172 +23,28 @@ export function acquiredFacts(r: HostAcquired): Record<string, unknown> {
   return facts;
 }
 
-function say(io: Io, i: Intent, row: string): void {
-  io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): ${row}\n`);
-}
-
-function unresolved(i: Intent, row: string, why: string, next: string): UnknownOutcomeError {
-  return new UnknownOutcomeError(
-    `effect.${row}`,
-    "effect",
-    `${i.method} for ${i.subject} is still unresolved (key ${i.key}; ${row}): ${why}`,
-    {
-      hint: `nothing was repeated; run '${next}' again later`,
+function hostRules(name: string): SubjectRules {
+  return {
+    caps: (hello) => hello.seams.host?.acquire,
+    lookupMethod: "host.lookup",
+    fileHandle: () => false,
+    rowName: (_i, row) => row,
+    record: (db, i, result, now) => record(db, i, name, result, now),
+    rollback: (db, i) => {
+      if (i.method === "host.acquire") deleteHost(db, name);
     },
-  );
+  };
 }
 
 /** Resolves every pending intent on the host; throws when one stays pending. */
-export async function resolveHost(
+export function resolveHost(
   io: Io,
   store: Store,
   sup: Supervisor,
   name: string,
   next: string,
 ): Promise<void> {
-  const pending = await store.read((db) => intentsFor(db, `host:${name}`));
-  for (const i of pending) await resolveOne(io, store, sup, i, name, next);
-}
-
-function guardRefusal(
-  i: Intent,
-  row: "guard.writer-alive" | "guard.resolver-alive",
-  who: { pid: number },
-): RefusedError {
-  return new RefusedError(
-    `effect.${row}`,
-    "effect",
-    `${i.method} for ${i.subject} is still in the hands of mu pid ${who.pid} (${row})`,
-    {
-      hint: "wait for that mu to finish, then run the verb again",
-    },
-  );
-}
-
-async function resolveOne(
-  io: Io,
-  store: Store,
-  sup: Supervisor,
-  i: Intent,
-  name: string,
-  next: string,
-): Promise<void> {
-  const { liveness, clock } = io.ports;
-  const me = liveness.self();
-  // The writer guard needs no plugin: refuse before starting one.
-  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer);
-  const reg = await store.read((db) => getPlugin(db, i.plugin));
-  if (!reg) {
-    throw new RefusedError(
-      "effect.plugin-gone",
-      "effect",
-      `${i.method} for ${i.subject} names plugin '${i.plugin}', which is no longer registered`,
-    );
-  }
-  const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
-  const { hello } = await sup.ready(registration);
-  // Claim the intent in one commit: re-read it, refuse if another live
-  // resolver holds it, stop if it was resolved meanwhile.
-  const claim = await store.write((db) => {
-    const cur = intentsFor(db, i.subject).find((x) => x.id === i.id);
-    if (!cur) return "gone" as const;
-    if (cur.resolver && cur.resolver.pid !== me.pid && liveness.alive(cur.resolver))
-      return cur.resolver;
-    markResolver(db, i.id, me);
-    return "mine" as const;
-  });
-  if (claim === "gone") return;
-  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim);
-  const caps = hello.seams.host?.acquire;
-  // Read the clock only now: starting the plugin can take a while, and a
-  // window judged before it could close before the resend goes out.
-  const facts = {
-    writerAlive: false,
-    resolverAlive: false,
-    groupEmpty: liveness.groupEmpty(i.pgid),
-    now: clock.now(),
-  };
-  const first = decideFirst(i, caps, { ...facts, instance: hello.instance });
-  if (first.row === "fence.instance") {
-    throw new RefusedError(
-      "effect.stop-changed",
-      "effect",
-      `${i.method} for ${i.subject} was recorded under instance '${i.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
-      {
-        hint: "point the plugin back at that instance to resolve it",
-      },
-    );
-  }
-  const ctx = {
-    ports: io.ports,
-    store,
-    sup,
-    reg: registration,
-    instance: i.instance,
-    intent: { id: i.id, pgid: i.pgid },
-  };
-  if (first.ask === "resend") {
-    let result: unknown;
-    try {
-      result = await sendEffect(ctx, i.method, i.params, EFFECT_MS);
-    } catch (err) {
-      // A failed resend says nothing about the first send: keep the intent.
-      throw unresolved(i, first.row, (err as Error).message, next);
-    }
-    await settle(store, i, (db) => record(db, i, name, result, clock.now()));
-    say(io, i, first.row);
-    return;
-  }
-  if (first.ask === "nothing")
-    throw unresolved(i, first.row, "the plugin offers no way to learn the outcome", next);
-  let answer: LookupAnswer;
-  try {
-    // A lookup is a read: the intent keeps naming the group that got the request.
-    answer = (await sendEffect(
-      { ...ctx, intent: undefined },
-      "host.lookup",
-      { target: i.params.target, key: i.key, fence: first.fence },
-      READ_MS,
-    )) as LookupAnswer;
-  } catch (err) {
-    throw unresolved(
-      i,
-      "acquire.lookup.unknown",
-      `the lookup got no answer: ${(err as Error).message}`,
-      next,
-    );
-  }
-  const row = decideLookup(i.method, answer, i, {
-    ...facts,
-    now: clock.now(),
-    instance: hello.instance,
-    fenced: first.fence,
-    inFlightMs: caps?.inFlightMs,
-    fileHandle: false,
-  });
-  if (row.endsWith(".found")) {
-    await settle(store, i, (db) =>
-      record(db, i, name, (answer as { found: unknown }).found, clock.now()),
-    );
-  } else if (row.endsWith(".none.proven")) {
-    await settle(store, i, (db) => {
-      if (i.method === "host.acquire") deleteHost(db, name);
-    });
-  } else {
-    const why =
-      "unknown" in answer ? `the plugin says: ${answer.unknown}` : "the plugin cannot tell yet";
-    throw unresolved(i, row, why, next);
-  }
-  say(io, i, row);
-}
-
-/** Deletes the intent and records its outcome, only if the intent is still there. */
-async function settle(store: Store, i: Intent, apply: (db: Database) => void): Promise<void> {
-  await store.write((db) => {
-    if (!intentsFor(db, i.subject).some((x) => x.id === i.id)) return;
-    deleteIntent(db, i.id);
-    apply(db);
-  });
+  return resolvePending(io, store, sup, `host:${name}`, next, hostRules(name));
 }
 
 /** What a definite answer to a host effect means for the host record. */

@@ -73,6 +73,8 @@ export const REFERENCE_QUERIES: { what: string; sql: string }[] = [
   { what: "host profile(s)", sql: "SELECT count(*) FROM host_profiles WHERE plugin = ?" },
   { what: "host record(s)", sql: "SELECT count(*) FROM hosts WHERE plugin = ?" },
   { what: "pending effect(s)", sql: "SELECT count(*) FROM intents WHERE plugin = ?" },
+  { what: "job record(s)", sql: "SELECT count(*) FROM jobs WHERE plugin = ?" },
+  { what: "agent(s) on its channel", sql: "SELECT count(*) FROM agents WHERE channel_plugin = ?" },
 ];
 
 export function referencesTo(db: Database, name: string): string[] {

@@ -60,6 +60,47 @@ export const MIGRATIONS: readonly string[] = [
      instance TEXT NOT NULL,
      created_at INTEGER NOT NULL
    );`,
+  // 4: jobs on plugin hosts, the agents they run, and delivery receipts.
+  `CREATE TABLE jobs (
+     key TEXT PRIMARY KEY,
+     workstream TEXT NOT NULL,
+     agent TEXT NOT NULL,
+     host TEXT NOT NULL,
+     plugin TEXT NOT NULL,
+     instance TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     view_kind TEXT NOT NULL,
+     handle TEXT,
+     state TEXT NOT NULL,
+     spec TEXT NOT NULL,
+     view TEXT,
+     first_msg_id TEXT,
+     first_inc INTEGER,
+     owes_collect INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE UNIQUE INDEX jobs_agent ON jobs (workstream, agent);
+   CREATE TABLE agents (
+     workstream TEXT NOT NULL,
+     name TEXT NOT NULL,
+     incarnation INTEGER NOT NULL,
+     job_key TEXT NOT NULL,
+     host TEXT NOT NULL,
+     channel_plugin TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     pane TEXT,
+     state TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (workstream, name)
+   );
+   CREATE TABLE receipts (
+     msg_id TEXT PRIMARY KEY,
+     workstream TEXT NOT NULL,
+     agent TEXT NOT NULL,
+     state TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

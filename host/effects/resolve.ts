@@ -1,0 +1,210 @@
+import type { Database } from "sql.js";
+import type { Io } from "../cli/io.js";
+import { RefusedError, UnknownOutcomeError } from "../errors.js";
+import { getPlugin } from "../plugin/registry.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
+import type { Store } from "../store/index.js";
+import { decideFirst, decideLookup, type LookupAnswer } from "./decide.js";
+import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
+import { sendEffect } from "./run-effect.js";
+
+// The next verb on a subject (a host, an agent) resolves whatever effect on
+// it is still pending, before it does anything else, by the rows of the rule
+// table. What a row means for the subject's records is the subject's own
+// business: the SubjectRules.
+
+export const READ_MS = 10_000;
+export const EFFECT_MS = 60_000;
+
+export interface SubjectRules {
+  /** The key capabilities the intent's effect is resolved by, if any. */
+  caps(hello: InitializeResult, i: Intent): KeyCaps | undefined;
+  lookupMethod: string;
+  /** A file-handle job kind never acts on none. */
+  fileHandle(hello: InitializeResult): boolean;
+  /** The rule-table id to report for a decision (an at-start start has rows of its own). */
+  rowName(i: Intent, row: string): string;
+  /** What a definite answer (a resend's reply, a lookup's found) means for the records. */
+  record(db: Database, i: Intent, result: unknown, now: number): void;
+  /** What a proven none means: the attempt is rolled back. */
+  rollback(db: Database, i: Intent): void;
+  /** Why a lookup's found fails the reply check, or undefined when it passes. */
+  checkFound?(i: Intent, found: unknown): string | undefined;
+}
+
+function say(io: Io, i: Intent, row: string): void {
+  io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): ${row}\n`);
+}
+
+function unresolved(i: Intent, row: string, why: string, next: string): UnknownOutcomeError {
+  return new UnknownOutcomeError(
+    `effect.${row}`,
+    "effect",
+    `${i.method} for ${i.subject} is still unresolved (key ${i.key}; ${row}): ${why}`,
+    {
+      hint: `nothing was repeated; run '${next}' again later`,
+    },
+  );
+}
+
+/** Resolves every pending intent on the subject; throws when one stays pending. */
+export async function resolvePending(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  subject: string,
+  next: string,
+  rules: SubjectRules,
+): Promise<void> {
+  const pending = await store.read((db) => intentsFor(db, subject));
+  for (const i of pending) await resolveOne(io, store, sup, i, next, rules);
+}
+
+function guardRefusal(
+  i: Intent,
+  row: "guard.writer-alive" | "guard.resolver-alive",
+  who: { pid: number },
+): RefusedError {
+  return new RefusedError(
+    `effect.${row}`,
+    "effect",
+    `${i.method} for ${i.subject} is still in the hands of mu pid ${who.pid} (${row})`,
+    {
+      hint: "wait for that mu to finish, then run the verb again",
+    },
+  );
+}
+
+async function resolveOne(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  i: Intent,
+  next: string,
+  rules: SubjectRules,
+): Promise<void> {
+  const { liveness, clock } = io.ports;
+  const me = liveness.self();
+  // The writer guard needs no plugin: refuse before starting one.
+  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer);
+  const reg = await store.read((db) => getPlugin(db, i.plugin));
+  if (!reg) {
+    throw new RefusedError(
+      "effect.plugin-gone",
+      "effect",
+      `${i.method} for ${i.subject} names plugin '${i.plugin}', which is no longer registered`,
+    );
+  }
+  const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
+  const { hello } = await sup.ready(registration);
+  // Claim the intent in one commit: re-read it, refuse if another live
+  // resolver holds it, stop if it was resolved meanwhile.
+  const claim = await store.write((db) => {
+    const cur = intentsFor(db, i.subject).find((x) => x.id === i.id);
+    if (!cur) return "gone" as const;
+    if (cur.resolver && cur.resolver.pid !== me.pid && liveness.alive(cur.resolver))
+      return cur.resolver;
+    markResolver(db, i.id, me);
+    return "mine" as const;
+  });
+  if (claim === "gone") return;
+  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim);
+  const caps = rules.caps(hello, i);
+  // Read the clock only now: starting the plugin can take a while, and a
+  // window judged before it could close before the resend goes out.
+  const facts = {
+    writerAlive: false,
+    resolverAlive: false,
+    groupEmpty: liveness.groupEmpty(i.pgid),
+    now: clock.now(),
+  };
+  const first = decideFirst(i, caps, { ...facts, instance: hello.instance });
+  if (first.row === "fence.instance") {
+    throw new RefusedError(
+      "effect.stop-changed",
+      "effect",
+      `${i.method} for ${i.subject} was recorded under instance '${i.instance}', but '${reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
+      {
+        hint: "point the plugin back at that instance to resolve it",
+      },
+    );
+  }
+  const ctx = {
+    ports: io.ports,
+    store,
+    sup,
+    reg: registration,
+    instance: i.instance,
+    intent: { id: i.id, pgid: i.pgid },
+  };
+  if (first.ask === "resend") {
+    let result: unknown;
+    try {
+      result = await sendEffect(ctx, i.method, i.params, EFFECT_MS);
+    } catch (err) {
+      // A failed resend says nothing about the first send: keep the intent.
+      throw unresolved(i, first.row, (err as Error).message, next);
+    }
+    await settle(store, i, (db) => rules.record(db, i, result, clock.now()));
+    say(io, i, rules.rowName(i, first.row));
+    return;
+  }
+  if (first.ask === "nothing")
+    throw unresolved(
+      i,
+      rules.rowName(i, first.row),
+      "the plugin offers no way to learn the outcome",
+      next,
+    );
+  let answer: LookupAnswer;
+  try {
+    // A lookup is a read: the intent keeps naming the group that got the request.
+    answer = (await sendEffect(
+      { ...ctx, intent: undefined },
+      rules.lookupMethod,
+      { target: i.params.target, key: i.key, fence: first.fence },
+      READ_MS,
+    )) as LookupAnswer;
+  } catch (err) {
+    throw unresolved(
+      i,
+      rules.rowName(i, `${i.method === "job.start" ? "start" : "acquire"}.lookup.unknown`),
+      `the lookup got no answer: ${(err as Error).message}`,
+      next,
+    );
+  }
+  // A found that fails the reply check is no answer at all.
+  const bad = "found" in answer ? rules.checkFound?.(i, answer.found) : undefined;
+  if (bad) throw unresolved(i, rules.rowName(i, "start.lookup.unknown"), bad, next);
+  const row = decideLookup(i.method, answer, i, {
+    ...facts,
+    now: clock.now(),
+    instance: hello.instance,
+    fenced: first.fence,
+    inFlightMs: caps?.inFlightMs,
+    fileHandle: rules.fileHandle(hello),
+  });
+  const named = rules.rowName(i, row);
+  if (row.endsWith(".found")) {
+    await settle(store, i, (db) =>
+      rules.record(db, i, (answer as { found: unknown }).found, clock.now()),
+    );
+  } else if (row.endsWith(".none.proven")) {
+    await settle(store, i, (db) => rules.rollback(db, i));
+  } else {
+    const why =
+      "unknown" in answer ? `the plugin says: ${answer.unknown}` : "the plugin cannot tell yet";
+    throw unresolved(i, named, why, next);
+  }
+  say(io, i, named);
+}
+
+/** Deletes the intent and records its outcome, only if the intent is still there. */
+async function settle(store: Store, i: Intent, apply: (db: Database) => void): Promise<void> {
+  await store.write((db) => {
+    if (!intentsFor(db, i.subject).some((x) => x.id === i.id)) return;
+    deleteIntent(db, i.id);
+    apply(db);
+  });
+}

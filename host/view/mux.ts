@@ -1,0 +1,43 @@
+import { UsageError } from "../errors.js";
+import type { Ports } from "../ports/types.js";
+import { simMux } from "./sim-mux.js";
+import { tmuxMux } from "./tmux-mux.js";
+
+// Where an agent's view runs: a pane of a terminal multiplexer, running the
+// command a job's start (or attach) returned, with stdin from /dev/null.
+// `MU_MUX` picks the backend: tmux (the default), or sim, the testbed's.
+
+export interface Pane {
+  /** The backend's name for the pane; what mu records on the agent's row. */
+  id: string;
+  pid: number;
+}
+
+export interface ViewCommand {
+  command: string;
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+export interface Mux {
+  name: string;
+  /** False for a backend that can only open a shell (as herdr): mu refuses such views up front. */
+  runsCommandLines: boolean;
+  open(workstream: string, agent: string, view: ViewCommand): Promise<Pane>;
+  /** True while the pane's process runs. */
+  alive(paneId: string): Promise<boolean>;
+  /** Ends the pane and what runs in it; a pane already gone is not an error. */
+  kill(paneId: string): Promise<void>;
+}
+
+export function muxFor(ports: Ports): Mux {
+  const name = ports.env.MU_MUX || "tmux";
+  if (name === "sim") return simMux(ports);
+  if (name === "tmux") return tmuxMux(ports);
+  throw new UsageError("mux.unknown", "usage", `MU_MUX='${name}' names no mux backend`, {
+    hint: "use MU_MUX=tmux (the default) or MU_MUX=sim (the testbed's)",
+  });
+}
+
+/** A backend failure as mu's one line. */
+export class PaneError extends Error {}

@@ -1,0 +1,70 @@
+import { spawnSync } from "node:child_process";
+import type { Ports } from "../ports/types.js";
+import { type Mux, type Pane, PaneError, type ViewCommand } from "./mux.js";
+
+// The tmux backend: one session per workstream (`mu-<workstream>`), one
+// window per agent. `MU_TMUX_SOCKET` names a private server socket (-L), as
+// the tests use, so they never touch the user's own tmux.
+
+function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: string } {
+  const socket = ports.env.MU_TMUX_SOCKET;
+  const r = spawnSync("tmux", [...(socket ? ["-L", socket] : []), ...args], {
+    encoding: "utf8",
+    env: ports.env as NodeJS.ProcessEnv,
+  });
+  if (r.error) return { ok: false, out: "", err: r.error.message };
+  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export function tmuxMux(ports: Ports): Mux {
+  return {
+    name: "tmux",
+    runsCommandLines: true,
+    async open(workstream: string, agent: string, view: ViewCommand): Promise<Pane> {
+      const session = `mu-${workstream}`;
+      const has = tmux(ports, ["has-session", "-t", `=${session}`]).ok;
+      const env = Object.entries(view.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+      const where = view.cwd ? ["-c", view.cwd] : [];
+      // stdin from /dev/null: a view only shows the job, it never feeds it.
+      const cmd = `exec 0</dev/null; ${view.command}`;
+      const fmt = ["-P", "-F", "#{pane_id} #{pane_pid}"];
+      const r = has
+        ? tmux(ports, [
+            "new-window",
+            "-d",
+            "-t",
+            `=${session}:`,
+            "-n",
+            agent,
+            ...fmt,
+            ...env,
+            ...where,
+            `sh -c ${q(cmd)}`,
+          ])
+        : tmux(ports, [
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-n",
+            agent,
+            ...fmt,
+            ...env,
+            ...where,
+            `sh -c ${q(cmd)}`,
+          ]);
+      const [id, pid] = r.out.split(" ");
+      if (!r.ok || !id || !pid) throw new PaneError(r.err || "tmux did not report the pane");
+      return { id, pid: Number(pid) };
+    },
+    async alive(id: string): Promise<boolean> {
+      const r = tmux(ports, ["display-message", "-p", "-t", id, "#{pane_dead}"]);
+      return r.ok && r.out === "0";
+    },
+    async kill(id: string): Promise<void> {
+      tmux(ports, ["kill-pane", "-t", id]);
+    },
+  };
+}
