@@ -87,3 +87,6 @@ export function firstLine(s: string, max = 400): string {
   const line = nl === -1 ? s : s.slice(0, nl);
   return line.length > max ? line.slice(0, max) : line;
 }
+
+/** A spawn on a provider host inside the deadline margin: the host drains. */
+export class HostDeadlineError extends RefusedError {}

@@ -157,7 +157,59 @@ export function buildProgram(io: Io): Built {
     .action(async (opts: { json?: boolean }) => {
       await run(async (io) => (await hostVerbs()).hostList(io, opts));
     });
-  namespace(program, "agent", "spawn, read, message and close agents");
+  const agent = namespace(program, "agent", "spawn, read, message and close agents");
+  agent
+    .command("spawn")
+    .description("start an agent on a plugin host: a job, its view, and its channel")
+    .argument("<name>", "the agent's name in its workstream")
+    .requiredOption("--host <host>", "the host to run it on")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .option("--task <id>", "claim this task and give the agent its brief")
+    .option("--send <text>", "the agent's first prompt")
+    .option("--command <cmd>", "run this command line instead of the harness's own")
+    .option("--role <role>", "full-access (default) or read-only")
+    .option("--harness <name>", "the agent harness (default claude)")
+    .action(async (name: string, opts: import("../verbs/agent-spawn.js").SpawnOptions) => {
+      await run(async (io) => (await import("../verbs/agent-spawn.js")).agentSpawn(io, name, opts));
+    });
+  agent
+    .command("close")
+    .description("stop an agent's job and close its view")
+    .argument("<name>", "the agent's name")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .action(async (name: string, opts: { workstream?: string }) => {
+      await run(async (io) => (await import("../verbs/agent-close.js")).agentClose(io, name, opts));
+    });
+  agent
+    .command("reattach")
+    .description("open a new view of a detached job, on the same agent row")
+    .argument("<name>", "the agent's name")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .action(async (name: string, opts: { workstream?: string }) => {
+      await run(async (io) =>
+        (await import("../verbs/agent-close.js")).agentReattach(io, name, opts),
+      );
+    });
+  agent
+    .command("list")
+    .description("list agents with their job's liveness and their view")
+    .option("--json", "print JSON")
+    .action(async (opts: { json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/agent-read.js")).agentList(io, opts));
+    });
+  agent
+    .command("check")
+    .description(
+      "report a delivery's state (0: accepted; 1: not accepted, unreachable or unresolved)",
+    )
+    .argument("<name>", "the agent's name")
+    .argument("<msgId>", "the delivery")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .action(async (name: string, msgId: string, opts: { workstream?: string }) => {
+      await run(async (io) =>
+        (await import("../verbs/agent-read.js")).agentCheck(io, name, msgId, opts),
+      );
+    });
   const task = namespace(program, "task", "minimal tasks for --task spawns");
   task
     .command("add")

@@ -25,6 +25,11 @@ export interface Effect {
   done(db: Database, result: unknown): void;
   /** Written with the intent's deletion when the plugin definitely did nothing. */
   failed?(db: Database): void;
+  /**
+   * Why a reply fails its check against the request, or undefined when it
+   * passes. A reply that fails is an unknown outcome: the intent stays.
+   */
+  check?(result: unknown): string | undefined;
 }
 
 export interface EffectContext {
@@ -144,6 +149,9 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
     }
     throw unknownOutcome(e, e.subject, (err as Error).message, next);
   }
+  const bad = e.check?.(result);
+  if (bad !== undefined)
+    throw unknownOutcome(e, e.subject, `the reply fails its check: ${bad}`, next);
   await ctx.store.write((db) => {
     deleteIntent(db, id);
     e.done(db, result);

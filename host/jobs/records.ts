@@ -37,8 +37,11 @@ export interface AgentRow {
   channelPlugin: string;
   channel: string;
   pane: string | null;
-  /** placeholder: written before an at-start start, so the first delivery has an agent. */
-  state: "placeholder" | "live";
+  /**
+   * placeholder: written before an at-start start, so the first delivery has
+   * an agent; closed: kept so the next spawn of the name counts incarnations on.
+   */
+  state: "placeholder" | "live" | "closed";
   createdAt: number;
 }
 
@@ -115,7 +118,6 @@ export function putJob(db: Database, j: JobRecord): void {
 
 export function deleteJob(db: Database, key: string): void {
   db.run("DELETE FROM jobs WHERE key = ?", [key]);
-  db.run("DELETE FROM agents WHERE job_key = ?", [key]);
 }
 
 const AGENT_COLS =

@@ -74,7 +74,10 @@ export const REFERENCE_QUERIES: { what: string; sql: string }[] = [
   { what: "host record(s)", sql: "SELECT count(*) FROM hosts WHERE plugin = ?" },
   { what: "pending effect(s)", sql: "SELECT count(*) FROM intents WHERE plugin = ?" },
   { what: "job record(s)", sql: "SELECT count(*) FROM jobs WHERE plugin = ?" },
-  { what: "agent(s) on its channel", sql: "SELECT count(*) FROM agents WHERE channel_plugin = ?" },
+  {
+    what: "agent(s) on its channel",
+    sql: "SELECT count(*) FROM agents WHERE channel_plugin = ? AND state != 'closed'",
+  },
 ];
 
 export function referencesTo(db: Database, name: string): string[] {

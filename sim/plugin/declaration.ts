@@ -55,6 +55,7 @@ export const PRESETS: Record<string, Record<string, unknown>> = {
     channel: CHANNEL,
   },
   "file-job": { link: LINK, job: { ...JOB, handle: "file" }, channel: CHANNEL },
+  "link-job": { link: LINK, job: JOB, channel: CHANNEL },
 };
 
 /** Merges b over a; a null in b deletes the key. */

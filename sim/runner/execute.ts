@@ -60,6 +60,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: join(box.root, "home"),
     MU_STATE_DIR: box.state,
+    ...box.env,
     ...step.env,
   };
   const child = spawn(process.execPath, [muBin(), ...argv(step.mu).map((a) => expand(box, a))], {
@@ -327,7 +328,7 @@ async function reap(box: Sandbox): Promise<string[]> {
 /** Runs one scenario in a sandbox of its own; stops at the first failed step. */
 export async function runScenario(scenario: LoadedScenario): Promise<ScenarioResult> {
   const t0 = Date.now();
-  const box = makeSandbox(scenario.world);
+  const box = makeSandbox(scenario.world, scenario.env);
   const steps: StepRecord[] = [];
   let failure: string | undefined;
   let transcript: unknown[] = [];

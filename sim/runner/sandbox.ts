@@ -17,9 +17,14 @@ export interface Sandbox {
   snapshot?: Buffer;
   /** Background mu runs not yet joined, each with its own check. */
   background: Promise<{ problems: string[]; step: string }>[];
+  /** Environment for every mu step (a step's own env wins). */
+  env: Record<string, string>;
 }
 
-export function makeSandbox(world: Partial<WorldConfig> | undefined): Sandbox {
+export function makeSandbox(
+  world: Partial<WorldConfig> | undefined,
+  env: Record<string, string> = {},
+): Sandbox {
   const root = mkdtempSync(join(tmpdir(), "mu-scenario-"));
   mkdirSync(join(root, "home"));
   mkdirSync(join(root, "bin"));
@@ -30,6 +35,7 @@ export function makeSandbox(world: Partial<WorldConfig> | undefined): Sandbox {
     db: join(root, "state", "mu.db"),
     world: World.create(join(root, "world"), config),
     background: [],
+    env,
   };
 }
 

@@ -64,6 +64,7 @@ export interface Scenario {
   about: string;
   proves: string[];
   world?: Partial<WorldConfig>;
+  env?: Record<string, string>;
   steps: Step[];
 }
 

@@ -1,0 +1,70 @@
+import type { Database } from "sql.js";
+import { HostDeadlineError, NotFoundError, RefusedError, UsageError } from "../errors.js";
+import type { HostRecord } from "../hosts/records.js";
+import { jobsOnHost } from "./records.js";
+
+// Step 2 of a spawn, inside the commit that writes the job record: a
+// provider host admits a job only while ready, outside its deadline margin
+// and under maxJobs; a --task spawn claims its task.
+
+export const DEFAULT_DEADLINE_MARGIN_MS = 10 * 60_000;
+
+export function deadlineMarginMs(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env.MU_HOST_DEADLINE_MARGIN_MS;
+  if (raw === undefined || raw === "") return DEFAULT_DEADLINE_MARGIN_MS;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new UsageError(
+      "host.margin",
+      "usage",
+      `MU_HOST_DEADLINE_MARGIN_MS='${raw}' is not valid`,
+      {
+        hint: "give a number of milliseconds, e.g. 600000",
+      },
+    );
+  }
+  return ms;
+}
+
+export function admit(db: Database, host: HostRecord, now: number, marginMs: number): void {
+  if (host.state !== "ready") {
+    throw new RefusedError("host.not-ready", "host", `host '${host.name}' is ${host.state}`, {
+      hint: `see: mu host status ${host.name}`,
+    });
+  }
+  const deadlineAt = host.facts.deadlineAt;
+  if (typeof deadlineAt === "number" && now >= deadlineAt - marginMs) {
+    throw new HostDeadlineError(
+      "host.deadline",
+      "host",
+      `host '${host.name}' reaches its deadline at ${new Date(deadlineAt).toISOString()}, within the ${marginMs} ms margin, so it takes no new agent`,
+      { hint: "spawn on another host; this one is draining" },
+    );
+  }
+  const maxJobs = host.facts.maxJobs;
+  if (typeof maxJobs === "number" && jobsOnHost(db, host.name).length >= maxJobs) {
+    throw new RefusedError(
+      "host.full",
+      "host",
+      `host '${host.name}' already runs its ${maxJobs} jobs`,
+      {
+        hint: "close an agent there, or spawn on another host",
+      },
+    );
+  }
+}
+
+export function claimTask(db: Database, id: string, by: string): void {
+  const r = db.exec("SELECT state, claimed_by FROM tasks WHERE id = ?", [id])[0]?.values[0];
+  if (!r) {
+    throw new NotFoundError("task.unknown", "task", `no task named '${id}'`, {
+      hint: "see: mu task list",
+    });
+  }
+  if (r[0] === "claimed" && r[1] !== by) {
+    throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${String(r[1])}`, {
+      hint: "pick another task",
+    });
+  }
+  db.run("UPDATE tasks SET state = 'claimed', claimed_by = ? WHERE id = ?", [by, id]);
+}

@@ -1,0 +1,121 @@
+import type { Io } from "../cli/io.js";
+import { EFFECT_MS, READ_MS, resolvePending } from "../effects/resolve.js";
+import { runEffect } from "../effects/run-effect.js";
+import { RefusedError, UnavailableError } from "../errors.js";
+import type { LinkHost } from "../hosts/link-host.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
+import { callPlugin } from "../seams/call.js";
+import type { Store } from "../store/index.js";
+import type { Mux, Pane, ViewCommand } from "../view/mux.js";
+import { jobRules, recordStopped } from "./job-rules.js";
+import { agentSubject, type JobRecord } from "./records.js";
+
+// The job seam's calls about one recorded job: its target, its stop (an
+// effect, journaled), its view, and the instance fence every one of them
+// passes first.
+
+export interface JobTarget {
+  host: LinkHost["target"]["host"];
+  job: { kind: string; key: string; handle?: string };
+  agent: { workstream: string; name: string; incarnation: number };
+}
+
+export function jobTarget(h: LinkHost, j: JobRecord, incarnation: number): JobTarget {
+  return {
+    host: h.target.host,
+    job: { kind: j.kind, key: j.key, ...(j.handle ? { handle: j.handle } : {}) },
+    agent: { workstream: j.workstream, name: j.agent, incarnation },
+  };
+}
+
+export const nextVerb = (ws: string, name: string) => `mu agent close ${name} -w ${ws}`;
+
+/** Resolves what is pending on the agent before anything else is done to it. */
+export function resolveAgent(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  ws: string,
+  name: string,
+  next: string,
+) {
+  return resolvePending(io, store, sup, agentSubject(ws, name), next, jobRules);
+}
+
+/** The job's plugin, refused unless it answers as the instance the job is recorded under. */
+export async function jobPlugin(
+  sup: Supervisor,
+  h: LinkHost,
+  j: Pick<JobRecord, "instance" | "workstream" | "agent">,
+): Promise<{ hello: InitializeResult; job: JobSeam }> {
+  const { hello } = await sup.ready(h.reg, ["job"]);
+  if (hello.instance !== j.instance) {
+    throw new RefusedError(
+      "effect.stop-changed",
+      "agent",
+      `${j.workstream}/${j.agent} runs under instance '${j.instance}', but '${h.reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
+      { hint: "point the plugin back at that instance" },
+    );
+  }
+  return { hello, job: hello.seams.job as JobSeam };
+}
+
+/** job.stop as an effect; its answer ends the job's record. */
+export async function stopJob(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  h: LinkHost,
+  j: JobRecord,
+  target: JobTarget,
+): Promise<void> {
+  await runEffect(
+    { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
+    {
+      subject: agentSubject(j.workstream, j.agent),
+      method: "job.stop",
+      key: j.key,
+      params: { target, key: j.key },
+      timeoutMs: EFFECT_MS,
+      done: (db) => recordStopped(db, j.key),
+    },
+    nextVerb(j.workstream, j.agent),
+  );
+}
+
+/** A new view of a running job: job.attach's, a read. */
+export async function attachView(
+  io: Io,
+  sup: Supervisor,
+  h: LinkHost,
+  target: JobTarget,
+): Promise<ViewCommand> {
+  return (await callPlugin(sup, io.ports.clock, h.reg, {
+    method: "job.attach",
+    params: { target },
+    timeoutMs: READ_MS,
+    effect: false,
+  })) as ViewCommand;
+}
+
+/** Opens a pane, as one line of mu's when the backend cannot. */
+export async function openPane(
+  mux: Mux,
+  ws: string,
+  name: string,
+  view: ViewCommand,
+): Promise<Pane> {
+  try {
+    return await mux.open(ws, name, view);
+  } catch (err) {
+    throw new UnavailableError(
+      "view.open",
+      "view",
+      `the ${mux.name} backend could not open a view for ${ws}/${name}: ${(err as Error).message}`,
+      {
+        hint: "check the mux backend (MU_MUX), then spawn again",
+      },
+    );
+  }
+}

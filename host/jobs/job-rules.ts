@@ -1,0 +1,119 @@
+import type { Database } from "sql.js";
+import type { Intent } from "../effects/journal.js";
+import type { SubjectRules } from "../effects/resolve.js";
+import {
+  agentOf,
+  deleteJob,
+  deleteReceipt,
+  jobOf,
+  putAgent,
+  putJob,
+  putReceipt,
+} from "./records.js";
+
+// What the rule table's rows mean for an agent's records: a start found is
+// the job running (its view still to open), a start proven never to have
+// happened rolls the attempt back, a stop answered ends the record.
+
+interface StartParams {
+  key: string;
+  spec: { workstream: string; name: string; firstPrompt?: { text: string; msgId: string } };
+}
+
+interface Started {
+  handle?: string;
+  view?: Record<string, unknown>;
+  baseline?: { runs: number; incarnation?: number };
+}
+
+export const isAtStart = (i: Pick<Intent, "method" | "params">) =>
+  i.method === "job.start" && (i.params as unknown as StartParams).spec?.firstPrompt !== undefined;
+
+/** Why a start reply (or a lookup's found) does not do for its request, or undefined. */
+export function startReplyProblem(
+  handleKind: string,
+  atStart: boolean,
+  r: Started | undefined,
+): string | undefined {
+  if (handleKind === "reply" && !r?.handle) return "a reply kind's start carries no handle";
+  if (atStart && r?.baseline?.runs !== 0)
+    return "an at-start start must carry baseline with runs 0";
+  return undefined;
+}
+
+/** Records a start that took place: the handle, the view to open, the first delivery accepted. */
+export function recordStarted(db: Database, key: string, r: Started, now: number): void {
+  const j = db.exec("SELECT workstream, agent FROM jobs WHERE key = ?", [key])[0]?.values[0];
+  if (!j) return;
+  const job = jobOf(db, String(j[0]), String(j[1]));
+  if (!job) return;
+  const atStart = job.firstMsgId !== null;
+  putJob(db, {
+    ...job,
+    handle: r.handle ?? job.handle,
+    view: r.view ?? job.view,
+    state: "running",
+    firstInc: atStart ? (r.baseline?.incarnation ?? job.firstInc) : job.firstInc,
+    updatedAt: now,
+  });
+  if (atStart && job.firstMsgId) {
+    putReceipt(db, {
+      msgId: job.firstMsgId,
+      workstream: job.workstream,
+      agent: job.agent,
+      state: "accepted",
+      createdAt: now,
+    });
+  }
+}
+
+/** Undoes a spawn attempt that never started: record, placeholder, claim, receipt. */
+export function rollBackSpawn(db: Database, key: string): void {
+  const j = db.exec("SELECT workstream, agent, first_msg_id FROM jobs WHERE key = ?", [key])[0]
+    ?.values[0];
+  if (!j) return;
+  const [ws, name, first] = [String(j[0]), String(j[1]), j[2]];
+  const a = agentOf(db, ws, name);
+  deleteJob(db, key);
+  if (a) putAgent(db, { ...a, state: "closed", pane: null });
+  db.run(
+    "UPDATE tasks SET state = 'open', claimed_by = NULL WHERE claimed_by = ? AND state = 'claimed'",
+    [`${ws}/${name}`],
+  );
+  if (first !== null) deleteReceipt(db, String(first));
+}
+
+/** Ends a job's record once its stop was answered. */
+export function recordStopped(db: Database, key: string): void {
+  const j = db.exec("SELECT workstream, agent FROM jobs WHERE key = ?", [key])[0]?.values[0];
+  if (!j) return;
+  const a = agentOf(db, String(j[0]), String(j[1]));
+  deleteJob(db, key);
+  if (a) putAgent(db, { ...a, state: "closed", pane: null });
+}
+
+export const jobRules: SubjectRules = {
+  caps: (hello, i) => {
+    const start = hello.seams.job?.start;
+    // An at-start start is never resent: only a lookup can resolve it.
+    if (start && isAtStart(i) && !start.lookup) return undefined;
+    return start;
+  },
+  lookupMethod: "job.lookup",
+  fileHandle: (hello) => hello.seams.job?.handle === "file",
+  rowName: (i, row) => {
+    if (!isAtStart(i) || !row.startsWith("start.")) return row;
+    if (row === "start.lookup.found") return "atstart.found";
+    if (row === "start.lookup.none.proven") return "atstart.none.proven";
+    return "atstart.unresolved";
+  },
+  record: (db, i, result, now) => {
+    if (i.method === "job.start") recordStarted(db, i.key, (result ?? {}) as Started, now);
+    else if (i.method === "job.stop") recordStopped(db, i.key);
+  },
+  rollback: (db, i) => {
+    if (i.method === "job.start") rollBackSpawn(db, i.key);
+  },
+  checkFound: (i, found) =>
+    isAtStart(i) ? startReplyProblem("", true, found as Started) : undefined,
+};

@@ -1,0 +1,108 @@
+import type { Io } from "../cli/io.js";
+import { UnavailableError, UsageError } from "../errors.js";
+import { findAgent } from "../jobs/agent-host.js";
+import {
+  attachView,
+  jobPlugin,
+  jobTarget,
+  openPane,
+  resolveAgent,
+  stopJob,
+} from "../jobs/job-calls.js";
+import { agentOf, jobOf, putAgent } from "../jobs/records.js";
+import { openStore } from "../store/index.js";
+import { muxFor } from "../view/mux.js";
+import { withPlugins } from "./with-plugins.js";
+
+// mu agent close and mu agent reattach: the two things a person does to an
+// agent's view. A bound view's death ends its job, so close kills the view
+// first; a detached job outlives its view, so close stops the job first and
+// reattach can open a new view on the same row.
+
+export async function agentClose(
+  io: Io,
+  name: string,
+  opts: { workstream?: string },
+): Promise<void> {
+  const ws = opts.workstream ?? "main";
+  const store = openStore(io.ports);
+  const mux = muxFor(io.ports);
+  await withPlugins(io, async (sup) => {
+    const first = await store.read((db) => findAgent(db, ws, name));
+    await resolveAgent(io, store, sup, ws, name, `mu agent close ${name} -w ${ws}`);
+    // A pending stop resolved above may have ended the record already.
+    const found = await store.read((db) =>
+      jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,
+    );
+    if (!found) {
+      if (first.agent?.pane) await mux.kill(first.agent.pane);
+      io.out(`closed ${ws}/${name}\n`);
+      return;
+    }
+    const { job, agent, host } = found;
+    await jobPlugin(sup, host, job);
+    const target = jobTarget(host, job, agent?.incarnation ?? 1);
+    const pane = agent?.pane ?? null;
+    if (pane && job.viewKind === "bound") await mux.kill(pane);
+    await stopJob(io, store, sup, host, job, target);
+    if (pane && job.viewKind === "detached") await mux.kill(pane);
+    io.out(`closed ${ws}/${name}\n`);
+  });
+}
+
+export async function agentReattach(
+  io: Io,
+  name: string,
+  opts: { workstream?: string },
+): Promise<void> {
+  const ws = opts.workstream ?? "main";
+  const store = openStore(io.ports);
+  const mux = muxFor(io.ports);
+  const { job } = await store.read((db) => findAgent(db, ws, name));
+  if (job.viewKind !== "detached") {
+    throw new UsageError(
+      "reattach.bound",
+      "agent",
+      `${ws}/${name}'s view is bound to its job, so it cannot be reattached`,
+      {
+        hint: `a bound job ends with its view; spawn it again: mu agent close ${name} -w ${ws}`,
+      },
+    );
+  }
+  if (!mux.runsCommandLines) {
+    throw new UsageError(
+      "reattach.mux",
+      "agent",
+      `the ${mux.name} mux backend cannot run a view's command line`,
+      {
+        hint: "use a backend that can (MU_MUX=tmux)",
+      },
+    );
+  }
+  await withPlugins(io, async (sup) => {
+    await resolveAgent(io, store, sup, ws, name, `mu agent reattach ${name} -w ${ws}`);
+    const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    await jobPlugin(sup, host, j);
+    const view = await attachView(io, sup, host, jobTarget(host, j, agent?.incarnation ?? 1));
+    // A view that fails to start leaves the row's pane as it was.
+    const pane = await openPane(mux, ws, name, view);
+    const old = agent?.pane ?? null;
+    if (!(await mux.alive(pane.id))) {
+      await mux.kill(pane.id);
+      throw new UnavailableError(
+        "reattach.died",
+        "view",
+        `the new view of ${ws}/${name} (pane ${pane.id}) died as it opened`,
+        {
+          hint: old ? `the agent keeps its view ${old}; try again` : "try again",
+        },
+      );
+    }
+    await store.write((db) => {
+      const a = agentOf(db, ws, name);
+      if (a) putAgent(db, { ...a, pane: pane.id, state: "live" });
+    });
+    if (old && old !== pane.id) await mux.kill(old);
+    io.out(`reattached ${ws}/${name} (view ${pane.id})\n`);
+  });
+}

@@ -1,0 +1,138 @@
+import type { Io } from "../cli/io.js";
+import { printJson } from "../cli/io.js";
+import { READ_MS } from "../effects/resolve.js";
+import { EXIT, type ExitCode, MuError, UnknownOutcomeError } from "../errors.js";
+import { findAgent } from "../jobs/agent-host.js";
+import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
+import { allAgents, jobOf } from "../jobs/records.js";
+import { callPlugin } from "../seams/call.js";
+import { openStore } from "../store/index.js";
+import { muxFor } from "../view/mux.js";
+import { finish } from "./agent-spawn.js";
+import { withPlugins } from "./with-plugins.js";
+
+// mu agent list and mu agent check. Liveness always comes from the job's
+// job.status: ended and lost read dead, unknown is never a death. A
+// detached job whose view is gone keeps its row while it runs.
+
+interface Listed {
+  agent: string;
+  host: string;
+  kind: string;
+  job: string;
+  view: string | null;
+  viewAlive: boolean;
+  state: "running" | "dead" | "unknown" | "starting";
+  reason?: string;
+}
+
+export async function agentList(io: Io, opts: { json?: boolean }): Promise<void> {
+  const store = openStore(io.ports);
+  const mux = muxFor(io.ports);
+  const rows = await store.read((db) =>
+    allAgents(db).flatMap((a) => {
+      const j = jobOf(db, a.workstream, a.name);
+      return j ? [{ a, found: findAgent(db, a.workstream, a.name) }] : [];
+    }),
+  );
+  const out: Listed[] = [];
+  await withPlugins(io, async (sup) => {
+    for (const { a, found } of rows) {
+      const { job, host } = found;
+      const viewAlive = a.pane ? await mux.alive(a.pane) : false;
+      const item: Listed = {
+        agent: `${a.workstream}/${a.name}`,
+        host: job.host,
+        kind: job.kind,
+        job: job.key,
+        view: a.pane,
+        viewAlive,
+        state: job.state === "starting" ? "starting" : "unknown",
+      };
+      if (job.state === "running") {
+        try {
+          await jobPlugin(sup, host, job);
+          const s = (await callPlugin(sup, io.ports.clock, host.reg, {
+            method: "job.status",
+            params: { target: jobTarget(host, job, a.incarnation) },
+            timeoutMs: READ_MS,
+            effect: false,
+          })) as { state: string; reason?: string; exit?: number | null };
+          item.state =
+            s.state === "running" ? "running" : s.state === "unknown" ? "unknown" : "dead";
+          if (s.reason) item.reason = s.reason;
+          if (s.state === "ended") item.reason = `ended (exit ${s.exit ?? "unknown"})`;
+        } catch (err) {
+          item.reason = err instanceof MuError ? err.message : String(err);
+        }
+      }
+      out.push(item);
+    }
+  });
+  if (opts.json) {
+    printJson(io, out);
+    return;
+  }
+  if (out.length === 0) {
+    io.out("no agents; spawn one with: mu agent spawn <name> --host <host>\n");
+    return;
+  }
+  for (const r of out) {
+    const view = r.view ? `${r.view}${r.viewAlive ? "" : " (gone)"}` : "-";
+    io.out(`${r.agent}\t${r.host}\t${r.state}\t${view}${r.reason ? `\t${r.reason}` : ""}\n`);
+  }
+}
+
+/**
+ * A delivery's state. For an at-start agent's first delivery whose start is
+ * still unresolved, resolving the start is the answer: found opens the view
+ * and is accepted with runs 0; unresolved is unreachable; a proven none rolls
+ * the attempt back, and then the channel is asked like for any msgId.
+ */
+export async function agentCheck(
+  io: Io,
+  name: string,
+  msgId: string,
+  opts: { workstream?: string },
+): Promise<ExitCode> {
+  const ws = opts.workstream ?? "main";
+  const store = openStore(io.ports);
+  const before = await store.read((db) => findAgent(db, ws, name));
+  return withPlugins(io, async (sup) => {
+    try {
+      await resolveAgent(io, store, sup, ws, name, `mu agent check ${name} ${msgId} -w ${ws}`);
+    } catch (err) {
+      if (!(err instanceof UnknownOutcomeError)) throw err;
+      io.out(`unreachable ${msgId}: ${err.message}\n`);
+      return EXIT.unknownOutcome;
+    }
+    const now = await store.read((db) =>
+      jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,
+    );
+    if (now && now.job.firstMsgId === msgId && now.job.state === "running") {
+      if (!now.agent?.pane || !(await muxFor(io.ports).alive(now.agent.pane))) {
+        await finish(io, store, sup, now.host, muxFor(io.ports), now.job, {}, "resumed");
+      }
+      io.out(`accepted ${msgId} runs=0\n`);
+      return EXIT.ok;
+    }
+    const { host, job, agent } = now ?? before;
+    await jobPlugin(sup, host, job);
+    const r = (await callPlugin(sup, io.ports.clock, host.reg, {
+      method: "channel.receipt",
+      params: { target: jobTarget(host, job, agent?.incarnation ?? 1), msgId },
+      timeoutMs: READ_MS,
+      effect: false,
+    })) as { state: string; id: string; runs?: number; reason?: string };
+    if (r.id !== msgId) {
+      io.out(`unreachable ${msgId}: the channel answered about ${r.id} instead\n`);
+      return EXIT.unknownOutcome;
+    }
+    if (r.state === "accepted") {
+      io.out(`accepted ${msgId}${r.runs !== undefined ? ` runs=${r.runs}` : ""}\n`);
+      return EXIT.ok;
+    }
+    io.out(`${r.state} ${msgId}${r.reason ? `: ${r.reason}` : ""}\n`);
+    return EXIT.unknownOutcome;
+  });
+}

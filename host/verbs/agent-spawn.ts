@@ -1,0 +1,455 @@
+import { randomBytes } from "node:crypto";
+import type { Io } from "../cli/io.js";
+import { EFFECT_MS, READ_MS } from "../effects/resolve.js";
+import { runEffect } from "../effects/run-effect.js";
+import {
+  NotFoundError,
+  RefusedError,
+  UnavailableError,
+  UnknownOutcomeError,
+  UsageError,
+} from "../errors.js";
+import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
+import { admit, claimTask, deadlineMarginMs } from "../jobs/admission.js";
+import { attachView, jobTarget, openPane, resolveAgent, stopJob } from "../jobs/job-calls.js";
+import { recordStarted, rollBackSpawn, startReplyProblem } from "../jobs/job-rules.js";
+import {
+  agentOf,
+  agentSubject,
+  type JobRecord,
+  jobOf,
+  putAgent,
+  putJob,
+  putReceipt,
+} from "../jobs/records.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import type { JobSeam, Seams } from "../protocol/declaration.js";
+import { callPlugin } from "../seams/call.js";
+import { openStore, type Store } from "../store/index.js";
+import { type Mux, muxFor, type ViewCommand } from "../view/mux.js";
+import { withPlugins } from "./with-plugins.js";
+
+// mu agent spawn on a plugin host, in the spec's order, each step before the
+// next one's effect: refusals (nothing written), the job record, job.start
+// (journaled), the view, readiness. A failure after the start stops the job
+// before the record goes. A spawn whose start was resolved by a later verb
+// (or whose mu died after the start) resumes at the view.
+
+export interface SpawnOptions {
+  host: string;
+  workstream?: string;
+  task?: string;
+  send?: string;
+  command?: string;
+  role?: string;
+  harness?: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const DEFAULT_SPAWN_JOB_MS = 30_000;
+
+interface Honours {
+  command: boolean;
+  env: boolean;
+  sockets: boolean;
+  roles: string[];
+}
+
+/** What the kind honours; absent means the environment and the full-access role only. */
+function honoursOf(job: JobSeam): Honours {
+  const h = job.honours ?? {};
+  return {
+    command: h.command ?? false,
+    env: h.env ?? true,
+    sockets: h.sockets ?? false,
+    roles: h.roles ?? ["full-access"],
+  };
+}
+
+function spawnJobMs(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env.MU_SPAWN_JOB_MS;
+  const ms = raw === undefined || raw === "" ? DEFAULT_SPAWN_JOB_MS : Number(raw);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new UsageError("spawn.job-ms", "usage", `MU_SPAWN_JOB_MS='${raw}' is not valid`, {
+      hint: "give a number of milliseconds, e.g. 30000",
+    });
+  }
+  return ms;
+}
+
+/** Step 1: every refusal that needs no call and writes nothing. */
+function refusals(h: LinkHost, name: string, opts: SpawnOptions, mux: Mux, role: string): JobSeam {
+  const seams = (h.reg.declaration as { seams?: Seams } | undefined)?.seams ?? {};
+  const job = seams.job;
+  const p = h.reg.name;
+  if (!job) {
+    throw new UsageError(
+      "spawn.no-job",
+      "agent",
+      h.provider
+        ? `host '${opts.host}' comes from provider '${p}', which declares no job seam, so it takes no agent`
+        : `host '${opts.host}' is a link-only host: plugin '${p}' declares no job seam, so it takes no agent`,
+      { hint: "spawn on a host whose plugin declares the job seam" },
+    );
+  }
+  const honours = honoursOf(job);
+  if (role !== "full-access" && !honours.roles.includes(role)) {
+    throw new UsageError(
+      "spawn.honours.role",
+      "agent",
+      `kind '${job.kind}' of '${p}' does not honour the ${role} role`,
+      {
+        hint: "spawn without --role, or on a host whose kind honours it",
+      },
+    );
+  }
+  if (opts.command !== undefined && !honours.command) {
+    throw new UsageError(
+      "spawn.honours.command",
+      "agent",
+      `kind '${job.kind}' of '${p}' does not honour --command`,
+      {
+        hint: "spawn without --command to run the harness's own",
+      },
+    );
+  }
+  if (!job.channel) {
+    throw new UsageError(
+      "spawn.no-channel",
+      "agent",
+      `kind '${job.kind}' of '${p}' declares no channel, and its agents' own channel is not driven`,
+      {
+        hint: "spawn on a kind that names a channel",
+      },
+    );
+  }
+  if (!mux.runsCommandLines) {
+    throw new UsageError(
+      "spawn.mux",
+      "agent",
+      `the ${mux.name} mux backend cannot run a view's command line`,
+      {
+        hint: "use a backend that can (MU_MUX=tmux)",
+      },
+    );
+  }
+  if (job.firstTurn === "at-start" && opts.send === undefined && opts.task === undefined) {
+    throw new UsageError(
+      "spawn.first-prompt",
+      "agent",
+      `kind '${job.kind}' takes its first prompt with the start, and none was given`,
+      {
+        hint: `give one: mu agent spawn ${name} --host ${opts.host} --send '<text>' (or --task <id>)`,
+      },
+    );
+  }
+  return job;
+}
+
+export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Promise<void> {
+  const ws = opts.workstream ?? "main";
+  for (const [what, v] of [
+    ["agent name", name],
+    ["workstream", ws],
+  ] as const) {
+    if (!NAME.test(v)) {
+      throw new UsageError("agent.name", "usage", `${what} '${v}' is not valid`, {
+        hint: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+      });
+    }
+  }
+  if (opts.task !== undefined && opts.send !== undefined) {
+    throw new UsageError("spawn.task-and-send", "usage", "give --task or --send, not both");
+  }
+  const role = opts.role ?? "full-access";
+  if (role !== "full-access" && role !== "read-only") {
+    throw new UsageError(
+      "spawn.role",
+      "usage",
+      `--role '${role}' is not one of full-access, read-only`,
+    );
+  }
+  const store = openStore(io.ports);
+  const h = await store.read((db) => findLinkHost(db, opts.host));
+  const mux = muxFor(io.ports);
+  const declared = refusals(h, name, opts, mux, role);
+  const next = `mu agent spawn ${name} --host ${opts.host} -w ${ws}`;
+  await withPlugins(io, async (sup) => {
+    await resolveAgent(io, store, sup, ws, name, next);
+    const before = await store.read((db) => ({
+      job: jobOf(db, ws, name),
+      agent: agentOf(db, ws, name),
+    }));
+    if (before.job) {
+      const viewless =
+        before.agent?.state !== "live" ||
+        !before.agent.pane ||
+        !(await mux.alive(before.agent.pane));
+      if (before.job.state === "running" && before.job.host === opts.host && viewless) {
+        return finish(io, store, sup, h, mux, before.job, opts, "resumed");
+      }
+      throw new RefusedError(
+        "agent.exists",
+        "agent",
+        `${ws}/${name} already runs on host ${before.job.host}`,
+        {
+          hint: `close it first: mu agent close ${name} -w ${ws}`,
+        },
+      );
+    }
+    const { hello } = await sup.ready(h.reg, ["job", "channel"]);
+    sameInstance(opts.host, h.reg.name, h.instance, hello.instance);
+    const job = hello.seams.job ?? declared;
+    const atStart = job.firstTurn === "at-start";
+    const key = `job-${randomBytes(8).toString("hex")}`;
+    const msgId = `msg-${randomBytes(8).toString("hex")}`;
+    const text = opts.send ?? (opts.task !== undefined ? `Work on task ${opts.task}.` : undefined);
+    const spec: Record<string, unknown> = {
+      workstream: ws,
+      name,
+      harness: opts.harness ?? "claude",
+      role,
+      cmd: opts.command ?? opts.harness ?? "claude",
+      commandSource: opts.command === undefined ? "harness" : "command",
+      cwd: ".",
+      env: honoursOf(job).env ? { MU_AGENT: `${ws}/${name}` } : {},
+      ...(atStart && text !== undefined ? { firstPrompt: { text, msgId } } : {}),
+    };
+    const now = io.ports.clock.now();
+    const margin = deadlineMarginMs(io.ports.env);
+    // Step 2: the record, the name's fence, the host's admission and (at
+    // start) the placeholder, the claim and the first delivery's receipt, in
+    // one commit before anything is sent.
+    const record = await store.write((db) => {
+      if (jobOf(db, ws, name)) {
+        throw new RefusedError("agent.exists", "agent", `${ws}/${name} already exists`, {
+          hint: `close it first: mu agent close ${name} -w ${ws}`,
+        });
+      }
+      if (h.provider) admit(db, h.provider, now, margin);
+      if (opts.task !== undefined) claimTask(db, opts.task, `${ws}/${name}`);
+      const incarnation = (agentOf(db, ws, name)?.incarnation ?? 0) + 1;
+      const j: JobRecord = {
+        key,
+        workstream: ws,
+        agent: name,
+        host: opts.host,
+        plugin: h.reg.name,
+        instance: hello.instance,
+        kind: job.kind,
+        viewKind: job.view,
+        handle: null,
+        state: "starting",
+        spec,
+        view: null,
+        firstMsgId: atStart ? msgId : null,
+        firstInc: null,
+        owesCollect: false,
+        createdAt: now,
+        updatedAt: now,
+      };
+      putJob(db, j);
+      putAgent(db, {
+        workstream: ws,
+        name,
+        incarnation,
+        jobKey: key,
+        host: opts.host,
+        channelPlugin: h.reg.name,
+        channel: job.channel ?? "",
+        pane: null,
+        // An on-send kind's row stays out of sight until its view runs; it is
+        // written now only to hold the incarnation the start is sent with.
+        state: atStart ? "placeholder" : "closed",
+        createdAt: now,
+      });
+      if (atStart)
+        putReceipt(db, { msgId, workstream: ws, agent: name, state: "sending", createdAt: now });
+      return { j, incarnation };
+    });
+    const target = jobTarget(h, record.j, record.incarnation);
+    try {
+      await runEffect(
+        { ports: io.ports, store, sup, reg: h.reg, instance: hello.instance },
+        {
+          subject: agentSubject(ws, name),
+          method: "job.start",
+          key,
+          params: { target, key, spec },
+          timeoutMs: EFFECT_MS,
+          check: (r) => startReplyProblem(job.handle, atStart, r as never),
+          done: (db, r) => recordStarted(db, key, (r ?? {}) as never, io.ports.clock.now()),
+          failed: (db) => rollBackSpawn(db, key),
+        },
+        next,
+      );
+    } catch (err) {
+      if (atStart && err instanceof UnknownOutcomeError) {
+        throw new UnknownOutcomeError(
+          "spawn.first-delivery-unknown",
+          "agent",
+          `the start of ${ws}/${name} carried its first delivery and has no definite answer, so delivery ${msgId} is unknown (key ${key}): ${err.message}`,
+          { hint: `nothing was resent; resolve it with: mu agent check ${name} ${msgId} -w ${ws}` },
+        );
+      }
+      throw err;
+    }
+    const started = await store.read((db) => jobOf(db, ws, name));
+    if (!started) throw new Error("the job record vanished after its start");
+    await finish(io, store, sup, h, mux, started, opts, "spawned");
+  });
+}
+
+/** Steps 5 and 6, and an on-send kind's first delivery. */
+export async function finish(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  h: LinkHost,
+  mux: Mux,
+  j: JobRecord,
+  opts: Pick<SpawnOptions, "send" | "task">,
+  verb: "spawned" | "resumed",
+): Promise<void> {
+  const ws = j.workstream;
+  const name = j.agent;
+  const row = await store.read((db) => agentOf(db, ws, name));
+  const incarnation = row?.incarnation ?? 1;
+  const target = jobTarget(h, j, incarnation);
+  const { hello } = await sup.ready(h.reg, ["job", "channel"]);
+  const channel = hello.seams.channel?.name ?? "";
+  // Undoes the spawn once the job may run: stop it, then let the record go.
+  const fail = async (pane: string | null, why: string): Promise<never> => {
+    if (pane && j.viewKind === "bound") await mux.kill(pane);
+    let stopped = "the job was stopped";
+    try {
+      await stopJob(io, store, sup, h, j, target);
+    } catch (err) {
+      stopped = `stopping the job failed too (${(err as Error).message})`;
+    }
+    if (pane && j.viewKind === "detached") await mux.kill(pane);
+    throw new UnavailableError(
+      "spawn.failed",
+      "agent",
+      `${ws}/${name} did not come up: ${why}; ${stopped}`,
+      {
+        hint: "see the plugin's and the backend's state, then spawn again",
+      },
+    );
+  };
+  let view: ViewCommand;
+  try {
+    view = (j.view as ViewCommand | null) ?? (await attachView(io, sup, h, target));
+  } catch (err) {
+    return fail(null, `no view to open (${(err as Error).message})`);
+  }
+  let pane: string;
+  try {
+    pane = (await openPane(mux, ws, name, view)).id;
+  } catch (err) {
+    return fail(null, (err as Error).message);
+  }
+  await store.write((db) => {
+    const a = agentOf(db, ws, name);
+    putAgent(db, {
+      workstream: ws,
+      name,
+      incarnation,
+      jobKey: j.key,
+      host: j.host,
+      channelPlugin: h.reg.name,
+      channel,
+      pane,
+      state: "live",
+      createdAt: a?.createdAt ?? io.ports.clock.now(),
+    });
+  });
+  // Step 6: an at-start kind's start carried its baseline; any other kind's
+  // channel must answer one within MU_SPAWN_JOB_MS.
+  if (j.firstMsgId === null) {
+    const deadline = io.ports.clock.now() + spawnJobMs(io.ports.env);
+    for (;;) {
+      let baseline: unknown = null;
+      try {
+        baseline = await callPlugin(sup, io.ports.clock, h.reg, {
+          method: "channel.baseline",
+          params: { target },
+          timeoutMs: Math.max(1, Math.min(READ_MS, deadline - io.ports.clock.now())),
+          effect: false,
+        });
+      } catch (err) {
+        if (io.ports.clock.now() >= deadline)
+          return fail(pane, `its channel gave no baseline (${(err as Error).message})`);
+      }
+      if (baseline !== null) break;
+      if (io.ports.clock.now() >= deadline)
+        return fail(pane, "its channel gave no baseline in time");
+      await io.ports.clock.sleep(100);
+    }
+  }
+  if (!(await mux.alive(pane)))
+    return fail(pane, `its view (pane ${pane}) died after it was opened`);
+  io.out(`${verb} ${ws}/${name} on ${j.host} (job ${j.key}, view ${pane})\n`);
+  const text = opts.send ?? (opts.task !== undefined ? `Work on task ${opts.task}.` : undefined);
+  if (j.firstMsgId === null && text !== undefined && verb === "spawned") {
+    await firstSend(io, store, sup, h, j, target, text, channel);
+  }
+}
+
+/** An on-send kind's first prompt: a delivery, journaled like any other. */
+async function firstSend(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  h: LinkHost,
+  j: JobRecord,
+  target: ReturnType<typeof jobTarget>,
+  text: string,
+  channel: string,
+): Promise<void> {
+  const msgId = `msg-${randomBytes(8).toString("hex")}`;
+  const at = io.ports.clock.now();
+  const r = (await runEffect(
+    { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
+    {
+      subject: agentSubject(j.workstream, j.agent),
+      method: "channel.send",
+      key: msgId,
+      params: { target, text, msgId, mode: "followUp", force: false, firstPrompt: true },
+      timeoutMs: EFFECT_MS,
+      before: (db) =>
+        putReceipt(db, {
+          msgId,
+          workstream: j.workstream,
+          agent: j.agent,
+          state: "sending",
+          createdAt: at,
+        }),
+      check: (res) => {
+        const m = (res as { msgId?: string; channel?: string } | null)?.msgId;
+        if (m !== undefined && m !== msgId) return `the reply names msgId ${m}, not ${msgId}`;
+        if ((res as { channel?: string } | null)?.channel !== channel)
+          return "the reply names another channel";
+        return undefined;
+      },
+      done: (db) =>
+        putReceipt(db, {
+          msgId,
+          workstream: j.workstream,
+          agent: j.agent,
+          state: "accepted",
+          createdAt: at,
+        }),
+      failed: (db) =>
+        putReceipt(db, {
+          msgId,
+          workstream: j.workstream,
+          agent: j.agent,
+          state: "not-accepted",
+          createdAt: at,
+        }),
+    },
+    `mu agent check ${j.agent} ${msgId} -w ${j.workstream}`,
+  )) as { baseline?: number } | null;
+  io.out(`sent ${msgId} to ${j.workstream}/${j.agent} (baseline ${r?.baseline ?? "?"})\n`);
+}
