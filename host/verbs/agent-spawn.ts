@@ -2,13 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
 import { EFFECT_MS, READ_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
-import {
-  NotFoundError,
-  RefusedError,
-  UnavailableError,
-  UnknownOutcomeError,
-  UsageError,
-} from "../errors.js";
+import { RefusedError, UnavailableError, UnknownOutcomeError, UsageError } from "../errors.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
 import { admit, claimTask, deadlineMarginMs } from "../jobs/admission.js";
 import { attachView, jobTarget, openPane, resolveAgent, stopJob } from "../jobs/job-calls.js";

@@ -97,6 +97,18 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   return done;
 }
 
+/** Keeps each pattern's first group, from stdout then stderr, for later ${var:NAME}. */
+function capture(box: Sandbox, want: Record<string, string> | undefined, r: Ran): string[] {
+  const problems: string[] = [];
+  for (const [name, pattern] of Object.entries(want ?? {})) {
+    const m = new RegExp(pattern).exec(r.stdout) ?? new RegExp(pattern).exec(r.stderr);
+    if (m?.[1] === undefined)
+      problems.push(`nothing to capture as ${name}: /${pattern}/ did not match`);
+    else box.vars[name] = m[1];
+  }
+  return problems;
+}
+
 /** A setup or inspection script: git gets a fixed identity so commits work anywhere. */
 function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
   const who = { name: "mu scenario", email: "scenario@mu.invalid" };
@@ -281,7 +293,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     }
     const r = await runMu(box, step);
     Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
-    problems = checkMu(step, r);
+    problems = [...checkMu(step, r), ...capture(box, step.capture, r)];
   } else if ("sh" in step) {
     const r = await runSh(box, step);
     Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });

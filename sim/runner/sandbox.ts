@@ -19,6 +19,8 @@ export interface Sandbox {
   background: Promise<{ problems: string[]; step: string }>[];
   /** Environment for every mu step (a step's own env wins). */
   env: Record<string, string>;
+  /** Values earlier steps captured from their output, for ${var:NAME}. */
+  vars: Record<string, string>;
 }
 
 export function makeSandbox(
@@ -36,6 +38,7 @@ export function makeSandbox(
     world: World.create(join(root, "world"), config),
     background: [],
     env,
+    vars: {},
   };
 }
 
@@ -63,14 +66,20 @@ export function install(
   return path;
 }
 
-/** Expands ${sim}, ${world}, ${root} and ${bin:NAME} in one argument. */
+/** Expands ${sim}, ${world}, ${root}, ${bin:NAME} and captured ${var:NAME} in one argument. */
 export function expand(box: Sandbox, arg: string): string {
   return arg.replace(
-    /\$\{(sim|world|root|bin:([A-Za-z0-9._-]+))\}/g,
-    (_m, what: string, name?: string) => {
+    /\$\{(sim|world|root|(bin|var):([A-Za-z0-9._-]+))\}/g,
+    (_m, what: string, kind?: string, name?: string) => {
       if (what === "sim") return simLauncher();
       if (what === "world") return box.world.dir;
       if (what === "root") return box.root;
+      if (kind === "var") {
+        const v = box.vars[name ?? ""];
+        if (v === undefined)
+          throw new Error(`\${var:${name}} was never captured by an earlier step`);
+        return v;
+      }
       return join(box.root, "bin", name ?? "");
     },
   );

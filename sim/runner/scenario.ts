@@ -18,12 +18,14 @@ export interface MuStep {
   background?: true;
   afterSeen?: string;
   cwd?: string;
+  capture?: Record<string, string>;
 }
 
 export interface ShStep {
   sh: string;
   exit?: number;
   stdout?: string;
+  capture?: Record<string, string>;
 }
 
 export interface JoinStep {
