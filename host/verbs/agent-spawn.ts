@@ -361,24 +361,26 @@ export async function finish(
   // Step 6: an at-start kind's start carried its baseline; any other kind's
   // channel must answer one within MU_SPAWN_JOB_MS.
   if (j.firstMsgId === null) {
-    const deadline = io.ports.clock.now() + spawnJobMs(io.ports.env);
+    const waitMs = spawnJobMs(io.ports.env);
+    const deadline = io.ports.clock.now() + waitMs;
+    let last = "no answer yet";
     for (;;) {
-      let baseline: unknown = null;
+      const left = deadline - io.ports.clock.now();
+      if (left <= 0)
+        return fail(pane, `its channel gave no baseline within ${waitMs} ms (${last})`);
       try {
-        baseline = await callPlugin(sup, io.ports.clock, h.reg, {
+        const baseline = await callPlugin(sup, io.ports.clock, h.reg, {
           method: "channel.baseline",
           params: { target },
-          timeoutMs: Math.max(1, Math.min(READ_MS, deadline - io.ports.clock.now())),
+          timeoutMs: Math.min(READ_MS, left),
           effect: false,
         });
+        if (baseline !== null) break;
+        last = "the channel answered null";
       } catch (err) {
-        if (io.ports.clock.now() >= deadline)
-          return fail(pane, `its channel gave no baseline (${(err as Error).message})`);
+        last = (err as Error).message;
       }
-      if (baseline !== null) break;
-      if (io.ports.clock.now() >= deadline)
-        return fail(pane, "its channel gave no baseline in time");
-      await io.ports.clock.sleep(100);
+      await io.ports.clock.sleep(Math.min(100, Math.max(0, deadline - io.ports.clock.now())));
     }
   }
   if (!(await mux.alive(pane)))

@@ -97,6 +97,15 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   return done;
 }
 
+/** Output patterns may name captured values (${var:NAME}) and sandbox paths too. */
+function expandPatterns(box: Sandbox, step: MuStep): MuStep {
+  return {
+    ...step,
+    ...(step.stdout !== undefined ? { stdout: expand(box, step.stdout) } : {}),
+    ...(step.stderr !== undefined ? { stderr: expand(box, step.stderr) } : {}),
+  };
+}
+
 /** Keeps each pattern's first group, from stdout then stderr, for later ${var:NAME}. */
 function capture(box: Sandbox, want: Record<string, string> | undefined, r: Ran): string[] {
   const problems: string[] = [];
@@ -293,7 +302,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     }
     const r = await runMu(box, step);
     Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
-    problems = [...checkMu(step, r), ...capture(box, step.capture, r)];
+    problems = [...checkMu(expandPatterns(box, step), r), ...capture(box, step.capture, r)];
   } else if ("sh" in step) {
     const r = await runSh(box, step);
     Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });
