@@ -10,7 +10,7 @@ import {
 } from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
-import { sameInstance } from "../hosts/link-host.js";
+import { findLinkHost, sameInstance } from "../hosts/link-host.js";
 import { identity, listProfiles } from "../hosts/profiles.js";
 import {
   deleteHost,
@@ -20,10 +20,14 @@ import {
   patchFacts,
   putHost,
 } from "../hosts/records.js";
+import { jobPlugin, jobTarget, stopJob } from "../jobs/job-calls.js";
+import { recordStopped } from "../jobs/job-rules.js";
+import { agentOf, type JobRecord, jobsOnHost } from "../jobs/records.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import { callPlugin } from "../seams/call.js";
 import { openStore, type Store } from "../store/index.js";
+import { muxFor } from "../view/mux.js";
 import { withPlugins } from "./with-plugins.js";
 
 // Provider hosts: machines a plugin acquires and releases. Every verb on a
@@ -63,9 +67,10 @@ async function hostOf(store: Store, name: string): Promise<HostRecord> {
 }
 
 /** Calls that name a recorded host go only to the instance it was recorded under. */
-async function fenced(sup: Supervisor, reg: Registration, h: HostRecord): Promise<void> {
-  const { hello } = await sup.ready(reg, ["host"]);
-  sameInstance(h.name, reg.name, h.instance, hello.instance);
+async function fenced(sup: Supervisor, reg: Registration, h: HostRecord) {
+  const ready = await sup.ready(reg, ["host"]);
+  sameInstance(h.name, reg.name, h.instance, ready.hello.instance);
+  return ready;
 }
 
 const target = (h: Pick<HostRecord, "name" | "handle" | "instance">) => ({
@@ -185,7 +190,11 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
       report(io, opts, h, undefined);
       return;
     }
-    await fenced(sup, reg, h);
+    const { hello } = await fenced(sup, reg, h);
+    const outlives = hello.seams.job?.outlivesHost === true;
+    const outliving: JobRecord[] = [];
+    const views: string[] = [];
+    const mux = () => muxFor(io.ports);
     const s = (await callPlugin(sup, io.ports.clock, reg, {
       method: "host.status",
       params: { target: target(h) },
@@ -206,12 +215,31 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
           updatedAt: now,
         });
       } else if (s.state === "gone") {
-        // gone is a proof: the machine and what ran on it no longer exist.
+        // gone is a proof: the machine and what ran on it no longer exist,
+        // its jobs with it, except a kind that outlives its host: that one
+        // still gets its job.stop, below.
         putHost(db, { ...cur, state: "lost", updatedAt: now });
+        for (const j of jobsOnHost(db, name)) {
+          if (outlives) outliving.push(j);
+          else {
+            const pane = agentOf(db, j.workstream, j.agent)?.pane;
+            if (pane) views.push(pane);
+            recordStopped(db, j.key);
+          }
+        }
       }
       return getHost(db, name);
     });
+    for (const pane of views) await mux().kill(pane);
     if (updated) report(io, opts, updated, s);
+    for (const j of outliving) {
+      const lh = await store.read((db) => findLinkHost(db, name));
+      const a = await store.read((db) => agentOf(db, j.workstream, j.agent));
+      await jobPlugin(sup, lh, j);
+      await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
+      if (a?.pane) await mux().kill(a.pane);
+      io.out(`stopped ${j.workstream}/${j.agent}, whose job outlives its host\n`);
+    }
     if (s.state === "needs-human") {
       throw new UnavailableError("host.needs-human", "host", `host '${name}' needs a person`, {
         hint: s.remedy,
