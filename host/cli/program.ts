@@ -166,6 +166,8 @@ export function buildProgram(io: Io): Built {
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--task <id>", "claim this task and give the agent its brief")
     .option("--send <text>", "the agent's first prompt")
+    .option("--worktree", "work in a git worktree on the host, made from a commit of this checkout")
+    .option("--from <rev>", "the commit the worktree is made from (default HEAD)")
     .option("--command <cmd>", "run this command line instead of the harness's own")
     .option("--role <role>", "full-access (default) or read-only")
     .option("--harness <name>", "the agent harness (default claude)")

@@ -83,13 +83,18 @@ export function rollBackSpawn(db: Database, key: string): void {
   if (first !== null) deleteReceipt(db, String(first));
 }
 
-/** Ends a job's record once its stop was answered. */
+/**
+ * Ends a job's record once its stop was answered, unless it still owes its
+ * final collect: then it stays, stopped, until the collect is done.
+ */
 export function recordStopped(db: Database, key: string): void {
   const j = db.exec("SELECT workstream, agent FROM jobs WHERE key = ?", [key])[0]?.values[0];
   if (!j) return;
+  const job = jobOf(db, String(j[0]), String(j[1]));
   const a = agentOf(db, String(j[0]), String(j[1]));
-  deleteJob(db, key);
   if (a) putAgent(db, { ...a, state: "closed", pane: null });
+  if (job?.owesCollect) putJob(db, { ...job, state: "stopped" });
+  else deleteJob(db, key);
 }
 
 export const jobRules: SubjectRules = {

@@ -5,7 +5,8 @@ import type { Database } from "sql.js";
 // is the start's effect key for its whole life. An agent row points at its
 // job and records the channel (plugin and name) its readings come from.
 
-export type JobState = "starting" | "running";
+/** stopped: the job ended but its final collect is still owed. */
+export type JobState = "starting" | "running" | "stopped";
 
 export interface JobRecord {
   key: string;
@@ -24,6 +25,10 @@ export interface JobRecord {
   firstMsgId: string | null;
   firstInc: number | null;
   owesCollect: boolean;
+  /** The worktree on the host the job runs in, when spawned with --worktree. */
+  site: string | null;
+  /** The checkout the spawn came from: where the final collect fetches into. */
+  localRepo: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -46,7 +51,7 @@ export interface AgentRow {
 }
 
 const JOB_COLS =
-  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, created_at, updated_at";
+  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, created_at, updated_at";
 
 function toJob(r: unknown[]): JobRecord {
   return {
@@ -65,8 +70,10 @@ function toJob(r: unknown[]): JobRecord {
     firstMsgId: r[12] === null ? null : String(r[12]),
     firstInc: r[13] === null ? null : Number(r[13]),
     owesCollect: Number(r[14]) === 1,
-    createdAt: Number(r[15]),
-    updatedAt: Number(r[16]),
+    site: r[15] === null ? null : String(r[15]),
+    localRepo: r[16] === null ? null : String(r[16]),
+    createdAt: Number(r[17]),
+    updatedAt: Number(r[18]),
   };
 }
 
@@ -93,7 +100,7 @@ export function allJobs(db: Database): JobRecord[] {
 
 export function putJob(db: Database, j: JobRecord): void {
   db.run(
-    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       j.key,
       j.workstream,
@@ -110,6 +117,8 @@ export function putJob(db: Database, j: JobRecord): void {
       j.firstMsgId,
       j.firstInc,
       j.owesCollect ? 1 : 0,
+      j.site,
+      j.localRepo,
       j.createdAt,
       j.updatedAt,
     ],

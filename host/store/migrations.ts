@@ -77,6 +77,8 @@ export const MIGRATIONS: readonly string[] = [
      first_msg_id TEXT,
      first_inc INTEGER,
      owes_collect INTEGER NOT NULL DEFAULT 0,
+     site TEXT,
+     local_repo TEXT,
      created_at INTEGER NOT NULL,
      updated_at INTEGER NOT NULL
    );

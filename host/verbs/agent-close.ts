@@ -1,5 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { UnavailableError, UsageError } from "../errors.js";
+import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
   attachView,
@@ -9,7 +10,12 @@ import {
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
-import { agentOf, jobOf, putAgent } from "../jobs/records.js";
+import { rollBackSpawn } from "../jobs/job-rules.js";
+import { agentOf, deleteJob, type JobRecord, jobOf, putAgent } from "../jobs/records.js";
+import { removeSite, siteRepo } from "../jobs/site.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
+import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { withPlugins } from "./with-plugins.js";
@@ -40,14 +46,57 @@ export async function agentClose(
       return;
     }
     const { job, agent, host } = found;
+    if (job.state === "starting") {
+      // Resolved above and still starting: its start was never journaled, so
+      // never sent. Nothing runs; the attempt is simply taken back.
+      await store.write((db) => rollBackSpawn(db, job.key));
+      io.out(`closed ${ws}/${name} (it never started)\n`);
+      return;
+    }
     await jobPlugin(sup, host, job);
-    const target = jobTarget(host, job, agent?.incarnation ?? 1);
-    const pane = agent?.pane ?? null;
-    if (pane && job.viewKind === "bound") await mux.kill(pane);
-    await stopJob(io, store, sup, host, job, target);
-    if (pane && job.viewKind === "detached") await mux.kill(pane);
+    if (job.state === "running") {
+      const target = jobTarget(host, job, agent?.incarnation ?? 1);
+      const pane = agent?.pane ?? null;
+      if (pane && job.viewKind === "bound") await mux.kill(pane);
+      await stopJob(io, store, sup, host, job, target);
+      if (pane && job.viewKind === "detached") await mux.kill(pane);
+    }
+    if (job.owesCollect) await finalCollect(io, store, sup, host, job);
     io.out(`closed ${ws}/${name}\n`);
   });
+}
+
+/**
+ * After job.stop: the tree's HEAD fetched back into the spawning checkout,
+ * then the tree and the record go. A failed collect keeps both, stopped and
+ * owing, so the next close tries again (mu state lists it meanwhile).
+ */
+async function finalCollect(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  h: LinkHost,
+  j: JobRecord,
+): Promise<void> {
+  const l = await openLink(io, sup, j.host, h);
+  const site = j.site ?? ".";
+  let sha: string;
+  try {
+    sha = await fetchInto(l, site, j.localRepo ?? process.cwd(), DEFAULT_LINK_TIMEOUT_MS);
+  } catch (err) {
+    throw new UnavailableError(
+      "close.collect",
+      "agent",
+      `${j.workstream}/${j.agent} is stopped, but its final collect failed: ${(err as Error).message}`,
+      {
+        hint: `its work is still on ${j.host}; run mu agent close ${j.agent} -w ${j.workstream} again to retry`,
+      },
+    );
+  }
+  io.out(`collected ${sha} from ${j.host}:${site} into ${j.localRepo} (FETCH_HEAD)\n`);
+  const repo = siteRepo(h);
+  if (repo && j.site) await removeSite(l, repo, j.site);
+  await store.write((db) => deleteJob(db, j.key));
 }
 
 export async function agentReattach(

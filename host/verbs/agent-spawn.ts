@@ -10,15 +10,18 @@ import { recordStarted, rollBackSpawn, startReplyProblem } from "../jobs/job-rul
 import {
   agentOf,
   agentSubject,
+  deleteJob,
   type JobRecord,
   jobOf,
   putAgent,
   putJob,
   putReceipt,
 } from "../jobs/records.js";
+import { makeSite, planSite, removeSite, siteRepo } from "../jobs/site.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { JobSeam, Seams } from "../protocol/declaration.js";
 import { callPlugin } from "../seams/call.js";
+import { openLink } from "../seams/link.js";
 import { openStore, type Store } from "../store/index.js";
 import { type Mux, muxFor, type ViewCommand } from "../view/mux.js";
 import { withPlugins } from "./with-plugins.js";
@@ -32,6 +35,8 @@ import { withPlugins } from "./with-plugins.js";
 export interface SpawnOptions {
   host: string;
   workstream?: string;
+  worktree?: boolean;
+  from?: string;
   task?: string;
   send?: string;
   command?: string;
@@ -167,6 +172,14 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
   const h = await store.read((db) => findLinkHost(db, opts.host));
   const mux = muxFor(io.ports);
   const declared = refusals(h, name, opts, mux, role);
+  if (opts.from !== undefined && !opts.worktree) {
+    throw new UsageError(
+      "spawn.from-alone",
+      "usage",
+      "--from only means something with --worktree",
+    );
+  }
+  const plan = opts.worktree ? planSite(h, opts.host, opts.from, ws, name) : undefined;
   const next = `mu agent spawn ${name} --host ${opts.host} -w ${ws}`;
   await withPlugins(io, async (sup) => {
     await resolveAgent(io, store, sup, ws, name, next);
@@ -174,6 +187,13 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       job: jobOf(db, ws, name),
       agent: agentOf(db, ws, name),
     }));
+    if (before.job?.state === "starting") {
+      // Resolved above and still starting: its start was never journaled, so
+      // never sent. Take the attempt back and start afresh.
+      const stale = before.job.key;
+      await store.write((db) => rollBackSpawn(db, stale));
+      before.job = undefined;
+    }
     if (before.job) {
       const viewless =
         before.agent?.state !== "live" ||
@@ -205,7 +225,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       role,
       cmd: opts.command ?? opts.harness ?? "claude",
       commandSource: opts.command === undefined ? "harness" : "command",
-      cwd: ".",
+      cwd: plan?.tree ?? ".",
       env: honoursOf(job).env ? { MU_AGENT: `${ws}/${name}` } : {},
       ...(atStart && text !== undefined ? { firstPrompt: { text, msgId } } : {}),
     };
@@ -238,7 +258,9 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
         view: null,
         firstMsgId: atStart ? msgId : null,
         firstInc: null,
-        owesCollect: false,
+        owesCollect: plan !== undefined,
+        site: plan?.tree ?? null,
+        localRepo: plan?.localRepo ?? null,
         createdAt: now,
         updatedAt: now,
       };
@@ -262,6 +284,16 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       return { j, incarnation };
     });
     const target = jobTarget(h, record.j, record.incarnation);
+    // Step 3: the site. Nothing runs yet, so a failure only takes the record back.
+    const link = plan ? await openLink(io, sup, opts.host, h) : undefined;
+    if (plan && link) {
+      try {
+        await makeSite(link, plan);
+      } catch (err) {
+        await store.write((db) => rollBackSpawn(db, key));
+        throw err;
+      }
+    }
     try {
       await runEffect(
         { ports: io.ports, store, sup, reg: h.reg, instance: hello.instance },
@@ -278,6 +310,9 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
         next,
       );
     } catch (err) {
+      // A start that definitely did not happen was rolled back: its tree goes too.
+      if (plan && link && !(err instanceof UnknownOutcomeError))
+        await removeSite(link, plan.repo, plan.tree);
       if (atStart && err instanceof UnknownOutcomeError) {
         throw new UnknownOutcomeError(
           "spawn.first-delivery-unknown",
@@ -318,6 +353,12 @@ export async function finish(
     let stopped = "the job was stopped";
     try {
       await stopJob(io, store, sup, h, j, target);
+      // Nothing worked, so nothing is owed: the tree and the record go.
+      if (j.site) {
+        const repo = siteRepo(h);
+        if (repo) await removeSite(await openLink(io, sup, j.host, h), repo, j.site);
+      }
+      await store.write((db) => deleteJob(db, j.key));
     } catch (err) {
       stopped = `stopping the job failed too (${(err as Error).message})`;
     }

@@ -1,12 +1,13 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { agentSubject, allJobs } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
 
 // What mu owes: for now, every effect whose outcome is still pending, with
 // the verb that settles it. Host facts and collects join as their seams land.
 
 interface Notice {
-  kind: "pending-effect";
+  kind: "pending-effect" | "collect-owed";
   subject: string;
   method: string;
   key: string;
@@ -50,6 +51,21 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
       }),
     ),
   );
+  const owed = await openStore(io.ports).read((db) =>
+    allJobs(db)
+      .filter((j) => j.state === "stopped" && j.owesCollect)
+      .map(
+        (j): Notice => ({
+          kind: "collect-owed",
+          subject: agentSubject(j.workstream, j.agent),
+          method: "link.fetch",
+          key: j.key,
+          since: j.updatedAt,
+          next: `mu agent close ${j.agent} -w ${j.workstream}`,
+        }),
+      ),
+  );
+  notices.push(...owed);
   if (opts.json) {
     printJson(io, notices);
     return;
@@ -59,6 +75,12 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
     return;
   }
   for (const n of notices) {
+    if (n.kind === "collect-owed") {
+      io.out(
+        `owed: the final collect of ${n.subject} (job ${n.key}), stopped since ${new Date(n.since).toISOString()}; run: ${n.next}\n`,
+      );
+      continue;
+    }
     io.out(
       `pending: ${n.method} for ${n.subject} (key ${n.key}) since ${new Date(n.since).toISOString()}; run: ${n.next}\n`,
     );

@@ -1,0 +1,121 @@
+import { resolve } from "node:path";
+import { UnavailableError, UsageError } from "../errors.js";
+import { checkoutOf, commitOf } from "../git/local.js";
+import type { LinkHost } from "../hosts/link-host.js";
+import { linkRun, notACheckout, type OpenLink, pushRev } from "../seams/link.js";
+
+// A spawn's site: with --worktree the agent works in a git worktree on the
+// host, made from a commit of the caller's checkout. The commit is resolved
+// here first (a bad --from is a refusal, before anything is written); the
+// tree is made after the job record, and the record then owes a final
+// collect: a fetch of the tree's HEAD back into the caller's checkout.
+
+export const SITE_TIMEOUT_MS = 60_000;
+/** Where a provider's machine keeps the repository trees are made from. */
+const PROVIDER_REPO = "mu/repo";
+
+export interface SitePlan {
+  localRepo: string;
+  sha: string;
+  /** The host's repository, relative to its login directory (or absolute). */
+  repo: string;
+  tree: string;
+}
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** A path on the host as an absolute one for git -C, which moves the cwd. */
+const onHost = (p: string) => (p.startsWith("/") ? q(p) : `"$PWD"/${q(p)}`);
+
+export function planSite(
+  h: LinkHost,
+  host: string,
+  from: string | undefined,
+  ws: string,
+  name: string,
+): SitePlan {
+  const here = resolve(process.cwd());
+  const localRepo = checkoutOf(here);
+  if (localRepo === null) throw notACheckout(here);
+  const rev = from ?? "HEAD";
+  const sha = commitOf(localRepo, rev);
+  if (sha === null) {
+    throw new UsageError("spawn.from", "usage", `--from '${rev}' names no commit in ${localRepo}`, {
+      hint: "give a branch, tag or sha that git rev-parse knows",
+    });
+  }
+  const repo = siteRepo(h);
+  if (!repo) {
+    throw new UsageError(
+      "spawn.worktree.repo",
+      "usage",
+      `host '${host}' has no --repo to make a worktree in`,
+      {
+        hint: `re-add it with --repo <path on the host>: mu host rm ${host}; mu host add ${host} --plugin ${h.reg.name} --repo <path>`,
+      },
+    );
+  }
+  return { localRepo, sha, repo, tree: `mu/trees/${ws}/${name}` };
+}
+
+/** The host's repository trees are made from: a profile's --repo, a provider machine's own. */
+export function siteRepo(h: LinkHost): string | null {
+  return h.profile ? h.profile.repo : PROVIDER_REPO;
+}
+
+/** Seeds the host's repository with the commit (push, or proof it is there) and makes the tree. */
+export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
+  if (l.link.push) await pushRev(l, p.localRepo, p.repo, p.sha, SITE_TIMEOUT_MS);
+  else {
+    const r = await linkRun(
+      l,
+      "link.exec",
+      {
+        script: `git -C ${onHost(p.repo)} rev-parse --verify --quiet ${q(`${p.sha}^{commit}`)}`,
+        cwd: ".",
+      },
+      SITE_TIMEOUT_MS,
+    );
+    if (r.exitCode !== 0 || r.stdout.trim() !== p.sha) {
+      throw new UnavailableError(
+        "spawn.site.missing",
+        "host",
+        `${p.repo} on ${l.name} does not hold ${p.sha}, and the link cannot push it`,
+        {
+          hint: `push it there yourself, then spawn again`,
+        },
+      );
+    }
+  }
+  const r = await linkRun(
+    l,
+    "link.exec",
+    {
+      script: `mkdir -p "$(dirname ${onHost(p.tree)})" && git -C ${onHost(p.repo)} worktree add --quiet --detach ${onHost(p.tree)} ${q(p.sha)}`,
+      cwd: ".",
+    },
+    SITE_TIMEOUT_MS,
+  );
+  if (r.exitCode !== 0) {
+    throw new UnavailableError(
+      "spawn.site.failed",
+      "host",
+      `cannot make the worktree ${p.tree} on ${l.name} (exit ${r.exitCode ?? "timed out"}: ${r.stderr.trim().split("\n")[0] ?? ""})`,
+      {
+        hint: "look at the host's repository with mu host exec, then spawn again",
+      },
+    );
+  }
+}
+
+/** Removes the tree; a tree already gone is fine. */
+export async function removeSite(l: OpenLink, repo: string, tree: string): Promise<void> {
+  await linkRun(
+    l,
+    "link.exec",
+    {
+      script: `git -C ${onHost(repo)} worktree remove --force ${onHost(tree)} 2>/dev/null || rm -rf ${onHost(tree)}`,
+      cwd: ".",
+    },
+    SITE_TIMEOUT_MS,
+  );
+}
