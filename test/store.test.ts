@@ -75,7 +75,16 @@ describe("schema", () => {
         ?.values,
     }));
     expect(version).toBe(SCHEMA_VERSION);
-    expect(tables).toEqual([["host_profiles"], ["hosts"], ["intents"], ["plugins"], ["tasks"]]);
+    expect(tables).toEqual([
+      ["agents"],
+      ["host_profiles"],
+      ["hosts"],
+      ["intents"],
+      ["jobs"],
+      ["plugins"],
+      ["receipts"],
+      ["tasks"],
+    ]);
   });
 
   it("reads a missing DB as empty at the current schema and creates nothing", async () => {

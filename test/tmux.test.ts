@@ -1,0 +1,56 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { World } from "../sim/plugin/world.js";
+import { muProcess, tempState } from "./helpers.js";
+
+// The tmux backend for real: a spawn on a plugin host opens a window in the
+// workstream's session on a private tmux server, running the job's view
+// with stdin from /dev/null; close kills it. .ci/run installs tmux.
+
+const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
+
+describe("the tmux mux backend", () => {
+  let st: ReturnType<typeof tempState>;
+  let socket: string;
+  const tmux = (...args: string[]) =>
+    spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+  beforeEach(() => {
+    st = tempState();
+    socket = `mu-test-${process.pid}-${Date.now()}`;
+  });
+  afterEach(() => {
+    tmux("kill-server");
+    st.done();
+  });
+
+  it("spawns an agent's view in a tmux window and closes it", () => {
+    const found = spawnSync("tmux", ["-V"], { encoding: "utf8" });
+    expect(found.error, "tmux is not installed: apt-get install tmux").toBeUndefined();
+    const world = join(st.dir, "world");
+    World.create(world, { preset: "link-job", instance: "sim-1" });
+    const env = { ...st.env, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
+    const mu = (...args: string[]) => muProcess(args, env);
+    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    const spawned = mu("agent", "spawn", "a", "--host", "box", "-w", "crew");
+    expect(spawned.stderr).toBe("");
+    expect(spawned.stdout).toMatch(/^spawned crew\/a on box \(job job-[0-9a-f]+, view %\d+\)\n$/);
+    const pane = /view (%\d+)/.exec(spawned.stdout)?.[1];
+    const panes = tmux(
+      "list-panes",
+      "-a",
+      "-F",
+      "#{session_name} #{window_name} #{pane_id} #{pane_dead}",
+    );
+    expect(panes.stdout).toContain(`mu-crew a ${pane} 0`);
+    // The view's stdin is /dev/null, as the spec asks of every view.
+    const pid = tmux("display-message", "-p", "-t", pane ?? "", "#{pane_pid}").stdout.trim();
+    const stdin = spawnSync("readlink", [`/proc/${pid}/fd/0`], { encoding: "utf8" }).stdout.trim();
+    expect(stdin).toBe("/dev/null");
+    expect(mu("agent", "list").stdout).toMatch(new RegExp(`^crew/a\\tbox\\trunning\\t${pane}\\n$`));
+    expect(mu("agent", "close", "a", "-w", "crew").stdout).toBe("closed crew/a\n");
+    expect(tmux("list-panes", "-a", "-F", "#{pane_id}").stdout).not.toContain(pane);
+  });
+});
