@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  type DeliveryFacts,
   decideFirst,
   decideLookup,
+  decideReceipt,
   type Facts,
   type LookupAnswer,
 } from "../host/effects/decide.js";
@@ -199,5 +201,50 @@ describe("decideLookup", () => {
         true,
       );
     }
+  });
+});
+
+describe("deliveries", () => {
+  const facts = (over: Partial<DeliveryFacts>): DeliveryFacts => ({
+    receiptExact: false,
+    dedupeExact: false,
+    hasMsgId: true,
+    newerWritten: false,
+    ...over,
+  });
+  it.each([
+    ["channel.send", { receiptExact: true }, "delivery.receipt"],
+    ["channel.interrupt", { receiptExact: true, dedupeExact: true }, "delivery.receipt"],
+    // abort and answer carry no msgId: no receipt can name them.
+    [
+      "channel.abort",
+      { receiptExact: true, hasMsgId: false, dedupeExact: true },
+      "delivery.resend",
+    ],
+    ["channel.send", { dedupeExact: true }, "delivery.resend"],
+    ["channel.send", { dedupeExact: true, newerWritten: true }, "delivery.superseded"],
+    ["channel.answer", { hasMsgId: false }, "unresolvable"],
+    ["channel.command", {}, "unresolvable"],
+  ] as const)("%s with %j: %s", (method, over, row) => {
+    expect(decideFirst(intent(method), undefined, gone, facts(over)).row).toBe(row);
+  });
+
+  it("the guards and the fence come before any delivery row", () => {
+    const d = facts({ receiptExact: true });
+    expect(
+      decideFirst(intent("channel.send"), undefined, { ...gone, writerAlive: true }, d).row,
+    ).toBe("guard.writer-alive");
+    expect(decideFirst(intent("channel.send"), undefined, { ...gone, instance: "b" }, d).row).toBe(
+      "fence.instance",
+    );
+  });
+
+  it.each([
+    [{ state: "accepted", id: "m1" }, "delivery.receipt.accepted"],
+    [{ state: "accepted", id: "m2" }, "delivery.receipt.other"],
+    [{ state: "not-accepted", id: "m1" }, "delivery.receipt.other"],
+    [{ state: "unreachable", id: "m1" }, "delivery.receipt.other"],
+  ] as const)("receipt %j: %s", (answer, row) => {
+    expect(decideReceipt(answer, "m1")).toBe(row);
   });
 });

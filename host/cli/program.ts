@@ -199,6 +199,76 @@ export function buildProgram(io: Io): Built {
     .action(async (opts: { json?: boolean }) => {
       await run(async (io) => (await import("../verbs/agent-read.js")).agentList(io, opts));
     });
+  const deliverVerbs = () => import("../verbs/agent-deliver.js");
+  agent
+    .command("read")
+    .description("one agent's liveness, turn state and last settled turn")
+    .argument("<name>", "the agent's name")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .option("--json", "print JSON")
+    .action(async (name: string, opts: { workstream?: string; json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/agent-read.js")).agentRead(io, name, opts));
+    });
+  agent
+    .command("send")
+    .description("deliver a message (journaled)")
+    .argument("<name>", "the agent's name")
+    .argument("<text>", "the message")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .option("--steer", "into the running turn")
+    .option("--fresh", "as a new conversation")
+    .option("--force", "even when the agent is not idle")
+    .action(
+      async (name: string, text: string, opts: import("../verbs/agent-deliver.js").SendOptions) => {
+        await run(async (io) => (await deliverVerbs()).agentSend(io, name, text, opts));
+      },
+    );
+  agent
+    .command("command")
+    .description("run one of the harness's named commands (journaled)")
+    .argument("<name>", "the agent's name")
+    .argument("<command>", "the command")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .option("--instructions <text>", "text the command takes")
+    .option("--force", "even when the agent is not idle")
+    .action(
+      async (
+        name: string,
+        command: string,
+        opts: { workstream?: string; instructions?: string; force?: boolean },
+      ) => {
+        await run(async (io) => (await deliverVerbs()).agentCommand(io, name, command, opts));
+      },
+    );
+  agent
+    .command("interrupt")
+    .description("stop the running turn and deliver a message (journaled)")
+    .argument("<name>", "the agent's name")
+    .argument("<text>", "the message")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .action(async (name: string, text: string, opts: { workstream?: string }) => {
+      await run(async (io) => (await deliverVerbs()).agentInterrupt(io, name, text, opts));
+    });
+  agent
+    .command("abort")
+    .description("stop the running turn (journaled)")
+    .argument("<name>", "the agent's name")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .action(async (name: string, opts: { workstream?: string }) => {
+      await run(async (io) => (await deliverVerbs()).agentAbort(io, name, opts));
+    });
+  agent
+    .command("answer")
+    .description("answer the agent's pending dialog with keys (journaled)")
+    .argument("<name>", "the agent's name")
+    .argument("<keys...>", "the keys to press, in order")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .option("--force", "even when no dialog is seen")
+    .action(
+      async (name: string, keys: string[], opts: { workstream?: string; force?: boolean }) => {
+        await run(async (io) => (await deliverVerbs()).agentAnswer(io, name, keys, opts));
+      },
+    );
   agent
     .command("check")
     .description(
@@ -227,7 +297,20 @@ export function buildProgram(io: Io): Built {
     .action(async (opts: { json?: boolean }) => {
       await run(async (io) => (await import("../verbs/task.js")).taskList(io, opts));
     });
-  program.command("wait").description("wait for agents to settle (arrives with the channel seam)");
+  program
+    .command("wait")
+    .description(
+      "wait for agents' turns to settle (0: settled; 5: timed out or dead; 7: a host deadline)",
+    )
+    .argument("<agents...>", "the agents' names")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .option("--timeout <s>", "give up after this many seconds")
+    .option("--any", "return when the first one settles")
+    .action(
+      async (names: string[], opts: { workstream?: string; timeout?: string; any?: boolean }) => {
+        await run(async (io) => (await import("../verbs/wait.js")).wait(io, names, opts));
+      },
+    );
   program
     .command("state")
     .description("what mu owes: effects still pending, and how to settle each")

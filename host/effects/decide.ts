@@ -21,22 +21,61 @@ export interface PendingIntent {
   writtenAt: number;
 }
 
+/** The deliveries: channel effects, resolved by receipt or by a deduped resend. */
+export const DELIVERIES: readonly string[] = [
+  "channel.send",
+  "channel.fresh",
+  "channel.command",
+  "channel.interrupt",
+  "channel.abort",
+  "channel.answer",
+];
+
+/** What a delivery can be resolved by: the channel's caps, and what was written since. */
+export interface DeliveryFacts {
+  receiptExact: boolean;
+  dedupeExact: boolean;
+  /** The delivery names a msgId a receipt can be asked about. */
+  hasMsgId: boolean;
+  /** A newer delivery to the same agent was written after this one. */
+  newerWritten: boolean;
+}
+
 export type First =
   | { row: "guard.writer-alive" | "guard.resolver-alive" | "fence.instance"; ask: "nothing" }
   | { row: "stop.reissue" | "release.reissue"; ask: "resend" }
   | { row: "keyed"; ask: "lookup"; fence: boolean }
   | { row: `${"start" | "acquire"}.dedupe.inside`; ask: "resend" }
   | { row: `${"start" | "acquire"}.dedupe.expired`; ask: "nothing" }
+  | { row: "delivery.receipt"; ask: "receipt" }
+  | { row: "delivery.resend"; ask: "resend" }
+  | { row: "delivery.superseded"; ask: "nothing" }
   | { row: "unresolvable"; ask: "nothing" };
 
 const prefix = (method: string) => (method === "job.start" ? "start" : "acquire");
 
-export function decideFirst(intent: PendingIntent, caps: KeyCaps | undefined, f: Facts): First {
+export function decideFirst(
+  intent: PendingIntent,
+  caps: KeyCaps | undefined,
+  f: Facts,
+  delivery?: DeliveryFacts,
+): First {
   if (f.writerAlive) return { row: "guard.writer-alive", ask: "nothing" };
   if (f.resolverAlive) return { row: "guard.resolver-alive", ask: "nothing" };
   if (f.instance !== intent.instance) return { row: "fence.instance", ask: "nothing" };
   if (intent.method === "job.stop") return { row: "stop.reissue", ask: "resend" };
   if (intent.method === "host.release") return { row: "release.reissue", ask: "resend" };
+  if (DELIVERIES.includes(intent.method) && delivery) {
+    if (delivery.receiptExact && delivery.hasMsgId)
+      return { row: "delivery.receipt", ask: "receipt" };
+    // A resend after a newer delivery could land out of order: leave it.
+    if (delivery.dedupeExact) {
+      return delivery.newerWritten
+        ? { row: "delivery.superseded", ask: "nothing" }
+        : { row: "delivery.resend", ask: "resend" };
+    }
+    return { row: "unresolvable", ask: "nothing" };
+  }
   if ((intent.method === "host.acquire" || intent.method === "job.start") && caps) {
     if (caps.lookup) return { row: "keyed", ask: "lookup", fence: caps.fenceKey };
     const p = prefix(intent.method);
@@ -79,4 +118,19 @@ export function decideLookup(
   const waited = f.inFlightMs !== undefined && f.now - intent.writtenAt >= f.inFlightMs;
   const proven = !f.writerAlive && f.groupEmpty && (f.fenced || waited);
   return proven ? `${p}.lookup.none.proven` : `${p}.lookup.none.unproven`;
+}
+
+export interface ReceiptAnswer {
+  state: "accepted" | "not-accepted" | "unreachable";
+  id: string;
+}
+
+/** Only an accepted receipt that echoes the asked msgId resolves a delivery. */
+export function decideReceipt(
+  answer: ReceiptAnswer,
+  msgId: string,
+): "delivery.receipt.accepted" | "delivery.receipt.other" {
+  return answer.state === "accepted" && answer.id === msgId
+    ? "delivery.receipt.accepted"
+    : "delivery.receipt.other";
 }

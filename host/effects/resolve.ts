@@ -5,7 +5,14 @@ import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
 import type { Store } from "../store/index.js";
-import { decideFirst, decideLookup, type LookupAnswer } from "./decide.js";
+import {
+  type DeliveryFacts,
+  decideFirst,
+  decideLookup,
+  decideReceipt,
+  type LookupAnswer,
+  type ReceiptAnswer,
+} from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
 
@@ -29,6 +36,12 @@ export interface SubjectRules {
   record(db: Database, i: Intent, result: unknown, now: number): void;
   /** What a proven none means: the attempt is rolled back. */
   rollback(db: Database, i: Intent): void;
+  /** For a subject that takes deliveries: what its channel offers, and whether a newer one was written. */
+  delivery?(db: Database, hello: InitializeResult, i: Intent): DeliveryFacts | undefined;
+  /** False for an intent whose staying unresolved must not stop the verb (a delivery). */
+  blocks?(i: Intent): boolean;
+  /** What an intent that can never be resolved leaves in the records (a superseded delivery). */
+  abandon?(db: Database, i: Intent): void;
   /** Why a lookup's found fails the reply check, or undefined when it passes. */
   checkFound?(i: Intent, found: unknown): string | undefined;
 }
@@ -58,7 +71,23 @@ export async function resolvePending(
   rules: SubjectRules,
 ): Promise<void> {
   const pending = await store.read((db) => intentsFor(db, subject));
-  for (const i of pending) await resolveOne(io, store, sup, i, next, rules);
+  for (const i of pending) {
+    try {
+      await resolveOne(io, store, sup, i, next, rules);
+    } catch (err) {
+      // A delivery that stays unknown, or is still in another mu's hands,
+      // must not make the agent unreachable: say so and go on. Every later
+      // delivery then counts as newer, so it is never resent out of order.
+      if (
+        rules.blocks?.(i) === false &&
+        (err instanceof UnknownOutcomeError || err instanceof RefusedError)
+      ) {
+        if (err instanceof UnknownOutcomeError) io.err(`${err.line()}\n`);
+        continue;
+      }
+      throw err;
+    }
+  }
 }
 
 function guardRefusal(
@@ -119,7 +148,10 @@ async function resolveOne(
     groupEmpty: liveness.groupEmpty(i.pgid),
     now: clock.now(),
   };
-  const first = decideFirst(i, caps, { ...facts, instance: hello.instance });
+  const delivery = rules.delivery
+    ? await store.read((db) => rules.delivery?.(db, hello, i))
+    : undefined;
+  const first = decideFirst(i, caps, { ...facts, instance: hello.instance }, delivery);
   if (first.row === "fence.instance") {
     throw new RefusedError(
       "effect.stop-changed",
@@ -150,13 +182,50 @@ async function resolveOne(
     say(io, i, rules.rowName(i, first.row));
     return;
   }
-  if (first.ask === "nothing")
-    throw unresolved(
-      i,
-      rules.rowName(i, first.row),
-      "the plugin offers no way to learn the outcome",
-      next,
-    );
+  if (first.row === "delivery.superseded" && rules.abandon) {
+    // Never resent, and nothing will ever make a resend safe again: the
+    // receipt says unknown from now on, and the intent has done its work.
+    await settle(store, i, (db) => rules.abandon?.(db, i));
+    say(io, i, first.row);
+    return;
+  }
+  if (first.ask === "nothing") {
+    const why =
+      first.row === "delivery.superseded"
+        ? "a newer delivery to the agent was written since, so a resend could land out of order"
+        : "the plugin offers no way to learn the outcome";
+    throw unresolved(i, rules.rowName(i, first.row), why, next);
+  }
+  if (first.ask === "receipt") {
+    const msgId = String(i.params.msgId);
+    let answer: ReceiptAnswer;
+    try {
+      answer = (await sendEffect(
+        { ...ctx, intent: undefined },
+        "channel.receipt",
+        { target: i.params.target, msgId },
+        READ_MS,
+      )) as ReceiptAnswer;
+    } catch (err) {
+      throw unresolved(
+        i,
+        "delivery.receipt.other",
+        `the receipt got no answer: ${(err as Error).message}`,
+        next,
+      );
+    }
+    const row = decideReceipt(answer, msgId);
+    if (row === "delivery.receipt.other") {
+      const why =
+        answer.id !== msgId
+          ? `the receipt names msgId ${answer.id}, not ${msgId}`
+          : `the channel says ${answer.state}`;
+      throw unresolved(i, row, why, next);
+    }
+    await settle(store, i, (db) => rules.record(db, i, answer, clock.now()));
+    say(io, i, row);
+    return;
+  }
   let answer: LookupAnswer;
   try {
     // A lookup is a read: the intent keeps naming the group that got the request.

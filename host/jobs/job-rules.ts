@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
 import {
@@ -97,6 +98,35 @@ export function recordStopped(db: Database, key: string): void {
   else deleteJob(db, key);
 }
 
+/** A delivery's receipt, once mu knows the agent took it. */
+function recordDelivered(db: Database, i: Intent, now: number, state = "accepted"): void {
+  const [ws = "", name = ""] = i.subject.slice("agent:".length).split("/");
+  const created = db.exec("SELECT created_at FROM receipts WHERE msg_id = ?", [i.key])[0]
+    ?.values[0]?.[0];
+  putReceipt(db, {
+    msgId: i.key,
+    workstream: ws,
+    agent: name,
+    state,
+    createdAt: created === undefined ? now : Number(created),
+  });
+}
+
+/** True when a later delivery to the same agent was journaled (pending or answered). */
+function newerDelivery(db: Database, i: Intent): boolean {
+  const marks = DELIVERIES.map(() => "?").join(", ");
+  const pending = db.exec(
+    `SELECT count(*) FROM intents WHERE subject = ? AND id > ? AND method IN (${marks})`,
+    [i.subject, i.id, ...DELIVERIES],
+  )[0]?.values[0]?.[0];
+  const [ws = "", name = ""] = i.subject.slice("agent:".length).split("/");
+  const later = db.exec(
+    "SELECT count(*) FROM receipts WHERE workstream = ? AND agent = ? AND created_at > ? AND msg_id != ?",
+    [ws, name, i.writtenAt, String(i.params.msgId ?? "")],
+  )[0]?.values[0]?.[0];
+  return Number(pending) > 0 || Number(later) > 0;
+}
+
 export const jobRules: SubjectRules = {
   caps: (hello, i) => {
     const start = hello.seams.job?.start;
@@ -115,6 +145,19 @@ export const jobRules: SubjectRules = {
   record: (db, i, result, now) => {
     if (i.method === "job.start") recordStarted(db, i.key, (result ?? {}) as Started, now);
     else if (i.method === "job.stop") recordStopped(db, i.key);
+    else if (DELIVERIES.includes(i.method)) recordDelivered(db, i, now);
+  },
+  blocks: (i) => !DELIVERIES.includes(i.method),
+  abandon: (db, i) => recordDelivered(db, i, Date.now(), "unknown"),
+  delivery: (db, hello, i) => {
+    if (!DELIVERIES.includes(i.method)) return undefined;
+    const caps = hello.seams.channel?.caps ?? {};
+    return {
+      receiptExact: caps.receipt === "exact",
+      dedupeExact: caps.dedupe === "exact",
+      hasMsgId: typeof i.params.msgId === "string",
+      newerWritten: newerDelivery(db, i),
+    };
   },
   rollback: (db, i) => {
     if (i.method === "job.start") rollBackSpawn(db, i.key);

@@ -47,6 +47,10 @@ export interface AgentRow {
    * an agent; closed: kept so the next spawn of the name counts incarnations on.
    */
   state: "placeholder" | "live" | "closed";
+  /** The channel's incarnation as last seen (a baseline, a reading); deliveries expect it. */
+  channelInc: number | null;
+  /** The run count the next wait counts from: the last delivery's baseline, or the last settle. */
+  waitAfter: number | null;
   createdAt: number;
 }
 
@@ -130,7 +134,7 @@ export function deleteJob(db: Database, key: string): void {
 }
 
 const AGENT_COLS =
-  "workstream, name, incarnation, job_key, host, channel_plugin, channel, pane, state, created_at";
+  "workstream, name, incarnation, job_key, host, channel_plugin, channel, pane, state, channel_inc, wait_after, created_at";
 
 function toAgent(r: unknown[]): AgentRow {
   return {
@@ -143,7 +147,9 @@ function toAgent(r: unknown[]): AgentRow {
     channel: String(r[6]),
     pane: r[7] === null ? null : String(r[7]),
     state: String(r[8]) as AgentRow["state"],
-    createdAt: Number(r[9]),
+    channelInc: r[9] === null ? null : Number(r[9]),
+    waitAfter: r[10] === null ? null : Number(r[10]),
+    createdAt: Number(r[11]),
   };
 }
 
@@ -162,18 +168,23 @@ export function allAgents(db: Database): AgentRow[] {
 }
 
 export function putAgent(db: Database, a: AgentRow): void {
-  db.run(`INSERT OR REPLACE INTO agents (${AGENT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-    a.workstream,
-    a.name,
-    a.incarnation,
-    a.jobKey,
-    a.host,
-    a.channelPlugin,
-    a.channel,
-    a.pane,
-    a.state,
-    a.createdAt,
-  ]);
+  db.run(
+    `INSERT OR REPLACE INTO agents (${AGENT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      a.workstream,
+      a.name,
+      a.incarnation,
+      a.jobKey,
+      a.host,
+      a.channelPlugin,
+      a.channel,
+      a.pane,
+      a.state,
+      a.channelInc,
+      a.waitAfter,
+      a.createdAt,
+    ],
+  );
 }
 
 /** Receipts of deliveries mu journaled: `sending` until a definite answer. */

@@ -93,8 +93,16 @@ export const MIGRATIONS: readonly string[] = [
      channel TEXT NOT NULL,
      pane TEXT,
      state TEXT NOT NULL,
+     channel_inc INTEGER,
+     wait_after INTEGER,
      created_at INTEGER NOT NULL,
      PRIMARY KEY (workstream, name)
+   );
+   CREATE TABLE deadline_events (
+     host TEXT NOT NULL,
+     deadline_at INTEGER NOT NULL,
+     fired_at INTEGER NOT NULL,
+     PRIMARY KEY (host, deadline_at)
    );
    CREATE TABLE receipts (
      msg_id TEXT PRIMARY KEY,

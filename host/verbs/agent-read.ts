@@ -117,7 +117,16 @@ export async function agentCheck(
       return EXIT.ok;
     }
     const { host, job, agent } = now ?? before;
-    await jobPlugin(sup, host, job);
+    const { hello } = await jobPlugin(sup, host, job);
+    if (hello.seams.channel?.caps.receipt !== "exact") {
+      // The channel keeps no receipts mu may ask for: what mu recorded is all there is.
+      const state = await store.read(
+        (db) => db.exec("SELECT state FROM receipts WHERE msg_id = ?", [msgId])[0]?.values[0]?.[0],
+      );
+      const known = state === undefined ? "unknown (mu has no record of it)" : String(state);
+      io.out(`${known === "accepted" ? "accepted" : known} ${msgId}\n`);
+      return known === "accepted" ? EXIT.ok : EXIT.unknownOutcome;
+    }
     const r = (await callPlugin(sup, io.ports.clock, host.reg, {
       method: "channel.receipt",
       params: { target: jobTarget(host, job, agent?.incarnation ?? 1), msgId },
@@ -134,5 +143,75 @@ export async function agentCheck(
     }
     io.out(`${r.state} ${msgId}${r.reason ? `: ${r.reason}` : ""}\n`);
     return EXIT.unknownOutcome;
+  });
+}
+
+interface Reading {
+  state: string;
+  since: number;
+  runs: number;
+  incarnation: number;
+  reason?: string;
+}
+
+/**
+ * One agent's reading: liveness from job.status, the turn from
+ * channel.readStates (only the asked agent's entry counts; none is an
+ * unknown turn), and the last settled turn from channel.lastRun.
+ */
+export async function agentRead(
+  io: Io,
+  name: string,
+  opts: { workstream?: string; json?: boolean },
+): Promise<void> {
+  const ws = opts.workstream ?? "main";
+  const ref = `${ws}/${name}`;
+  const store = openStore(io.ports);
+  await withPlugins(io, async (sup) => {
+    await resolveAgent(io, store, sup, ws, name, `mu agent read ${name} -w ${ws}`);
+    const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    await jobPlugin(sup, host, job);
+    const target = jobTarget(host, job, agent?.incarnation ?? 1);
+    const call = (method: string, params: Record<string, unknown>) =>
+      callPlugin(sup, io.ports.clock, host.reg, {
+        method,
+        params: { target, ...params },
+        timeoutMs: READ_MS,
+        effect: false,
+      });
+    const status = (await call("job.status", {})) as {
+      state: string;
+      reason?: string;
+      exit?: number | null;
+    };
+    const liveness =
+      status.state === "running" ? "alive" : status.state === "unknown" ? "unknown" : "dead";
+    const readings = (await call("channel.readStates", { targets: [ref] })) as Record<
+      string,
+      Reading
+    >;
+    const r = readings[ref];
+    const turn: Reading = r ?? {
+      state: "unknown",
+      since: io.ports.clock.now(),
+      runs: 0,
+      incarnation: 0,
+      reason: "the channel gave no reading for this agent",
+    };
+    const last =
+      r && r.runs > 0
+        ? ((await call("channel.lastRun", { afterRuns: r.runs - 1, inc: r.incarnation })) as {
+            lastText?: string;
+          } | null)
+        : null;
+    if (opts.json) {
+      printJson(io, { agent: ref, liveness, job: status, turn, lastText: last?.lastText ?? null });
+      return;
+    }
+    const why = turn.reason ? ` (${turn.reason})` : "";
+    io.out(
+      `${ref}\t${liveness}\t${turn.state}${why}\truns=${turn.runs}\tinc=${turn.incarnation}\n`,
+    );
+    if (last?.lastText) io.out(`${last.lastText}\n`);
   });
 }

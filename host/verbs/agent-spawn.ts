@@ -5,6 +5,7 @@ import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UnavailableError, UnknownOutcomeError, UsageError } from "../errors.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
 import { admit, claimTask, deadlineMarginMs } from "../jobs/admission.js";
+import { deliver } from "../jobs/deliver.js";
 import { attachView, jobTarget, openPane, resolveAgent, stopJob } from "../jobs/job-calls.js";
 import { recordStarted, rollBackSpawn, startReplyProblem } from "../jobs/job-rules.js";
 import {
@@ -277,6 +278,9 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
         // An on-send kind's row stays out of sight until its view runs; it is
         // written now only to hold the incarnation the start is sent with.
         state: atStart ? "placeholder" : "closed",
+        channelInc: null,
+        // An at-start agent's first turn is the start's: its wait counts from 0.
+        waitAfter: atStart ? 0 : null,
         createdAt: now,
       });
       if (atStart)
@@ -396,6 +400,8 @@ export async function finish(
       channel,
       pane,
       state: "live",
+      channelInc: j.firstInc ?? a?.channelInc ?? null,
+      waitAfter: a?.waitAfter ?? (j.firstMsgId !== null ? 0 : null),
       createdAt: a?.createdAt ?? io.ports.clock.now(),
     });
   });
@@ -416,7 +422,15 @@ export async function finish(
           timeoutMs: Math.min(READ_MS, left),
           effect: false,
         });
-        if (baseline !== null) break;
+        if (baseline !== null) {
+          const b = baseline as { runs: number; incarnation?: number };
+          await store.write((db) => {
+            const a = agentOf(db, ws, name);
+            if (a)
+              putAgent(db, { ...a, waitAfter: b.runs, channelInc: b.incarnation ?? a.channelInc });
+          });
+          break;
+        }
         last = "the channel answered null";
       } catch (err) {
         last = (err as Error).message;
@@ -444,49 +458,10 @@ async function firstSend(
   text: string,
   channel: string,
 ): Promise<void> {
-  const msgId = `msg-${randomBytes(8).toString("hex")}`;
-  const at = io.ports.clock.now();
-  const r = (await runEffect(
-    { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
-    {
-      subject: agentSubject(j.workstream, j.agent),
-      method: "channel.send",
-      key: msgId,
-      params: { target, text, msgId, mode: "followUp", force: false, firstPrompt: true },
-      timeoutMs: EFFECT_MS,
-      before: (db) =>
-        putReceipt(db, {
-          msgId,
-          workstream: j.workstream,
-          agent: j.agent,
-          state: "sending",
-          createdAt: at,
-        }),
-      check: (res) => {
-        const m = (res as { msgId?: string; channel?: string } | null)?.msgId;
-        if (m !== undefined && m !== msgId) return `the reply names msgId ${m}, not ${msgId}`;
-        if ((res as { channel?: string } | null)?.channel !== channel)
-          return "the reply names another channel";
-        return undefined;
-      },
-      done: (db) =>
-        putReceipt(db, {
-          msgId,
-          workstream: j.workstream,
-          agent: j.agent,
-          state: "accepted",
-          createdAt: at,
-        }),
-      failed: (db) =>
-        putReceipt(db, {
-          msgId,
-          workstream: j.workstream,
-          agent: j.agent,
-          state: "not-accepted",
-          createdAt: at,
-        }),
-    },
-    `mu agent check ${j.agent} ${msgId} -w ${j.workstream}`,
-  )) as { baseline?: number } | null;
-  io.out(`sent ${msgId} to ${j.workstream}/${j.agent} (baseline ${r?.baseline ?? "?"})\n`);
+  const { msgId, result } = await deliver(io, store, sup, h, j, target, channel, {
+    method: "channel.send",
+    params: { text, mode: "followUp", force: false, firstPrompt: true },
+    withMsgId: true,
+  });
+  io.out(`sent ${msgId} to ${j.workstream}/${j.agent} (baseline ${result?.baseline ?? "?"})\n`);
 }

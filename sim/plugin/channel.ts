@@ -118,7 +118,7 @@ export class Channel {
         };
       case "channel.abort":
         return {
-          v: this.effect(ref, p, "channel.abort", (a, now) => {
+          v: this.effect(ref, p, `channel.abort:${ref}`, (a, now) => {
             const before = turnState(a) === "busy" ? "busy" : "idle";
             a.turns = [];
             a.since = now;
@@ -133,7 +133,7 @@ export class Channel {
         };
       case "channel.answer":
         return {
-          v: this.effect(ref, p, "channel.answer", (a) => {
+          v: this.effect(ref, p, `channel.answer:${ref}`, (a) => {
             a.blocked = undefined;
             return { keys: p.keys, ack: "confirmed" };
           }),

@@ -1,0 +1,96 @@
+import { randomBytes } from "node:crypto";
+import type { Io } from "../cli/io.js";
+import { EFFECT_MS } from "../effects/resolve.js";
+import { runEffect } from "../effects/run-effect.js";
+import type { LinkHost } from "../hosts/link-host.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import type { Store } from "../store/index.js";
+import type { JobTarget } from "./job-calls.js";
+import { agentOf, agentSubject, type JobRecord, putAgent, putReceipt } from "./records.js";
+
+// One delivery to an agent, journaled like any effect: its receipt is
+// `sending` in the intent's own commit, `accepted` with the answer (and the
+// reply's baseline becomes what the agent's next wait counts from),
+// `not-accepted` when the plugin definitely did nothing. A reply is checked
+// against the request: the seam's channel name, the msgId it was sent.
+
+export interface Delivery {
+  method: string;
+  /** Beyond target and msgId. */
+  params: Record<string, unknown>;
+  /** Whether the method carries a msgId (abort and answer do not). */
+  withMsgId: boolean;
+}
+
+export interface Delivered {
+  msgId: string;
+  result: Record<string, unknown> | null;
+}
+
+export function newMsgId(): string {
+  return `msg-${randomBytes(8).toString("hex")}`;
+}
+
+export async function deliver(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  h: LinkHost,
+  j: JobRecord,
+  target: JobTarget,
+  channel: string,
+  d: Delivery,
+  msgId = newMsgId(),
+): Promise<Delivered> {
+  const at = io.ports.clock.now();
+  const ws = j.workstream;
+  const name = j.agent;
+  const receipt = (state: string) => ({ msgId, workstream: ws, agent: name, state, createdAt: at });
+  const result = (await runEffect(
+    { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
+    {
+      subject: agentSubject(ws, name),
+      method: d.method,
+      key: msgId,
+      params: { target, ...d.params, ...(d.withMsgId ? { msgId } : {}) },
+      timeoutMs: EFFECT_MS,
+      before: (db) => putReceipt(db, receipt("sending")),
+      check: (res) => replyProblem(d, res, msgId, channel),
+      done: (db, res) => {
+        putReceipt(db, receipt("accepted"));
+        const r = res as { baseline?: number; runs?: number; incarnation?: number } | null;
+        const after = d.method === "channel.interrupt" ? r?.runs : r?.baseline;
+        const a = agentOf(db, ws, name);
+        if (a) {
+          putAgent(db, {
+            ...a,
+            waitAfter: after ?? a.waitAfter,
+            channelInc: r?.incarnation ?? a.channelInc,
+          });
+        }
+      },
+      failed: (db) => putReceipt(db, receipt("not-accepted")),
+    },
+    `mu agent check ${name} ${msgId} -w ${ws}`,
+  )) as Record<string, unknown> | null;
+  return { msgId, result };
+}
+
+function replyProblem(
+  d: Delivery,
+  res: unknown,
+  msgId: string,
+  channel: string,
+): string | undefined {
+  const r = (res ?? {}) as { channel?: unknown; msgId?: unknown };
+  if (
+    ["channel.send", "channel.fresh", "channel.command"].includes(d.method) &&
+    r.channel !== channel
+  ) {
+    return `the reply names channel '${String(r.channel)}', not '${channel}'`;
+  }
+  if (d.withMsgId && r.msgId !== undefined && r.msgId !== msgId) {
+    return `the reply names msgId ${String(r.msgId)}, not ${msgId}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,193 @@
+import type { Io } from "../cli/io.js";
+import { READ_MS } from "../effects/resolve.js";
+import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from "../errors.js";
+import { deadlineMarginMs } from "../jobs/admission.js";
+import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
+import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
+import { agentOf, putAgent } from "../jobs/records.js";
+import { callPlugin } from "../seams/call.js";
+import { openStore, type Store } from "../store/index.js";
+import { withPlugins } from "./with-plugins.js";
+
+// mu wait: one channel.watch per agent, each ended by its one notification
+// (settled or restarted) or by mu's $/cancel; a notification that crosses
+// the cancel is dropped by the connection. A provider host's deadline caps
+// the wait: inside its margin mu fires an urgent deadline event (exit 7),
+// once per host per deadline.
+
+interface Outcome {
+  agent: string;
+  line: string;
+}
+
+function parseTimeout(raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  const s = Number(raw);
+  if (!Number.isFinite(s) || s <= 0) {
+    throw new UsageError(
+      "wait.timeout",
+      "usage",
+      `--timeout '${raw}' is not a positive number of seconds`,
+    );
+  }
+  return s * 1000;
+}
+
+/** The earliest deadline margin of the hosts the agents run on, not yet fired. */
+async function nextDeadline(
+  store: Store,
+  agents: FoundAgent[],
+  marginMs: number,
+): Promise<{ at: number; host: string; deadlineAt: number; agent: string } | null> {
+  let best: { at: number; host: string; deadlineAt: number; agent: string } | null = null;
+  for (const a of agents) {
+    const d = a.host.provider?.facts.deadlineAt;
+    if (typeof d !== "number" || !a.host.provider) continue;
+    const host = a.host.provider.name;
+    const fired = await store.read(
+      (db) =>
+        db.exec("SELECT 1 FROM deadline_events WHERE host = ? AND deadline_at = ?", [host, d])
+          .length > 0,
+    );
+    if (fired) continue;
+    const at = d - marginMs;
+    if (!best || at < best.at)
+      best = { at, host, deadlineAt: d, agent: `${a.job.workstream}/${a.job.agent}` };
+  }
+  return best;
+}
+
+export async function wait(
+  io: Io,
+  names: string[],
+  opts: { workstream?: string; timeout?: string; any?: boolean },
+): Promise<ExitCode> {
+  const ws = opts.workstream ?? "main";
+  const timeoutMs = parseTimeout(opts.timeout);
+  const store = openStore(io.ports);
+  const clock = io.ports.clock;
+  return withPlugins(io, async (sup) => {
+    for (const n of names) await resolveAgent(io, store, sup, ws, n, `mu wait ${n} -w ${ws}`);
+    const agents = await store.read((db) => names.map((n) => findAgent(db, ws, n)));
+    const margin = deadlineMarginMs(io.ports.env);
+    const deadline = await nextDeadline(store, agents, margin);
+    const outcomes: Outcome[] = [];
+    const open: { watchId: string; cancel: () => void }[] = [];
+    let wake: () => void = () => {};
+    const woken = new Promise<void>((r) => {
+      wake = r;
+    });
+    const done = () => (opts.any ? outcomes.length > 0 : outcomes.length === agents.length);
+    for (const a of agents) {
+      const { job, agent, host } = a;
+      const label = `${job.workstream}/${job.agent}`;
+      const { proc } = await sup.ready(host.reg, ["channel"]);
+      await jobPlugin(sup, host, job);
+      const target = jobTarget(host, job, agent?.incarnation ?? 1);
+      // Liveness is the job's, never the channel's.
+      const status = (await callPlugin(sup, clock, host.reg, {
+        method: "job.status",
+        params: { target },
+        timeoutMs: READ_MS,
+        effect: false,
+      })) as { state: string; reason?: string; exit?: number | null };
+      if (status.state === "ended" || status.state === "lost") {
+        outcomes.push({
+          agent: label,
+          line: `${label} dead (${status.reason ?? `ended, exit ${status.exit ?? "unknown"}`})`,
+        });
+        continue;
+      }
+      const after = agent?.waitAfter ?? undefined;
+      const r = (await callPlugin(sup, clock, host.reg, {
+        method: "channel.watch",
+        params: {
+          target,
+          ...(after !== undefined ? { afterRuns: after } : {}),
+          ...(agent?.channelInc !== null && agent?.channelInc !== undefined
+            ? { inc: agent.channelInc }
+            : {}),
+        },
+        timeoutMs: READ_MS,
+        effect: false,
+      })) as { watchId: string };
+      open.push({ watchId: r.watchId, cancel: () => proc.conn.cancelWatch(r.watchId) });
+      proc.conn.onWatch(r.watchId, (method, params) => {
+        const o = params.observation as
+          | { runs: number; lastText?: string; incarnation: number }
+          | undefined;
+        if (method === "watch/settled" && o) {
+          outcomes.push({
+            agent: label,
+            line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
+          });
+          void store.write((db) => {
+            const row = agentOf(db, job.workstream, job.agent);
+            if (row) putAgent(db, { ...row, waitAfter: o.runs, channelInc: o.incarnation });
+          });
+        } else {
+          outcomes.push({
+            agent: label,
+            line: `${label} restarted (incarnation ${String(params.incarnation)})`,
+          });
+          void store.write((db) => {
+            const row = agentOf(db, job.workstream, job.agent);
+            if (row) putAgent(db, { ...row, waitAfter: 0, channelInc: Number(params.incarnation) });
+          });
+        }
+        open.splice(
+          open.findIndex((w) => w.watchId === r.watchId),
+          1,
+        );
+        if (done()) wake();
+      });
+    }
+    if (done()) wake();
+    // The wait ends at the first of: every (or any) watch ended, the timeout,
+    // the earliest host deadline margin.
+    const limits: { at: number; why: "timeout" | "deadline" }[] = [];
+    if (timeoutMs !== null) limits.push({ at: clock.now() + timeoutMs, why: "timeout" });
+    if (deadline) limits.push({ at: deadline.at, why: "deadline" });
+    limits.sort((x, y) => x.at - y.at);
+    const first = limits[0];
+    let ended: "done" | "timeout" | "deadline" = "done";
+    if (first) {
+      let timer: { cancel(): void } | undefined;
+      const limited = new Promise<"timeout" | "deadline">((r) => {
+        timer = clock.setTimer(Math.max(0, first.at - clock.now()), () => r(first.why));
+      });
+      ended = await Promise.race([woken.then(() => "done" as const), limited]);
+      timer?.cancel();
+    } else await woken;
+    for (const w of [...open]) w.cancel();
+    for (const o of outcomes) io.out(`${o.line}\n`);
+    if (ended === "deadline" && deadline) {
+      await store.write((db) =>
+        db.run(
+          "INSERT OR IGNORE INTO deadline_events (host, deadline_at, fired_at) VALUES (?, ?, ?)",
+          [deadline.host, deadline.deadlineAt, clock.now()],
+        ),
+      );
+      throw new DeadlineEvent(
+        "wait.deadline",
+        "deadline",
+        `${deadline.agent} runs on host ${deadline.host}, which reaches its deadline at ${new Date(deadline.deadlineAt).toISOString()}`,
+        {
+          hint: `collect its work and close it: mu agent close ${deadline.agent.split("/")[1]} -w ${ws}`,
+        },
+      );
+    }
+    if (ended === "timeout") {
+      const waiting = agents.length - outcomes.length;
+      throw new UnavailableError(
+        "wait.timeout",
+        "wait",
+        `${waiting} of ${agents.length} agents did not settle within ${opts.timeout} s`,
+        {
+          hint: "wait again, or read them: mu agent read <name>",
+        },
+      );
+    }
+    return outcomes.some((o) => o.line.includes(" dead (")) ? EXIT.unavailable : EXIT.ok;
+  });
+}
