@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import treeKill from "tree-kill";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { merge, PRESETS } from "./declaration.js";
+import { misbehave } from "./misbehave.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
@@ -121,7 +122,11 @@ export class SimPlugin {
       } else if ("stderr" in a) process.stderr.write(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
-      else if ("leakCanary" in a) {
+      else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
+        const r = await misbehave(a, this.world, msg.params ?? {});
+        if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
+        canned = r;
+      } else if ("leakCanary" in a) {
         const canary = process.env.MU_PLUGIN_CANARY ?? "";
         if (a.leakCanary === "stderr") process.stderr.write(`canary ${canary}\n`);
         else leak = canary;
