@@ -8,7 +8,7 @@ import { fail, type Outcome, pass } from "./verdict.js";
 // How a plugin ends. Two starts: one stopped by mu's stop sequence with a
 // call in flight ($/cancel, shutdown, EOF), one that only sees stdin close,
 // as when mu is SIGKILLed. Either way its group must be empty within the
-// grace, by the plugin's own doing rather than mu's kill.
+// grace, by the plugin's own doing rather than mu's kill at its end.
 
 /** Long enough to be in flight when stdin closes, short enough to finish inside the grace. */
 const INFLIGHT_SCRIPT = "sleep 1";
