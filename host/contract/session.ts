@@ -144,5 +144,7 @@ async function finish(sup: Supervisor, log: StartLog): Promise<void> {
   await sup.close();
   log.wire.end();
   // The group is empty now, so whatever still carries the marker left it.
-  log.escapees.push(...sweep(MARK_VAR, log.mark));
+  // (Its own group is still excluded: a member mu's kill has not reaped yet
+  // did not escape.)
+  log.escapees.push(...sweep(MARK_VAR, log.mark, log.pgid));
 }
