@@ -3,7 +3,6 @@ import { createHash } from "node:crypto";
 import treeKill from "tree-kill";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { merge, PRESETS } from "./declaration.js";
-import { misbehave } from "./misbehave.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
@@ -123,6 +122,8 @@ export class SimPlugin {
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
+        // Imported here, not at the top, so this hook stays out of the import block others edit.
+        const { misbehave } = await import("./misbehave.js");
         const r = await misbehave(a, this.world, msg.params ?? {});
         if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
         canned = r;
