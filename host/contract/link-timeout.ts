@@ -11,7 +11,13 @@ import { CheckFailed, describeCall, type Outcome, pass } from "./verdict.js";
 // files the script writes: one at once, one only if it was left running.
 
 const TIMEOUT_MS = 1_500;
-const SCRIPT_SLEEP_S = 3;
+/**
+ * When the script writes its late marker, well after the answer is due: a
+ * plugin (or a loaded machine) slow to kill the script must not look like
+ * one that left it running. "stopping" may run on for the grace after its
+ * answer, so its marker comes later still.
+ */
+const LATE_S = { stopped: 6, stopping: 12, unknown: 6 } as const;
 /** Past the moment a script left running would have written its late marker. */
 const MARGIN_MS = 1_000;
 const PROBE_MS = 10_000;
@@ -31,7 +37,8 @@ export async function linkTimeout(
 ): Promise<Outcome> {
   const start = `.${tag}.start`;
   const late = `.${tag}.late`;
-  const script = `: > ${start}; sleep ${SCRIPT_SLEEP_S}; : > ${late}`;
+  const lateS = LATE_S[link.remoteOnTimeout];
+  const script = `: > ${start}; sleep ${lateS}; : > ${late}`;
   const exec = (script: string, timeoutMs: number) =>
     s.call("link.exec", { target, script, cwd: ".", timeoutMs }, timeoutMs + GRACE_MS);
 
@@ -45,12 +52,13 @@ export async function linkTimeout(
       [describeCall(err)],
     );
   }
-  const took = s.now() - t0;
+  const answeredAt = s.now();
+  const took = answeredAt - t0;
 
   // Whatever happened, the markers must not outlive the check: wait until the
-  // script would be done, then look and clean up in one probe.
-  if (link.remoteOnTimeout === "stopping") await s.sleep(GRACE_MS);
-  await s.sleep(Math.max(0, t0 + SCRIPT_SLEEP_S * 1000 + MARGIN_MS - s.now()));
+  // script would be done, then look and clean up in one probe. The script
+  // began before the answer, so counting from the answer is a safe bound.
+  await s.sleep(lateS * 1000 + MARGIN_MS);
   let seen: string;
   try {
     const p = (await exec(
@@ -76,7 +84,7 @@ export async function linkTimeout(
   if (ranOn) {
     throw new CheckFailed(
       `remoteOnTimeout is '${link.remoteOnTimeout}', yet the script went on running after the answer${link.remoteOnTimeout === "stopping" ? ` and its ${GRACE_MS} ms grace` : ""}`,
-      [`it wrote ${late} in the login directory ${SCRIPT_SLEEP_S} s after it began`],
+      [`it wrote ${late} in the login directory ${lateS} s after it began`],
     );
   }
   return pass(
