@@ -55,6 +55,20 @@ export function buildProgram(io: Io): Built {
     .action(async (opts: { json?: boolean }) => {
       await run(async (io) => (await import("../verbs/plugin-list.js")).pluginList(io, opts));
     });
+  plugin
+    .command("check")
+    .description("run a registered plugin through its contract, as a checklist")
+    .argument("<name>", "the plugin's name")
+    .option("--seam <seam>", "also check this seam: link or host (repeatable)", collect)
+    .option("--param <k=v>", "a parameter for host.acquire (repeatable)", collect)
+    .option("--repeat <n>", "rounds of the idempotency checks (default 10)")
+    .option("--junit <file>", "also write the checklist as JUnit XML")
+    .option("--json", "print JSON")
+    .action(async (name: string, opts: import("../verbs/plugin-check.js").CheckOptions) => {
+      await run(async (io) =>
+        (await import("../verbs/plugin-check.js")).pluginCheck(io, name, opts),
+      );
+    });
 
   const host = namespace(program, "host", "host profiles and provider hosts");
   const hostVerbs = () => import("../verbs/host-provider.js");
@@ -322,6 +336,8 @@ export function buildProgram(io: Io): Built {
   for (const cmd of allCommands(program)) configure(cmd, io, state);
   return { program, result: () => state.code };
 }
+
+const collect = (v: string, acc: string[] = []) => [...acc, v];
 
 function namespace(parent: Command, name: string, description: string): Command {
   return parent.command(name).description(description);

@@ -149,7 +149,13 @@ export class SimPlugin {
       } else if ("stderr" in a) process.stderr.write(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
-      else if ("leakCanary" in a) {
+      else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
+        // Imported here, not at the top, so this hook stays out of the import block others edit.
+        const { misbehave } = await import("./misbehave.js");
+        const r = await misbehave(a, this.world, msg.params ?? {});
+        if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
+        canned = r;
+      } else if ("leakCanary" in a) {
         const canary = process.env.MU_PLUGIN_CANARY ?? "";
         if (a.leakCanary === "stderr") process.stderr.write(`canary ${canary}\n`);
         else leak = canary;

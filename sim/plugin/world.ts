@@ -46,7 +46,10 @@ export type Action =
   | { stderr: string }
   | { setsidHelper: true }
   | { leakCanary: "stderr" | "reply" }
-  | { reply: unknown };
+  | { reply: unknown }
+  // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
+  | { execIgnoresTimeout: true }
+  | { releaseErrorsWhenGone: true };
 
 export interface Fault {
   on: string;

@@ -1,0 +1,50 @@
+import { canonical, declarationOf } from "../plugin/load-rules.js";
+import type { InitializeResult, SeamName } from "../protocol/declaration.js";
+import { type RunContext, Session } from "./session.js";
+import { describeCall, fail, type Outcome, pass } from "./verdict.js";
+
+// The handshake as every start of mu judges it (schema, digest, load rules,
+// the declaration `plugin add` recorded), twice: a plugin whose declaration
+// wobbles between starts would be refused at some later start in the field.
+
+export async function handshake(
+  ctx: RunContext,
+  needs: readonly SeamName[],
+): Promise<{ outcome: Outcome; hello?: InitializeResult }> {
+  const hellos: InitializeResult[] = [];
+  for (const n of [1, 2]) {
+    let s: Session;
+    try {
+      s = await Session.open(ctx, "handshake", needs);
+    } catch (err) {
+      const stderr = ctx.logs
+        .at(-1)
+        ?.wire.linesWith("")
+        .find((l) => l.stream === "stderr");
+      return {
+        outcome: fail(`start ${n} did not load`, [
+          describeCall(err),
+          ...(stderr?.line ? [`stderr: ${stderr.line.slice(0, 400)}`] : []),
+        ]),
+      };
+    }
+    hellos.push(s.hello);
+    await s.close();
+  }
+  const [a, b] = hellos as [InitializeResult, InitializeResult];
+  if (canonical(declarationOf(a)) !== canonical(declarationOf(b))) {
+    return {
+      outcome: fail("the two starts declared different seams", [
+        `start 1: ${canonical(declarationOf(a))}`,
+        `start 2: ${canonical(declarationOf(b))}`,
+      ]),
+    };
+  }
+  const seams = Object.keys(a.seams).join(", ");
+  return {
+    outcome: pass(
+      `protocol ${a.protocol}, ${a.plugin.name} ${a.plugin.version}, instance ${a.instance}, seams ${seams}: valid, digest matches, loads${needs.length ? ` with ${needs.join(" and ")}` : ""}; the same on two starts`,
+    ),
+    hello: a,
+  };
+}

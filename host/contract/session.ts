@@ -1,0 +1,150 @@
+import type { Io } from "../cli/io.js";
+import type { PluginProcess } from "../plugin/plugin-process.js";
+import {
+  READ_TIMEOUT_MS,
+  type Ready,
+  type Registration,
+  Supervisor,
+} from "../plugin/supervisor.js";
+import type { Clock, Ports, ProcessSpawner } from "../ports/types.js";
+import { protocolChecks } from "../protocol/checks.js";
+import type { InitializeResult, SeamName } from "../protocol/declaration.js";
+import { type Escapee, sweep } from "./escapees.js";
+import { WireLog } from "./wire.js";
+
+// One fresh start of the plugin for one check, through the host's own
+// supervisor (trust, spawn, handshake, load rules, stop sequence), with a
+// tap on the pipes so the suite sees every byte the plugin wrote.
+
+export const CANARY_VAR = "MU_PLUGIN_CANARY";
+/** Set for one plugin process only; every descendant inherits it. */
+export const MARK_VAR = "MU_CHECK_MARK";
+
+/** What every start of one suite run shares, and what each start left behind. */
+export interface RunContext {
+  io: Io;
+  reg: Registration;
+  canary: string;
+  /** Random per run: marker values and keys of two runs never meet. */
+  runId: string;
+  logs: StartLog[];
+}
+
+export interface StartLog {
+  /** The check that started the plugin. */
+  check: string;
+  mark: string;
+  pgid?: number;
+  wire: WireLog;
+  escapees: Escapee[];
+}
+
+function tapped(base: ProcessSpawner, log: StartLog): ProcessSpawner {
+  return {
+    async spawn(argv, opts) {
+      const child = await base.spawn(argv, opts);
+      log.pgid = child.pid;
+      return {
+        ...child,
+        write: (bytes) => {
+          const ok = child.write(bytes);
+          if (ok) log.wire.sent(bytes);
+          return ok;
+        },
+        // Inside the host's own listener, so the tap sees exactly its chunks.
+        onStdout: (fn) =>
+          child.onStdout((c) => {
+            log.wire.received(c);
+            fn(c);
+          }),
+        onStderr: (fn) =>
+          child.onStderr((c) => {
+            log.wire.stderr(c);
+            fn(c);
+          }),
+      };
+    },
+  };
+}
+
+export class Session {
+  private constructor(
+    readonly log: StartLog,
+    private readonly sup: Supervisor,
+    private readonly ready: Ready,
+    private readonly clock: Clock,
+    private readonly ctx: RunContext,
+    private readonly needs: readonly SeamName[],
+  ) {}
+
+  /** Another fresh start for the same check: a broken plugin is refused for the rest of a start. */
+  again(): Promise<Session> {
+    return Session.open(this.ctx, this.log.check, this.needs);
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.clock.sleep(ms);
+  }
+
+  get hello(): InitializeResult {
+    return this.ready.hello;
+  }
+
+  get proc(): PluginProcess {
+    return this.ready.proc;
+  }
+
+  /** Starts the plugin as mu would; a start that fails is still logged for the wire checks. */
+  static async open(ctx: RunContext, check: string, needs: readonly SeamName[]): Promise<Session> {
+    const log: StartLog = {
+      check,
+      mark: `${ctx.runId}-${ctx.logs.length + 1}`,
+      wire: new WireLog(),
+      escapees: [],
+    };
+    ctx.logs.push(log);
+    const ports: Ports = {
+      ...ctx.io.ports,
+      env: { ...ctx.io.ports.env, [CANARY_VAR]: ctx.canary, [MARK_VAR]: log.mark },
+      spawner: tapped(ctx.io.ports.spawner, log),
+    };
+    const sup = new Supervisor(ports, protocolChecks());
+    try {
+      return new Session(log, sup, await sup.ready(ctx.reg, needs), ctx.io.ports.clock, ctx, needs);
+    } catch (err) {
+      await finish(sup, log);
+      throw err;
+    }
+  }
+
+  /** One request on this start's connection; the escapee scan runs after each. */
+  async call(method: string, params: Record<string, unknown>, timeoutMs = READ_TIMEOUT_MS) {
+    try {
+      return await this.proc.conn.request(method, params, { timeoutMs });
+    } finally {
+      this.scan();
+    }
+  }
+
+  /** Catches a helper outside the group while it still runs: it might be gone by close. */
+  scan(): void {
+    this.log.escapees.push(...sweep(MARK_VAR, this.log.mark, this.proc.pgid));
+  }
+
+  close(): Promise<void> {
+    return finish(this.sup, this.log);
+  }
+}
+
+async function finish(sup: Supervisor, log: StartLog): Promise<void> {
+  await sup.close();
+  log.wire.end();
+  // The group is empty now, so whatever still carries the marker left it.
+  // (Its own group is still excluded: a member mu's kill has not reaped yet
+  // did not escape.)
+  log.escapees.push(...sweep(MARK_VAR, log.mark, log.pgid));
+}

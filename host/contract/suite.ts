@@ -1,0 +1,148 @@
+import type { InitializeResult, SeamName } from "../protocol/declaration.js";
+import { eof } from "./eof.js";
+import { handshake } from "./handshake.js";
+import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
+import { linkTimeout } from "./link-timeout.js";
+import { type RunContext, Session } from "./session.js";
+import { profileTarget } from "./target.js";
+import {
+  CheckFailed,
+  type CheckId,
+  describeCall,
+  fail,
+  type Outcome,
+  skip,
+  type Verdict,
+} from "./verdict.js";
+import { canary, containment, messages, probeContainment, probeMessages } from "./wire-checks.js";
+
+// The order the checks run in and when each is skipped. Seam checks that
+// make real things run only for seams the author named; the wire checks come
+// last, since they judge every start the others made.
+
+export type CheckedSeam = "link" | "host";
+
+export interface SuiteOptions {
+  seams: ReadonlySet<CheckedSeam>;
+  params: Record<string, string>;
+  repeat: number;
+}
+
+async function timed(
+  ctx: RunContext,
+  id: CheckId,
+  body: () => Promise<Outcome>,
+  emit: (v: Verdict) => void,
+): Promise<Verdict> {
+  const t0 = ctx.io.ports.clock.now();
+  let o: Outcome;
+  try {
+    o = await body();
+  } catch (err) {
+    o =
+      err instanceof CheckFailed
+        ? fail(err.detail, err.evidence)
+        : fail("the check could not run", [describeCall(err)]);
+  }
+  const v: Verdict = { id, ...o, ms: ctx.io.ports.clock.now() - t0 };
+  emit(v);
+  return v;
+}
+
+/** One start for one seam check, closed whatever the check does. */
+async function inSession(
+  ctx: RunContext,
+  id: CheckId,
+  needs: readonly SeamName[],
+  fn: (s: Session) => Promise<Outcome>,
+): Promise<Outcome> {
+  const s = await Session.open(ctx, id, needs);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+export async function runSuite(
+  ctx: RunContext,
+  opts: SuiteOptions,
+  emit: (v: Verdict) => void,
+): Promise<Verdict[]> {
+  const out: Verdict[] = [];
+  const run = async (id: CheckId, body: () => Promise<Outcome>) => {
+    out.push(await timed(ctx, id, body, emit));
+  };
+  const needs = [...opts.seams];
+  let hello: InitializeResult | undefined;
+  await run("handshake", async () => {
+    const r = await handshake(ctx, needs);
+    hello = r.hello;
+    return r.outcome;
+  });
+
+  const loaded = hello;
+  const unloaded = skip("the plugin did not pass the handshake; fix that first");
+  const gate = (fn: (h: InitializeResult) => Promise<Outcome>) => () =>
+    loaded ? fn(loaded) : Promise.resolve(unloaded);
+  const hostNamed = opts.seams.has("host");
+
+  await run(
+    "eof",
+    gate((h) => eof(ctx, h)),
+  );
+  await run(
+    "link.timeout",
+    gate(async (h) => {
+      const link = h.seams.link;
+      if (!link) return skip("the plugin declares no link seam");
+      if (!h.seams.host)
+        return inSession(ctx, "link.timeout", ["link"], (s) =>
+          linkTimeout(s, link, profileTarget(h), `mu-check-${ctx.runId}`),
+        );
+      if (!hostNamed)
+        return skip(
+          "a provider's link runs on machines it acquired; add --seam host to let the suite acquire one",
+        );
+      return inSession(ctx, "link.timeout", ["host"], (s) =>
+        withMachine(s, opts.params, newKey(ctx), (m) =>
+          linkTimeout(s, link, m.target, `mu-check-${ctx.runId}`),
+        ),
+      );
+    }),
+  );
+  const hostCheck = (id: CheckId, fn: (s: Session, h: InitializeResult) => Promise<Outcome>) =>
+    gate(async (h) => {
+      if (!h.seams.host) return skip("the plugin declares no host seam");
+      if (!hostNamed)
+        return skip("it acquires a real machine: add --seam host and the --param values it needs");
+      return inSession(ctx, id, ["host"], (s) => fn(s, h));
+    });
+  await run(
+    "host.lifecycle",
+    hostCheck("host.lifecycle", (s) => lifecycle(ctx, s, opts.params)),
+  );
+  await run(
+    "host.idempotency",
+    hostCheck("host.idempotency", (s, h) =>
+      idempotency(
+        ctx,
+        s,
+        opts.params,
+        h.seams.host?.acquire ?? { lookup: false, fenceKey: false },
+        opts.repeat,
+      ),
+    ),
+  );
+
+  // The probes' starts count for every wire check, so all of them run
+  // before any wire verdict is given.
+  if (loaded) {
+    await probeMessages(ctx, loaded).catch(() => {});
+    await probeContainment(ctx, loaded).catch(() => {});
+  }
+  await run("messages", async () => messages(ctx));
+  await run("canary", async () => canary(ctx));
+  await run("containment", async () => containment(ctx));
+  return out;
+}

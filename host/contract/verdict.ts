@@ -1,0 +1,56 @@
+import { MuError } from "../errors.js";
+import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
+
+// What a check reports: passed, failed with evidence, or skipped with why.
+
+export const CHECK_IDS = [
+  "handshake",
+  "eof",
+  "link.timeout",
+  "host.lifecycle",
+  "host.idempotency",
+  "messages",
+  "canary",
+  "containment",
+] as const;
+
+export type CheckId = (typeof CHECK_IDS)[number];
+
+export interface Verdict {
+  id: CheckId;
+  result: "pass" | "fail" | "skip";
+  /** One line: what was proved, what broke, or why it did not run. */
+  detail: string;
+  /** For a failure: the offending message, stderr line, or pid and command line. */
+  evidence: string[];
+  ms: number;
+}
+
+export type Outcome = Omit<Verdict, "id" | "ms">;
+
+export const pass = (detail: string): Outcome => ({ result: "pass", detail, evidence: [] });
+export const skip = (detail: string): Outcome => ({ result: "skip", detail, evidence: [] });
+export const fail = (detail: string, evidence: string[] = []): Outcome => ({
+  result: "fail",
+  detail,
+  evidence,
+});
+
+/** A check stops at the first broken promise; this carries it out of nested calls. */
+export class CheckFailed extends Error {
+  constructor(
+    readonly detail: string,
+    readonly evidence: string[] = [],
+  ) {
+    super(detail);
+  }
+}
+
+/** How a failed call reads in evidence: the error the plugin sent, or why there was no answer. */
+export function describeCall(err: unknown): string {
+  if (err instanceof ErrorReply)
+    return `${err.method} answered an error (${err.kind}): ${err.message}`;
+  if (err instanceof NoAnswer) return err.message;
+  if (err instanceof MuError) return err.line();
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,217 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CheckId, Verdict } from "../host/contract/verdict.js";
+import { CHECK_IDS } from "../host/contract/verdict.js";
+import { packageRoot } from "../host/package-root.js";
+import { type Fault, World, type WorldConfig } from "../sim/plugin/world.js";
+import { mu, muBin, tempState } from "./helpers.js";
+
+// The contract suite tested against the real sim plugin: correct, it passes
+// every check; each broken variant fails exactly the check aimed at it.
+
+/** The variant table, also in README's "Checking a plugin" section. */
+const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
+  {
+    variant: "leaks the canary to stderr",
+    faults: [{ on: "initialize", times: "always", do: { leakCanary: "stderr" } }],
+    fails: "canary",
+  },
+  {
+    variant: "leaks the canary in a reply",
+    faults: [{ on: "link.exec", times: "always", do: { leakCanary: "reply" } }],
+    fails: "canary",
+  },
+  {
+    variant: "escapes its group with setsid",
+    faults: [{ on: "initialize", times: "always", do: { setsidHelper: true } }],
+    fails: "containment",
+  },
+  {
+    variant: "ignores EOF (and shutdown)",
+    faults: [{ on: "initialize", times: "always", do: { ignoreEof: true } }],
+    fails: "eof",
+  },
+  {
+    variant: "a second release of a released host errors",
+    faults: [{ on: "host.release", times: "always", do: { releaseErrorsWhenGone: true } }],
+    fails: "host.idempotency",
+  },
+  {
+    variant: "link.exec does not enforce timeoutMs",
+    faults: [{ on: "link.exec", times: "always", do: { execIgnoresTimeout: true } }],
+    fails: "link.timeout",
+  },
+  {
+    variant: "an unknown field in a reply",
+    faults: [{ on: "link.checkSteps", times: "always", do: { invalid: "unknown-field" } }],
+    fails: "messages",
+  },
+];
+
+/** A provider that declares both lookup and exact dedupe, so no host check is skipped. */
+const CORRECT: WorldConfig = {
+  preset: "provider-full",
+  instance: "sim-1",
+  hello: { seams: { host: { acquire: { dedupe: { exact: true, windowMs: 600_000 } } } } },
+};
+
+const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
+const CHECK = ["plugin", "check", "sim", "--seam", "host", "--param", "size=small"];
+
+function run(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [muBin, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** A world and a state dir with the sim registered; faults are set after `add`, so add stays clean. */
+async function registered(faults: Fault[] = []) {
+  // Named so the suite's teardown finds any sim this test leaves running.
+  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+  const state = tempState();
+  const world = World.create(join(dir, "world"), CORRECT);
+  const add = await run(["plugin", "add", "sim", "--", sim, "--world", world.dir], state.env);
+  expect(add.stderr).toBe("");
+  world.setConfig({ ...CORRECT, faults });
+  return {
+    dir,
+    env: state.env,
+    done() {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const LINE = /^(ok {2}|FAIL|skip) {2}(\S+) /;
+
+function results(stdout: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of stdout.split("\n")) {
+    const m = LINE.exec(l);
+    if (m?.[1] && m[2]) out[m[2]] = m[1].trim();
+  }
+  return out;
+}
+
+describe("mu plugin check on the correct sim", () => {
+  let w: Awaited<ReturnType<typeof registered>>;
+  let r: Awaited<ReturnType<typeof run>>;
+  beforeAll(async () => {
+    w = await registered();
+    r = await run([...CHECK, "--json", "--junit", join(w.dir, "junit.xml")], w.env);
+  }, 120_000);
+  afterAll(() => w.done());
+
+  it("passes every check and exits 0", () => {
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { ok: boolean; checks: Verdict[] };
+    expect(report.ok).toBe(true);
+    expect(report.checks.map((c) => [c.id, c.result])).toEqual(CHECK_IDS.map((id) => [id, "pass"]));
+  });
+
+  it("writes JUnit with one testcase per check", () => {
+    const xml = readFileSync(join(w.dir, "junit.xml"), "utf8");
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites /);
+    expect(xml).toContain(`tests="${CHECK_IDS.length}" failures="0" skipped="0"`);
+    for (const id of CHECK_IDS) expect(xml).toContain(`name="${id}"`);
+  });
+});
+
+describe.concurrent("each broken sim variant fails exactly its check", () => {
+  it.each(VARIANTS)(
+    "$variant -> $fails",
+    async ({ faults, fails }) => {
+      const w = await registered(faults);
+      try {
+        const r = await run([...CHECK, "--junit", join(w.dir, "junit.xml")], w.env);
+        const got = results(r.stdout);
+        expect(Object.keys(got)).toEqual([...CHECK_IDS]);
+        const failed = Object.entries(got).filter(([, v]) => v === "FAIL");
+        expect(
+          failed.map(([id]) => id),
+          r.stdout,
+        ).toEqual([fails]);
+        expect(Object.values(got).filter((v) => v === "skip")).toEqual([]);
+        expect(r.code).toBe(4);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^mu: check: 'sim' failed 1 of ${CHECK_IDS.length} checks \\(${fails.replace(".", "\\.")}\\); [^\\n]+\\n$`,
+          ),
+        );
+        // The failure shows its evidence under the FAIL line.
+        const lines = r.stdout.split("\n");
+        const at = lines.findIndex((l) => l.startsWith(`FAIL  ${fails} `));
+        expect(lines[at + 1], r.stdout).toMatch(/^ {8}\S/);
+        expect(readFileSync(join(w.dir, "junit.xml"), "utf8")).toContain(
+          `failures="1" skipped="0"`,
+        );
+      } finally {
+        w.done();
+      }
+    },
+    180_000,
+  );
+});
+
+describe("mu plugin check usage", () => {
+  let w: Awaited<ReturnType<typeof registered>>;
+  beforeAll(async () => {
+    w = await registered();
+  });
+  afterAll(() => w.done());
+
+  it.each(["job", "channel"])("--seam %s is refused as not built yet (exit 2)", async (seam) => {
+    const r = await mu(["plugin", "check", "sim", "--seam", seam], w.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `mu: usage: the ${seam} seam checks are not built yet in this version of mu; run without --seam ${seam}; the other checks do not need it\n`,
+    );
+    expect(r.stdout).toBe("");
+  });
+
+  it.each([
+    [["--seam", "box"], /^mu: usage: --seam 'box' is not a seam; use link or host\n$/],
+    [["--param", "a=b"], /^mu: usage: --param is only used by the host checks; /],
+    [["--seam", "host", "--param", "ab"], /^mu: usage: --param 'ab' is not k=v; /],
+    [["--repeat", "0"], /^mu: usage: --repeat '0' is not a whole number; give 1 to 1000\n$/],
+  ])("%j is a usage error", async (args, pattern) => {
+    const r = await mu(["plugin", "check", "sim", ...args], w.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(pattern);
+  });
+
+  it("an unregistered plugin is not found (exit 3)", async () => {
+    const r = await mu(["plugin", "check", "nope"], w.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^mu: plugin: no plugin named 'nope'; register it first: /);
+  });
+
+  it("without --seam host the host checks are skipped, saying why", async () => {
+    const r = await run(["plugin", "check", "sim", "--repeat", "1"], w.env);
+    expect(r.code).toBe(0);
+    const got = results(r.stdout);
+    expect(got["host.lifecycle"]).toBe("skip");
+    expect(got["host.idempotency"]).toBe("skip");
+    expect(got["link.timeout"]).toBe("skip");
+    expect(r.stdout).toMatch(
+      /^skip {2}host\.lifecycle {4}it acquires a real machine: add --seam host/m,
+    );
+  }, 120_000);
+});
