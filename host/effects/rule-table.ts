@@ -1,8 +1,9 @@
 // The replay rule table as data: one row per situation a pending intent can
 // be found in, each with a stable id that scenarios name in `proves` and
-// reports count. The resolver (the effect journal issue) decides by these
-// rows; until it lands the table already drives the coverage matrix, so the
-// gaps are visible.
+// reports count. The resolver's decisions (decide.ts) return these ids, and
+// the coverage matrix lists every row with the scenarios that prove it.
+
+import { DELIVERIES } from "./decide.js";
 
 export type Resolution =
   | "success"
@@ -18,15 +19,6 @@ export interface RuleRow {
   action: string;
   resolves: Resolution;
 }
-
-const DELIVERIES = [
-  "channel.send",
-  "channel.fresh",
-  "channel.command",
-  "channel.interrupt",
-  "channel.abort",
-  "channel.answer",
-] as const;
 
 function keyed(prefix: "start" | "acquire", effect: string): RuleRow[] {
   return [
