@@ -45,6 +45,22 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
     fails: "link.timeout",
   },
   {
+    variant: "a lookup that answers none for a started job",
+    faults: [{ on: "job.lookup", times: "always", do: { reply: { none: true } } }],
+    fails: "job.idempotency",
+  },
+  {
+    variant: "a receipt that echoes another msgId",
+    faults: [
+      {
+        on: "channel.receipt",
+        times: "always",
+        do: { reply: { state: "accepted", id: "msg-someone-else" } },
+      },
+    ],
+    fails: "channel.lifecycle",
+  },
+  {
     variant: "an unknown field in a reply",
     faults: [{ on: "link.checkSteps", times: "always", do: { invalid: "unknown-field" } }],
     fails: "messages",
@@ -59,7 +75,13 @@ const CORRECT: WorldConfig = {
 };
 
 const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
-const CHECK = ["plugin", "check", "sim", "--seam", "host", "--param", "size=small"];
+const CHECK = [
+  "plugin",
+  "check",
+  "sim",
+  ...["--seam", "host", "--seam", "job", "--seam", "channel"],
+  ...["--param", "size=small", "--repeat", "3"],
+];
 
 function run(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
@@ -177,18 +199,12 @@ describe("mu plugin check usage", () => {
   });
   afterAll(() => w.done());
 
-  it.each(["job", "channel"])("--seam %s is refused as not built yet (exit 2)", async (seam) => {
-    const r = await mu(["plugin", "check", "sim", "--seam", seam], w.env);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toBe(
-      `mu: usage: the ${seam} seam checks are not built yet in this version of mu; run without --seam ${seam}; the other checks do not need it\n`,
-    );
-    expect(r.stdout).toBe("");
-  });
-
   it.each([
-    [["--seam", "box"], /^mu: usage: --seam 'box' is not a seam; use link or host\n$/],
-    [["--param", "a=b"], /^mu: usage: --param is only used by the host checks; /],
+    [
+      ["--seam", "box"],
+      /^mu: usage: --seam 'box' is not a seam; use link or host or job or channel\n$/,
+    ],
+    [["--param", "a=b"], /^mu: usage: --param is only used by the host, job and channel checks; /],
     [["--seam", "host", "--param", "ab"], /^mu: usage: --param 'ab' is not k=v; /],
     [["--repeat", "0"], /^mu: usage: --repeat '0' is not a whole number; give 1 to 1000\n$/],
   ])("%j is a usage error", async (args, pattern) => {
@@ -210,6 +226,8 @@ describe("mu plugin check usage", () => {
     expect(got["host.lifecycle"]).toBe("skip");
     expect(got["host.idempotency"]).toBe("skip");
     expect(got["link.timeout"]).toBe("skip");
+    expect(got["job.lifecycle"]).toBe("skip");
+    expect(got["channel.lifecycle"]).toBe("skip");
     expect(r.stdout).toMatch(
       /^skip {2}host\.lifecycle {4}it acquires a real machine: add --seam host/m,
     );

@@ -1,7 +1,9 @@
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
+import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
+import { jobIdempotency, jobLifecycle } from "./job-seam.js";
 import { linkTimeout } from "./link-timeout.js";
 import { type RunContext, Session } from "./session.js";
 import { profileTarget } from "./target.js";
@@ -20,7 +22,7 @@ import { canary, containment, messages, probeContainment, probeMessages } from "
 // make real things run only for seams the author named; the wire checks come
 // last, since they judge every start the others made.
 
-export type CheckedSeam = "link" | "host";
+export type CheckedSeam = "link" | "host" | "job" | "channel";
 
 export interface SuiteOptions {
   seams: ReadonlySet<CheckedSeam>;
@@ -133,6 +135,38 @@ export async function runSuite(
         opts.repeat,
       ),
     ),
+  );
+
+  // Job and channel checks start real jobs: only for the seams named. A
+  // provider's jobs run on a machine the check acquires, so --seam host too.
+  const jobCheck = (
+    id: CheckId,
+    seam: "job" | "channel",
+    fn: (s: Session, h: InitializeResult) => Promise<Outcome>,
+  ) =>
+    gate(async (h) => {
+      if (!h.seams.job) return skip("the plugin declares no job seam");
+      if (seam === "channel" && !h.seams.channel)
+        return skip("the plugin declares no channel seam");
+      if (!opts.seams.has(seam))
+        return skip(`it starts a real job: add --seam ${seam} and the --param values it needs`);
+      if (h.seams.host && !hostNamed)
+        return skip("a provider's jobs run on machines it acquired; add --seam host too");
+      return inSession(ctx, id, [seam], (s) => fn(s, h));
+    });
+  await run(
+    "job.lifecycle",
+    jobCheck("job.lifecycle", "job", (s, h) => jobLifecycle(ctx, s, h, opts.params)),
+  );
+  await run(
+    "job.idempotency",
+    jobCheck("job.idempotency", "job", (s, h) =>
+      jobIdempotency(ctx, s, h, opts.params, opts.repeat),
+    ),
+  );
+  await run(
+    "channel.lifecycle",
+    jobCheck("channel.lifecycle", "channel", (s, h) => channelLifecycle(ctx, s, h, opts.params)),
   );
 
   // The probes' starts count for every wire check, so all of them run

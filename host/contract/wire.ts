@@ -47,6 +47,8 @@ export class WireLog {
   private framingBroken = false;
   private readonly asked = new Map<number, string>();
   private readonly answered = new Set<number>();
+  /** Watches the plugin opened and has not yet ended with their one notification. */
+  private readonly watches = new Set<string>();
   private readonly checks = protocolChecks();
   private readonly stdout: Buffer[] = [];
   private readonly stderrBuf: Buffer[] = [];
@@ -129,7 +131,9 @@ export class WireLog {
         return;
       case "notification": {
         const why = this.checks.checkNotification?.(msg.method, msg.params);
-        // The suite never opens a watch, so no watch notification can be due.
+        const watchId = (msg.params as { watchId?: unknown } | undefined)?.watchId;
+        // Exactly one notification per watch the suite opened; anything else is unasked.
+        if (!why && typeof watchId === "string" && this.watches.delete(watchId)) return;
         this.problems.push(
           why
             ? `${msg.method} does not match the schema (${why}): ${clip(line)}`
@@ -152,6 +156,8 @@ export class WireLog {
         if (msg.type === "reply") {
           const why = this.checks.checkResult?.(method, msg.result);
           if (why) this.problems.push(`${method} result: ${clip(why)}: ${clip(line)}`);
+          const watchId = (msg.result as { watchId?: unknown } | null)?.watchId;
+          if (method === "channel.watch" && typeof watchId === "string") this.watches.add(watchId);
         }
       }
     }

@@ -21,22 +21,13 @@ export interface CheckOptions {
   json?: boolean;
 }
 
-const SEAMS: readonly CheckedSeam[] = ["link", "host"];
-const UNBUILT = ["job", "channel"];
+const SEAMS: readonly CheckedSeam[] = ["link", "host", "job", "channel"];
 const DEFAULT_REPEAT = 10;
 const MAX_REPEAT = 1000;
 
 function parseSeams(given: readonly string[]): Set<CheckedSeam> {
   const out = new Set<CheckedSeam>();
   for (const s of given) {
-    if (UNBUILT.includes(s)) {
-      throw new UsageError(
-        "check.seam.unbuilt",
-        "usage",
-        `the ${s} seam checks are not built yet in this version of mu`,
-        { hint: `run without --seam ${s}; the other checks do not need it` },
-      );
-    }
     if (!SEAMS.includes(s as CheckedSeam)) {
       throw new UsageError("check.seam", "usage", `--seam '${s}' is not a seam`, {
         hint: `use ${SEAMS.join(" or ")}`,
@@ -48,10 +39,15 @@ function parseSeams(given: readonly string[]): Set<CheckedSeam> {
 }
 
 function parseParams(pairs: readonly string[], seams: ReadonlySet<CheckedSeam>) {
-  if (pairs.length > 0 && !seams.has("host")) {
-    throw new UsageError("check.param", "usage", "--param is only used by the host checks", {
-      hint: "add --seam host, or drop --param",
-    });
+  if (pairs.length > 0 && ![...seams].some((s) => s !== "link")) {
+    throw new UsageError(
+      "check.param",
+      "usage",
+      "--param is only used by the host, job and channel checks",
+      {
+        hint: "add the --seam they are for, or drop --param",
+      },
+    );
   }
   const out: Record<string, string> = {};
   for (const p of pairs) {
