@@ -29,6 +29,9 @@ export interface JobRecord {
   site: string | null;
   /** The checkout the spawn came from: where the final collect fetches into. */
   localRepo: string | null;
+  /** In-life collects that failed in a row, and when the next may run. */
+  collectFailures: number;
+  nextCollectAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -55,7 +58,7 @@ export interface AgentRow {
 }
 
 const JOB_COLS =
-  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, created_at, updated_at";
+  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, collect_failures, next_collect_at, created_at, updated_at";
 
 function toJob(r: unknown[]): JobRecord {
   return {
@@ -76,8 +79,10 @@ function toJob(r: unknown[]): JobRecord {
     owesCollect: Number(r[14]) === 1,
     site: r[15] === null ? null : String(r[15]),
     localRepo: r[16] === null ? null : String(r[16]),
-    createdAt: Number(r[17]),
-    updatedAt: Number(r[18]),
+    collectFailures: Number(r[17]),
+    nextCollectAt: r[18] === null ? null : Number(r[18]),
+    createdAt: Number(r[19]),
+    updatedAt: Number(r[20]),
   };
 }
 
@@ -104,7 +109,7 @@ export function allJobs(db: Database): JobRecord[] {
 
 export function putJob(db: Database, j: JobRecord): void {
   db.run(
-    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       j.key,
       j.workstream,
@@ -123,6 +128,8 @@ export function putJob(db: Database, j: JobRecord): void {
       j.owesCollect ? 1 : 0,
       j.site,
       j.localRepo,
+      j.collectFailures,
+      j.nextCollectAt,
       j.createdAt,
       j.updatedAt,
     ],

@@ -79,6 +79,8 @@ export const MIGRATIONS: readonly string[] = [
      owes_collect INTEGER NOT NULL DEFAULT 0,
      site TEXT,
      local_repo TEXT,
+     collect_failures INTEGER NOT NULL DEFAULT 0,
+     next_collect_at INTEGER,
      created_at INTEGER NOT NULL,
      updated_at INTEGER NOT NULL
    );

@@ -262,6 +262,8 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
         owesCollect: plan !== undefined,
         site: plan?.tree ?? null,
         localRepo: plan?.localRepo ?? null,
+        collectFailures: 0,
+        nextCollectAt: null,
         createdAt: now,
         updatedAt: now,
       };

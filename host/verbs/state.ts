@@ -1,13 +1,15 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { agentSubject, allJobs } from "../jobs/records.js";
+import { getHost } from "../hosts/records.js";
+import { deadlineMarginMs } from "../jobs/admission.js";
+import { agentOf, agentSubject, allJobs } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
 
 // What mu owes: for now, every effect whose outcome is still pending, with
 // the verb that settles it. Host facts and collects join as their seams land.
 
 interface Notice {
-  kind: "pending-effect" | "collect-owed";
+  kind: "pending-effect" | "collect-owed" | "host-deadline" | "agent-gone";
   subject: string;
   method: string;
   key: string;
@@ -66,6 +68,42 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
       ),
   );
   notices.push(...owed);
+  // Inside a provider host's deadline margin its agents must be collected and closed.
+  const margin = deadlineMarginMs(io.ports.env);
+  const now = io.ports.clock.now();
+  const draining = await openStore(io.ports).read((db) =>
+    allJobs(db).flatMap((j): Notice[] => {
+      const d = getHost(db, j.host)?.facts.deadlineAt;
+      if (j.state !== "running" || typeof d !== "number" || now < d - margin) return [];
+      return [
+        {
+          kind: "host-deadline",
+          subject: agentSubject(j.workstream, j.agent),
+          method: "link.fetch",
+          key: j.key,
+          since: d,
+          next: `mu agent close ${j.agent} -w ${j.workstream}`,
+        },
+      ];
+    }),
+  );
+  notices.push(...draining);
+  // A running job whose agent has no view (mu died between the start and the view).
+  const viewless = await openStore(io.ports).read((db) =>
+    allJobs(db)
+      .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
+      .map(
+        (j): Notice => ({
+          kind: "agent-gone",
+          subject: agentSubject(j.workstream, j.agent),
+          method: "job.start",
+          key: j.key,
+          since: j.updatedAt,
+          next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
+        }),
+      ),
+  );
+  notices.push(...viewless);
   if (opts.json) {
     printJson(io, notices);
     return;
@@ -75,6 +113,18 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
     return;
   }
   for (const n of notices) {
+    if (n.kind === "agent-gone") {
+      io.out(
+        `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} (or close it)\n`,
+      );
+      continue;
+    }
+    if (n.kind === "host-deadline") {
+      io.out(
+        `notice: ${n.subject} runs on a host that reaches its deadline at ${new Date(n.since).toISOString()}; collect its work and close it: ${n.next}\n`,
+      );
+      continue;
+    }
     if (n.kind === "collect-owed") {
       io.out(
         `owed: the final collect of ${n.subject} (job ${n.key}), stopped since ${new Date(n.since).toISOString()}; run: ${n.next}\n`,

@@ -3,6 +3,7 @@ import { READ_MS } from "../effects/resolve.js";
 import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from "../errors.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
+import { inLifeCollect } from "../jobs/in-life-collect.js";
 import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { agentOf, putAgent } from "../jobs/records.js";
 import { callPlugin } from "../seams/call.js";
@@ -161,6 +162,16 @@ export async function wait(
     } else await woken;
     for (const w of [...open]) w.cancel();
     for (const o of outcomes) io.out(`${o.line}\n`);
+    // After the result is printed: one in-life collect for each agent that
+    // settled, or whose host's deadline fired.
+    for (const a of agents) {
+      const label = `${a.job.workstream}/${a.job.agent}`;
+      const settled = outcomes.some((o) => o.agent === label && o.line.includes(" settled "));
+      if (settled || (ended === "deadline" && deadline?.agent === label)) {
+        const fresh = await store.read((db) => findAgent(db, a.job.workstream, a.job.agent));
+        await inLifeCollect(io, store, sup, fresh, margin);
+      }
+    }
     if (ended === "deadline" && deadline) {
       await store.write((db) =>
         db.run(

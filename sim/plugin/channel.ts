@@ -23,6 +23,9 @@ class Refusal extends Error {}
 
 export class Channel {
   private watches = new Map<string, ReturnType<typeof setInterval>>();
+  /** A fault: a cancelled watch still gets its settle, as if the two crossed on the wire. */
+  crossCancels = false;
+  private readonly watched = new Map<string, { ref: string; after: number }>();
   private nextWatch = 1;
 
   constructor(
@@ -46,6 +49,15 @@ export class Channel {
     const t = this.watches.get(watchId);
     if (t) clearInterval(t);
     this.watches.delete(watchId);
+    const w = this.watched.get(watchId);
+    if (t && w && this.crossCancels) {
+      const a = this.world.state().agents?.[w.ref];
+      if (a)
+        this.notify("watch/settled", {
+          watchId,
+          observation: { ...observation(a, w.after), settled: true, runs: w.after + 1 },
+        });
+    }
   }
 
   private dispatch(method: string, p: Params): { v: unknown } | undefined {
@@ -213,6 +225,7 @@ export class Channel {
       }
     }, 25);
     this.watches.set(watchId, tick);
+    this.watched.set(watchId, { ref, after });
     return {
       watchId,
       initial: observation(start, after),

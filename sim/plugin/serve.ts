@@ -149,6 +149,7 @@ export class SimPlugin {
       } else if ("stderr" in a) process.stderr.write(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
+      else if ("settleOnCancel" in a) this.channel.crossCancels = true;
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
