@@ -224,6 +224,8 @@ describe("deliveries", () => {
     ["channel.send", { dedupeExact: true }, "delivery.resend"],
     ["channel.send", { dedupeExact: true, newerWritten: true }, "delivery.superseded"],
     ["channel.answer", { hasMsgId: false }, "unresolvable"],
+    // Nothing could ever make such a resend safe again: it is let go.
+    ["channel.command", { newerWritten: true }, "delivery.superseded"],
     ["channel.command", {}, "unresolvable"],
   ] as const)("%s with %j: %s", (method, over, row) => {
     expect(decideFirst(intent(method), undefined, gone, facts(over)).row).toBe(row);

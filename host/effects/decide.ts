@@ -69,11 +69,8 @@ export function decideFirst(
     if (delivery.receiptExact && delivery.hasMsgId)
       return { row: "delivery.receipt", ask: "receipt" };
     // A resend after a newer delivery could land out of order: leave it.
-    if (delivery.dedupeExact) {
-      return delivery.newerWritten
-        ? { row: "delivery.superseded", ask: "nothing" }
-        : { row: "delivery.resend", ask: "resend" };
-    }
+    if (delivery.newerWritten) return { row: "delivery.superseded", ask: "nothing" };
+    if (delivery.dedupeExact) return { row: "delivery.resend", ask: "resend" };
     return { row: "unresolvable", ask: "nothing" };
   }
   if ((intent.method === "host.acquire" || intent.method === "job.start") && caps) {

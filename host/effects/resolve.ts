@@ -43,7 +43,9 @@ export interface SubjectRules {
   /** What an intent that can never be resolved leaves in the records (a superseded delivery). */
   abandon?(db: Database, i: Intent): void;
   /** Why a lookup's found fails the reply check, or undefined when it passes. */
-  checkFound?(i: Intent, found: unknown): string | undefined;
+  checkFound?(hello: InitializeResult, i: Intent, found: unknown): string | undefined;
+  /** Why a resend's reply fails its check against the request, or undefined. */
+  checkResult?(hello: InitializeResult, i: Intent, result: unknown): string | undefined;
 }
 
 function say(io: Io, i: Intent, row: string): void {
@@ -82,7 +84,7 @@ export async function resolvePending(
         rules.blocks?.(i) === false &&
         (err instanceof UnknownOutcomeError || err instanceof RefusedError)
       ) {
-        if (err instanceof UnknownOutcomeError) io.err(`${err.line()}\n`);
+        io.err(`${err.line()}\n`);
         continue;
       }
       throw err;
@@ -123,6 +125,7 @@ async function resolveOne(
       "effect.plugin-gone",
       "effect",
       `${i.method} for ${i.subject} names plugin '${i.plugin}', which is no longer registered`,
+      { hint: `register it again with the same argv: mu plugin add ${i.plugin} -- …` },
     );
   }
   const registration = { name: reg.name, argv: reg.argv, declaration: reg.declaration };
@@ -178,6 +181,9 @@ async function resolveOne(
       // A failed resend says nothing about the first send: keep the intent.
       throw unresolved(i, first.row, (err as Error).message, next);
     }
+    const bad = rules.checkResult?.(hello, i, result);
+    if (bad !== undefined)
+      throw unresolved(i, first.row, `the reply fails its check: ${bad}`, next);
     await settle(store, i, (db) => rules.record(db, i, result, clock.now()));
     say(io, i, rules.rowName(i, first.row));
     return;
@@ -244,7 +250,7 @@ async function resolveOne(
     );
   }
   // A found that fails the reply check is no answer at all.
-  const bad = "found" in answer ? rules.checkFound?.(i, answer.found) : undefined;
+  const bad = "found" in answer ? rules.checkFound?.(hello, i, answer.found) : undefined;
   if (bad) throw unresolved(i, rules.rowName(i, "start.lookup.unknown"), bad, next);
   const row = decideLookup(i.method, answer, i, {
     ...facts,

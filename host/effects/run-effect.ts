@@ -1,6 +1,6 @@
 import type { Database } from "sql.js";
 import { crashPoint } from "../crash-point.js";
-import { UnknownOutcomeError } from "../errors.js";
+import { RefusedError, UnknownOutcomeError } from "../errors.js";
 import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
@@ -116,6 +116,16 @@ export function unknownOutcome(
 
 export async function runEffect(ctx: EffectContext, e: Effect, next: string): Promise<unknown> {
   const { proc, hello } = await ctx.sup.ready(ctx.reg);
+  // An effect on something recorded under one instance goes nowhere else:
+  // refused before its intent is written, so nothing is pending.
+  if (ctx.instance !== undefined && hello.instance !== ctx.instance) {
+    throw new RefusedError(
+      "effect.stop-changed",
+      "effect",
+      `${e.method} for ${e.subject} is for instance '${ctx.instance}', but '${ctx.reg.name}' now answers as '${hello.instance}'; nothing was sent (stop-changed)`,
+      { hint: "point the plugin back at that instance" },
+    );
+  }
   const id = await ctx.store.write((db) => {
     e.before?.(db);
     return writeIntent(db, {

@@ -42,7 +42,8 @@ export function admit(db: Database, host: HostRecord, now: number, marginMs: num
     );
   }
   const maxJobs = host.facts.maxJobs;
-  if (typeof maxJobs === "number" && jobsOnHost(db, host.name).length >= maxJobs) {
+  const running = jobsOnHost(db, host.name).filter((j) => j.state !== "stopped").length;
+  if (typeof maxJobs === "number" && running >= maxJobs) {
     throw new RefusedError(
       "host.full",
       "host",

@@ -55,7 +55,13 @@ export async function deliver(
       params: { target, ...d.params, ...(d.withMsgId ? { msgId } : {}) },
       timeoutMs: EFFECT_MS,
       before: (db) => putReceipt(db, receipt("sending")),
-      check: (res) => replyProblem(d, res, msgId, channel),
+      check: (res) =>
+        deliveryReplyProblem(
+          d.method,
+          (res ?? {}) as Record<string, unknown>,
+          d.withMsgId ? msgId : undefined,
+          channel,
+        ),
       done: (db, res) => {
         putReceipt(db, receipt("accepted"));
         const r = res as { baseline?: number; runs?: number; incarnation?: number } | null;
@@ -71,25 +77,25 @@ export async function deliver(
       },
       failed: (db) => putReceipt(db, receipt("not-accepted")),
     },
-    `mu agent check ${name} ${msgId} -w ${ws}`,
+    d.withMsgId ? `mu agent check ${name} ${msgId} -w ${ws}` : `mu agent read ${name} -w ${ws}`,
   )) as Record<string, unknown> | null;
   return { msgId, result };
 }
 
-function replyProblem(
-  d: Delivery,
-  res: unknown,
-  msgId: string,
+/** Why a delivery's reply does not answer its request: the channel's name, the msgId sent. */
+export function deliveryReplyProblem(
+  method: string,
+  r: Record<string, unknown>,
+  msgId: string | undefined,
   channel: string,
 ): string | undefined {
-  const r = (res ?? {}) as { channel?: unknown; msgId?: unknown };
   if (
-    ["channel.send", "channel.fresh", "channel.command"].includes(d.method) &&
+    ["channel.send", "channel.fresh", "channel.command"].includes(method) &&
     r.channel !== channel
   ) {
     return `the reply names channel '${String(r.channel)}', not '${channel}'`;
   }
-  if (d.withMsgId && r.msgId !== undefined && r.msgId !== msgId) {
+  if (msgId !== undefined && r.msgId !== undefined && r.msgId !== msgId) {
     return `the reply names msgId ${String(r.msgId)}, not ${msgId}`;
   }
   return undefined;

@@ -3,9 +3,11 @@ import { EFFECT_MS, READ_MS, resolvePending } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UnavailableError } from "../errors.js";
 import type { LinkHost } from "../hosts/link-host.js";
+import { ErrorReply } from "../plugin/call-errors.js";
+import type { PluginProcess } from "../plugin/plugin-process.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
-import { callPlugin } from "../seams/call.js";
+import { MAX_RETRIES, mapCallError } from "../seams/call.js";
 import type { Store } from "../store/index.js";
 import type { Mux, Pane, ViewCommand } from "../view/mux.js";
 import { jobRules, recordStopped } from "./job-rules.js";
@@ -48,8 +50,8 @@ export async function jobPlugin(
   sup: Supervisor,
   h: LinkHost,
   j: Pick<JobRecord, "instance" | "workstream" | "agent">,
-): Promise<{ hello: InitializeResult; job: JobSeam }> {
-  const { hello } = await sup.ready(h.reg, ["job"]);
+): Promise<{ hello: InitializeResult; job: JobSeam; proc: PluginProcess }> {
+  const { hello, proc } = await sup.ready(h.reg, ["job"]);
   if (hello.instance !== j.instance) {
     throw new RefusedError(
       "effect.stop-changed",
@@ -58,7 +60,7 @@ export async function jobPlugin(
       { hint: "point the plugin back at that instance" },
     );
   }
-  return { hello, job: hello.seams.job as JobSeam };
+  return { hello, job: hello.seams.job as JobSeam, proc };
 }
 
 /** job.stop as an effect; its answer ends the job's record. */
@@ -84,19 +86,44 @@ export async function stopJob(
   );
 }
 
+/**
+ * A read about a recorded job (status, attach, a channel read or watch),
+ * sent only while the plugin answers as the job's instance: the check runs
+ * on the very process the request goes to, so a restart in between cannot
+ * slip another instance in. Retryable errors are retried, as for any call.
+ */
+export async function fencedRead(
+  io: Io,
+  sup: Supervisor,
+  h: LinkHost,
+  j: Pick<JobRecord, "instance" | "workstream" | "agent">,
+  method: string,
+  params: Record<string, unknown>,
+  timeoutMs = READ_MS,
+): Promise<{ result: unknown; proc: PluginProcess }> {
+  for (let attempt = 0; ; attempt++) {
+    const { proc } = await jobPlugin(sup, h, j);
+    try {
+      return { result: await proc.conn.request(method, params, { timeoutMs }), proc };
+    } catch (err) {
+      if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
+        await io.ports.clock.sleep(100 * (attempt + 1));
+        continue;
+      }
+      throw mapCallError(h.reg.name, { method, effect: false }, err, attempt);
+    }
+  }
+}
+
 /** A new view of a running job: job.attach's, a read. */
 export async function attachView(
   io: Io,
   sup: Supervisor,
   h: LinkHost,
+  j: JobRecord,
   target: JobTarget,
 ): Promise<ViewCommand> {
-  return (await callPlugin(sup, io.ports.clock, h.reg, {
-    method: "job.attach",
-    params: { target },
-    timeoutMs: READ_MS,
-    effect: false,
-  })) as ViewCommand;
+  return (await fencedRead(io, sup, h, j, "job.attach", { target })).result as ViewCommand;
 }
 
 /** Opens a pane, as one line of mu's when the backend cannot. */

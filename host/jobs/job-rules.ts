@@ -2,6 +2,7 @@ import type { Database } from "sql.js";
 import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
+import { deliveryReplyProblem } from "./deliver.js";
 import {
   agentOf,
   deleteJob,
@@ -70,17 +71,20 @@ export function recordStarted(db: Database, key: string, r: Started, now: number
 
 /** Undoes a spawn attempt that never started: record, placeholder, claim, receipt. */
 export function rollBackSpawn(db: Database, key: string): void {
-  const j = db.exec("SELECT workstream, agent, first_msg_id FROM jobs WHERE key = ?", [key])[0]
-    ?.values[0];
+  const j = db.exec("SELECT workstream, agent, first_msg_id, task_id FROM jobs WHERE key = ?", [
+    key,
+  ])[0]?.values[0];
   if (!j) return;
-  const [ws, name, first] = [String(j[0]), String(j[1]), j[2]];
+  const [ws, name, first, task] = [String(j[0]), String(j[1]), j[2], j[3]];
   const a = agentOf(db, ws, name);
   deleteJob(db, key);
   if (a) putAgent(db, { ...a, state: "closed", pane: null });
-  db.run(
-    "UPDATE tasks SET state = 'open', claimed_by = NULL WHERE claimed_by = ? AND state = 'claimed'",
-    [`${ws}/${name}`],
-  );
+  if (task !== null) {
+    db.run("UPDATE tasks SET state = 'open', claimed_by = NULL WHERE id = ? AND claimed_by = ?", [
+      String(task),
+      `${ws}/${name}`,
+    ]);
+  }
   if (first !== null) deleteReceipt(db, String(first));
 }
 
@@ -99,8 +103,25 @@ export function recordStopped(db: Database, key: string): void {
 }
 
 /** A delivery's receipt, once mu knows the agent took it. */
-function recordDelivered(db: Database, i: Intent, now: number, state = "accepted"): void {
+function recordDelivered(
+  db: Database,
+  i: Intent,
+  now: number,
+  state = "accepted",
+  result?: unknown,
+): void {
   const [ws = "", name = ""] = i.subject.slice("agent:".length).split("/");
+  // What the next wait counts from: a resend's baseline, an interrupt's or a receipt's runs.
+  const r = (result ?? {}) as { baseline?: number; runs?: number; incarnation?: number };
+  const after = typeof r.baseline === "number" ? r.baseline : r.runs;
+  const a = agentOf(db, ws, name);
+  if (a && state === "accepted" && (after !== undefined || r.incarnation !== undefined)) {
+    putAgent(db, {
+      ...a,
+      waitAfter: after ?? a.waitAfter,
+      channelInc: r.incarnation ?? a.channelInc,
+    });
+  }
   const created = db.exec("SELECT created_at FROM receipts WHERE msg_id = ?", [i.key])[0]
     ?.values[0]?.[0];
   putReceipt(db, {
@@ -145,7 +166,7 @@ export const jobRules: SubjectRules = {
   record: (db, i, result, now) => {
     if (i.method === "job.start") recordStarted(db, i.key, (result ?? {}) as Started, now);
     else if (i.method === "job.stop") recordStopped(db, i.key);
-    else if (DELIVERIES.includes(i.method)) recordDelivered(db, i, now);
+    else if (DELIVERIES.includes(i.method)) recordDelivered(db, i, now, "accepted", result);
   },
   blocks: (i) => !DELIVERIES.includes(i.method),
   abandon: (db, i) => recordDelivered(db, i, Date.now(), "unknown"),
@@ -162,6 +183,28 @@ export const jobRules: SubjectRules = {
   rollback: (db, i) => {
     if (i.method === "job.start") rollBackSpawn(db, i.key);
   },
-  checkFound: (i, found) =>
-    isAtStart(i) ? startReplyProblem("", true, found as Started) : undefined,
+  checkFound: (hello, i, found) => {
+    const kind = hello.seams.job?.handle ?? "";
+    const f = (found ?? {}) as Started;
+    // A reply kind's found repeats its whole start reply, view included.
+    if (kind === "reply" && !f.view) return "a reply kind's found carries no view";
+    return startReplyProblem(kind, isAtStart(i), f);
+  },
+  checkResult: (hello, i, result) => {
+    if (i.method === "job.start")
+      return startReplyProblem(
+        hello.seams.job?.handle ?? "",
+        isAtStart(i),
+        (result ?? {}) as Started,
+      );
+    if (DELIVERIES.includes(i.method)) {
+      return deliveryReplyProblem(
+        i.method,
+        (result ?? {}) as Record<string, unknown>,
+        typeof i.params.msgId === "string" ? i.params.msgId : undefined,
+        hello.seams.channel?.name ?? "",
+      );
+    }
+    return undefined;
+  },
 };

@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import type { ProcessId } from "../ports/types.js";
 
 // Job records and agent rows. A job record is written before job.start is
 // sent and names the agent's fence: one job per workstream and name. Its key
@@ -32,6 +33,10 @@ export interface JobRecord {
   /** In-life collects that failed in a row, and when the next may run. */
   collectFailures: number;
   nextCollectAt: number | null;
+  /** The task a --task spawn claimed: a rolled-back attempt reopens it, and only it. */
+  taskId: string | null;
+  /** The mu that wrote the record: while it lives, its starting record is its own. */
+  writer: ProcessId | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -58,7 +63,7 @@ export interface AgentRow {
 }
 
 const JOB_COLS =
-  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, collect_failures, next_collect_at, created_at, updated_at";
+  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, collect_failures, next_collect_at, task_id, writer_pid, writer_start, created_at, updated_at";
 
 function toJob(r: unknown[]): JobRecord {
   return {
@@ -81,8 +86,10 @@ function toJob(r: unknown[]): JobRecord {
     localRepo: r[16] === null ? null : String(r[16]),
     collectFailures: Number(r[17]),
     nextCollectAt: r[18] === null ? null : Number(r[18]),
-    createdAt: Number(r[19]),
-    updatedAt: Number(r[20]),
+    taskId: r[19] === null ? null : String(r[19]),
+    writer: r[20] === null ? null : { pid: Number(r[20]), start: String(r[21]) },
+    createdAt: Number(r[22]),
+    updatedAt: Number(r[23]),
   };
 }
 
@@ -109,7 +116,7 @@ export function allJobs(db: Database): JobRecord[] {
 
 export function putJob(db: Database, j: JobRecord): void {
   db.run(
-    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       j.key,
       j.workstream,
@@ -130,6 +137,9 @@ export function putJob(db: Database, j: JobRecord): void {
       j.localRepo,
       j.collectFailures,
       j.nextCollectAt,
+      j.taskId,
+      j.writer?.pid ?? null,
+      j.writer?.start ?? null,
       j.createdAt,
       j.updatedAt,
     ],

@@ -63,7 +63,9 @@ export function mapCallError(
           },
         );
       case "permanent":
-        return new UnavailableError("call.permanent", "plugin", `${what} failed: ${msg}`);
+        return new UnavailableError("call.permanent", "plugin", `${what} failed: ${msg}`, {
+          hint: "the plugin says a retry will not help; its stderr may say why",
+        });
       case "human":
         return new UnavailableError("call.human", "plugin", `${what} needs a person: ${msg}`, {
           hint: err.remedy ?? "see the plugin's documentation",
@@ -78,7 +80,9 @@ export function mapCallError(
                 hint: "run the verb again to resolve it; mu will not repeat it blindly",
               },
             )
-          : new UnavailableError("call.unknown", "plugin", `${what} has no answer: ${msg}`);
+          : new UnavailableError("call.unknown", "plugin", `${what} has no answer: ${msg}`, {
+              hint: "ask again later",
+            });
     }
   }
   if (err instanceof NoAnswer) {
@@ -87,6 +91,7 @@ export function mapCallError(
         "call.not-sent",
         "plugin",
         `${what} was not sent: ${err.message}`,
+        { hint: "nothing happened; run the verb again" },
       );
     }
     return c.effect
@@ -102,6 +107,7 @@ export function mapCallError(
           "call.no-answer",
           "plugin",
           `${what} got no answer (${err.reason}): ${err.message}`,
+          { hint: `check the plugin with: mu plugin check ${plugin}` },
         );
   }
   return err;

@@ -222,6 +222,7 @@ export function timeoutOption(raw: string | undefined, verb: string): number {
       `host.${verb}.timeout`,
       "usage",
       `--timeout '${raw}' is not a whole number of milliseconds`,
+      { hint: "e.g. --timeout 20000" },
     );
   }
   return ms;

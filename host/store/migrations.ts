@@ -81,6 +81,9 @@ export const MIGRATIONS: readonly string[] = [
      local_repo TEXT,
      collect_failures INTEGER NOT NULL DEFAULT 0,
      next_collect_at INTEGER,
+     task_id TEXT,
+     writer_pid INTEGER,
+     writer_start TEXT,
      created_at INTEGER NOT NULL,
      updated_at INTEGER NOT NULL
    );

@@ -18,6 +18,7 @@ import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
+import { refuseWhileWriterLives } from "./agent-spawn.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu agent close and mu agent reattach: the two things a person does to an
@@ -49,6 +50,7 @@ export async function agentClose(
     if (job.state === "starting") {
       // Resolved above and still starting: its start was never journaled, so
       // never sent. Nothing runs; the attempt is simply taken back.
+      refuseWhileWriterLives(io, job);
       await store.write((db) => rollBackSpawn(db, job.key));
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
@@ -93,10 +95,20 @@ async function finalCollect(
       },
     );
   }
+  // The collect is done: record that first, so a crash from here on never
+  // leaves a record owing a collect from a tree that is gone.
+  await store.write((db) => deleteJob(db, j.key));
   io.out(`collected ${sha} from ${j.host}:${site} into ${j.localRepo} (FETCH_HEAD)\n`);
   const repo = siteRepo(h);
-  if (repo && j.site) await removeSite(l, repo, j.site);
-  await store.write((db) => deleteJob(db, j.key));
+  if (repo && j.site) {
+    try {
+      await removeSite(l, repo, j.site);
+    } catch (err) {
+      io.err(
+        `mu: close: the tree ${j.site} stays on ${j.host} (${(err as Error).message}); remove it with mu host exec\n`,
+      );
+    }
+  }
 }
 
 export async function agentReattach(
@@ -132,7 +144,7 @@ export async function agentReattach(
     await resolveAgent(io, store, sup, ws, name, `mu agent reattach ${name} -w ${ws}`);
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
     await jobPlugin(sup, host, j);
-    const view = await attachView(io, sup, host, jobTarget(host, j, agent?.incarnation ?? 1));
+    const view = await attachView(io, sup, host, j, jobTarget(host, j, agent?.incarnation ?? 1));
     // A view that fails to start leaves the row's pane as it was.
     const pane = await openPane(mux, ws, name, view);
     const old = agent?.pane ?? null;

@@ -44,7 +44,9 @@ function delivery(v: Verb, caps: Caps, inc: number | null): Delivery {
   switch (v.kind) {
     case "send": {
       if (v.opts.steer && v.opts.fresh)
-        throw new UsageError("send.steer-fresh", "usage", "give --steer or --fresh, not both");
+        throw new UsageError("send.steer-fresh", "usage", "give --steer or --fresh, not both", {
+          hint: "--steer joins the running turn; --fresh starts a new conversation",
+        });
       if (v.opts.steer && caps.steer === "none")
         throw unsupported("steer a running turn", "steer", caps.steer);
       if (v.opts.fresh) {
@@ -122,7 +124,7 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
   // Refused before the plugin starts: a capability it lacks is never called.
   delivery(v, caps, found.agent?.channelInc ?? null);
   await withPlugins(io, async (sup) => {
-    await resolveAgent(io, store, sup, ws, name, `mu agent list`);
+    await resolveAgent(io, store, sup, ws, name, `mu agent read ${name} -w ${ws}`);
     const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
     if (job.state !== "running" || agent?.state !== "live") {
       throw new RefusedError(

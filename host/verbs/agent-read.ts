@@ -3,9 +3,8 @@ import { printJson } from "../cli/io.js";
 import { READ_MS } from "../effects/resolve.js";
 import { EXIT, type ExitCode, MuError, UnknownOutcomeError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
-import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
+import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { allAgents, jobOf } from "../jobs/records.js";
-import { callPlugin } from "../seams/call.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { finish } from "./agent-spawn.js";
@@ -51,13 +50,11 @@ export async function agentList(io: Io, opts: { json?: boolean }): Promise<void>
       };
       if (job.state === "running") {
         try {
-          await jobPlugin(sup, host, job);
-          const s = (await callPlugin(sup, io.ports.clock, host.reg, {
-            method: "job.status",
-            params: { target: jobTarget(host, job, a.incarnation) },
-            timeoutMs: READ_MS,
-            effect: false,
-          })) as { state: string; reason?: string; exit?: number | null };
+          const s = (
+            await fencedRead(io, sup, host, job, "job.status", {
+              target: jobTarget(host, job, a.incarnation),
+            })
+          ).result as { state: string; reason?: string; exit?: number | null };
           item.state =
             s.state === "running" ? "running" : s.state === "unknown" ? "unknown" : "dead";
           if (s.reason) item.reason = s.reason;
@@ -110,7 +107,7 @@ export async function agentCheck(
       jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,
     );
     if (now && now.job.firstMsgId === msgId && now.job.state === "running") {
-      if (!now.agent?.pane || !(await muxFor(io.ports).alive(now.agent.pane))) {
+      if (now.agent?.state !== "live") {
         await finish(io, store, sup, now.host, muxFor(io.ports), now.job, {}, "resumed");
       }
       io.out(`accepted ${msgId} runs=0\n`);
@@ -127,12 +124,12 @@ export async function agentCheck(
       io.out(`${known === "accepted" ? "accepted" : known} ${msgId}\n`);
       return known === "accepted" ? EXIT.ok : EXIT.unknownOutcome;
     }
-    const r = (await callPlugin(sup, io.ports.clock, host.reg, {
-      method: "channel.receipt",
-      params: { target: jobTarget(host, job, agent?.incarnation ?? 1), msgId },
-      timeoutMs: READ_MS,
-      effect: false,
-    })) as { state: string; id: string; runs?: number; reason?: string };
+    const r = (
+      await fencedRead(io, sup, host, job, "channel.receipt", {
+        target: jobTarget(host, job, agent?.incarnation ?? 1),
+        msgId,
+      })
+    ).result as { state: string; id: string; runs?: number; reason?: string };
     if (r.id !== msgId) {
       io.out(`unreachable ${msgId}: the channel answered about ${r.id} instead\n`);
       return EXIT.unknownOutcome;
@@ -172,13 +169,8 @@ export async function agentRead(
     const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
     await jobPlugin(sup, host, job);
     const target = jobTarget(host, job, agent?.incarnation ?? 1);
-    const call = (method: string, params: Record<string, unknown>) =>
-      callPlugin(sup, io.ports.clock, host.reg, {
-        method,
-        params: { target, ...params },
-        timeoutMs: READ_MS,
-        effect: false,
-      });
+    const call = async (method: string, params: Record<string, unknown>) =>
+      (await fencedRead(io, sup, host, job, method, { target, ...params })).result;
     const status = (await call("job.status", {})) as {
       state: string;
       reason?: string;

@@ -4,9 +4,18 @@ import { EFFECT_MS, READ_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UnavailableError, UnknownOutcomeError, UsageError } from "../errors.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
+import { getHost } from "../hosts/records.js";
 import { admit, claimTask, deadlineMarginMs } from "../jobs/admission.js";
 import { deliver } from "../jobs/deliver.js";
-import { attachView, jobTarget, openPane, resolveAgent, stopJob } from "../jobs/job-calls.js";
+import {
+  attachView,
+  fencedRead,
+  jobPlugin,
+  jobTarget,
+  openPane,
+  resolveAgent,
+  stopJob,
+} from "../jobs/job-calls.js";
 import { recordStarted, rollBackSpawn, startReplyProblem } from "../jobs/job-rules.js";
 import {
   agentOf,
@@ -21,7 +30,6 @@ import {
 import { makeSite, planSite, removeSite, siteRepo } from "../jobs/site.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { JobSeam, Seams } from "../protocol/declaration.js";
-import { callPlugin } from "../seams/call.js";
 import { openLink } from "../seams/link.js";
 import { openStore, type Store } from "../store/index.js";
 import { type Mux, muxFor, type ViewCommand } from "../view/mux.js";
@@ -159,7 +167,9 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     }
   }
   if (opts.task !== undefined && opts.send !== undefined) {
-    throw new UsageError("spawn.task-and-send", "usage", "give --task or --send, not both");
+    throw new UsageError("spawn.task-and-send", "usage", "give --task or --send, not both", {
+      hint: "--task gives the agent the task's brief as its first prompt",
+    });
   }
   const role = opts.role ?? "full-access";
   if (role !== "full-access" && role !== "read-only") {
@@ -167,6 +177,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       "spawn.role",
       "usage",
       `--role '${role}' is not one of full-access, read-only`,
+      { hint: "leave it out for full-access" },
     );
   }
   const store = openStore(io.ports);
@@ -178,6 +189,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       "spawn.from-alone",
       "usage",
       "--from only means something with --worktree",
+      { hint: "add --worktree, or drop --from" },
     );
   }
   const plan = opts.worktree ? planSite(h, opts.host, opts.from, ws, name) : undefined;
@@ -190,16 +202,17 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     }));
     if (before.job?.state === "starting") {
       // Resolved above and still starting: its start was never journaled, so
-      // never sent. Take the attempt back and start afresh.
-      const stale = before.job.key;
-      await store.write((db) => rollBackSpawn(db, stale));
+      // never sent, unless the mu that wrote it is still at work on it.
+      const stale = before.job;
+      refuseWhileWriterLives(io, stale);
+      await store.write((db) => rollBackSpawn(db, stale.key));
       before.job = undefined;
     }
     if (before.job) {
-      const viewless =
-        before.agent?.state !== "live" ||
-        !before.agent.pane ||
-        !(await mux.alive(before.agent.pane));
+      // Only a job whose view was never opened resumes here. A live row
+      // whose view died is not resumed: a bound job ended with its view, a
+      // detached one is reattached (mu agent reattach).
+      const viewless = before.agent?.state !== "live";
       if (before.job.state === "running" && before.job.host === opts.host && viewless) {
         return finish(io, store, sup, h, mux, before.job, opts, "resumed");
       }
@@ -241,7 +254,13 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
           hint: `close it first: mu agent close ${name} -w ${ws}`,
         });
       }
-      if (h.provider) admit(db, h.provider, now, margin);
+      // The host as it is now, in this commit: it may have been found lost
+      // or drained since the verb began.
+      const host = h.provider ? getHost(db, opts.host) : undefined;
+      if (h.provider) {
+        if (!host) throw new Error(`host ${opts.host} vanished during the spawn`);
+        admit(db, host, now, margin);
+      }
       if (opts.task !== undefined) claimTask(db, opts.task, `${ws}/${name}`);
       const incarnation = (agentOf(db, ws, name)?.incarnation ?? 0) + 1;
       const j: JobRecord = {
@@ -264,6 +283,8 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
         localRepo: plan?.localRepo ?? null,
         collectFailures: 0,
         nextCollectAt: null,
+        taskId: opts.task ?? null,
+        writer: io.ports.liveness.self(),
         createdAt: now,
         updatedAt: now,
       };
@@ -310,6 +331,19 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
           params: { target, key, spec },
           timeoutMs: EFFECT_MS,
           check: (r) => startReplyProblem(job.handle, atStart, r as never),
+          // In the intent's commit: a record taken back meanwhile means no start.
+          before: (db) => {
+            if (jobOf(db, ws, name)?.key !== key) {
+              throw new RefusedError(
+                "spawn.taken-back",
+                "agent",
+                `the spawn of ${ws}/${name} was taken back by another mu before its start was sent`,
+                {
+                  hint: "nothing was started; spawn again",
+                },
+              );
+            }
+          },
           done: (db, r) => recordStarted(db, key, (r ?? {}) as never, io.ports.clock.now()),
           failed: (db) => rollBackSpawn(db, key),
         },
@@ -335,6 +369,18 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
   });
 }
 
+/** A starting record whose writer still lives is that mu's: refuse to take it back. */
+export function refuseWhileWriterLives(io: Io, j: JobRecord): void {
+  if (j.writer && io.ports.liveness.alive(j.writer)) {
+    throw new RefusedError(
+      "agent.starting",
+      "agent",
+      `${j.workstream}/${j.agent} is being spawned by mu pid ${j.writer.pid}`,
+      { hint: "wait for that mu to finish, then run the verb again" },
+    );
+  }
+}
+
 /** Steps 5 and 6, and an on-send kind's first delivery. */
 export async function finish(
   io: Io,
@@ -351,28 +397,51 @@ export async function finish(
   const row = await store.read((db) => agentOf(db, ws, name));
   const incarnation = row?.incarnation ?? 1;
   const target = jobTarget(h, j, incarnation);
-  const { hello } = await sup.ready(h.reg, ["job", "channel"]);
+  // Every call below names the recorded job: only to its instance.
+  const { hello } = await jobPlugin(sup, h, j);
   const channel = hello.seams.channel?.name ?? "";
   // Undoes the spawn once the job may run: stop it, then let the record go.
   const fail = async (pane: string | null, why: string): Promise<never> => {
     if (pane && j.viewKind === "bound") await mux.kill(pane);
-    let stopped = "the job was stopped";
+    let stopError: unknown;
     try {
       await stopJob(io, store, sup, h, j, target);
-      // Nothing worked, so nothing is owed: the tree and the record go.
+    } catch (err) {
+      stopError = err;
+    }
+    if (pane && j.viewKind === "detached") await mux.kill(pane);
+    if (stopError instanceof UnknownOutcomeError) {
+      // The stop is journaled and pending: say so, with the verb that settles it.
+      throw new UnknownOutcomeError(
+        "spawn.failed.stop-unknown",
+        "agent",
+        `${ws}/${name} did not come up: ${why}; its job.stop may or may not have happened`,
+        { hint: `run mu agent close ${name} -w ${ws} to settle it` },
+      );
+    }
+    if (stopError !== undefined) {
+      throw new UnavailableError(
+        "spawn.failed.stop-failed",
+        "agent",
+        `${ws}/${name} did not come up: ${why}; stopping its job failed too (${(stopError as Error).message})`,
+        { hint: `the job may still run: run mu agent close ${name} -w ${ws}` },
+      );
+    }
+    // Stopped, so nothing is owed: the tree and the record go.
+    let left = "";
+    try {
       if (j.site) {
         const repo = siteRepo(h);
         if (repo) await removeSite(await openLink(io, sup, j.host, h), repo, j.site);
       }
-      await store.write((db) => deleteJob(db, j.key));
     } catch (err) {
-      stopped = `stopping the job failed too (${(err as Error).message})`;
+      left = `; its tree ${j.site} was left on ${j.host} (${(err as Error).message})`;
     }
-    if (pane && j.viewKind === "detached") await mux.kill(pane);
+    await store.write((db) => deleteJob(db, j.key));
     throw new UnavailableError(
       "spawn.failed",
       "agent",
-      `${ws}/${name} did not come up: ${why}; ${stopped}`,
+      `${ws}/${name} did not come up: ${why}; the job was stopped${left}`,
       {
         hint: "see the plugin's and the backend's state, then spawn again",
       },
@@ -380,7 +449,7 @@ export async function finish(
   };
   let view: ViewCommand;
   try {
-    view = (j.view as ViewCommand | null) ?? (await attachView(io, sup, h, target));
+    view = (j.view as ViewCommand | null) ?? (await attachView(io, sup, h, j, target));
   } catch (err) {
     return fail(null, `no view to open (${(err as Error).message})`);
   }
@@ -418,12 +487,9 @@ export async function finish(
       if (left <= 0)
         return fail(pane, `its channel gave no baseline within ${waitMs} ms (${last})`);
       try {
-        const baseline = await callPlugin(sup, io.ports.clock, h.reg, {
-          method: "channel.baseline",
-          params: { target },
-          timeoutMs: Math.min(READ_MS, left),
-          effect: false,
-        });
+        const baseline = (
+          await fencedRead(io, sup, h, j, "channel.baseline", { target }, Math.min(READ_MS, left))
+        ).result;
         if (baseline !== null) {
           const b = baseline as { runs: number; incarnation?: number };
           await store.write((db) => {
@@ -444,7 +510,17 @@ export async function finish(
     return fail(pane, `its view (pane ${pane}) died after it was opened`);
   io.out(`${verb} ${ws}/${name} on ${j.host} (job ${j.key}, view ${pane})\n`);
   const text = opts.send ?? (opts.task !== undefined ? `Work on task ${opts.task}.` : undefined);
-  if (j.firstMsgId === null && text !== undefined && verb === "spawned") {
+  // A resumed spawn still owes its first prompt unless one was delivered
+  // (or journaled) to this job already.
+  const delivered = await store.read(
+    (db) =>
+      db.exec("SELECT 1 FROM receipts WHERE workstream = ? AND agent = ? AND created_at >= ?", [
+        ws,
+        name,
+        j.createdAt,
+      ]).length > 0,
+  );
+  if (j.firstMsgId === null && text !== undefined && !delivered) {
     await firstSend(io, store, sup, h, j, target, text, channel);
   }
 }

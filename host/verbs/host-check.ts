@@ -54,17 +54,23 @@ export async function hostCheck(
   await withPlugins(io, async (sup) => {
     const l = await openLink(io, sup, name, h);
     const { proc } = await sup.ready(h.reg, ["link"]);
-    const declared = new Set(l.link.checks);
+    // Each seam contributes steps to the phases its `checks` names: the link
+    // first, then the job seam when the plugin runs jobs here.
+    const { hello } = await sup.ready(h.reg, ["link"]);
+    const bySeam: [string, Set<string>][] = [["link.checkSteps", new Set(l.link.checks)]];
+    if (hello.seams.job) bySeam.push(["job.checkSteps", new Set(hello.seams.job.checks)]);
     const phases = PHASES.filter(
-      (p) => declared.has(p) && (opts.phase === undefined || opts.phase === p),
+      (p) => bySeam.some(([, c]) => c.has(p)) && (opts.phase === undefined || opts.phase === p),
     );
     // The whole check is one use of the host: it holds one channel throughout.
     await holdingSlot(l, async () => {
-      for (const phase of phases) {
+      for (const [phase, method] of phases.flatMap((p) =>
+        bySeam.filter(([, c]) => c.has(p)).map(([m]) => [p, m] as const),
+      )) {
         let steps: Step[];
         try {
           steps = (await proc.conn.request(
-            "link.checkSteps",
+            method,
             { target: h.target, phase },
             { timeoutMs: READ_MS },
           )) as Step[];
@@ -78,7 +84,7 @@ export async function hostCheck(
             });
             return;
           }
-          throw mapCallError(h.reg.name, { method: "link.checkSteps", effect: false }, err);
+          throw mapCallError(h.reg.name, { method, effect: false }, err);
         }
         for (const s of steps) {
           if (s.step === "handback") {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { deleteIntent, type Intent, intentsFor } from "../effects/journal.js";
 import {
   acquiredFacts,
   EFFECT_MS,
@@ -22,7 +23,7 @@ import {
 } from "../hosts/records.js";
 import { jobPlugin, jobTarget, stopJob } from "../jobs/job-calls.js";
 import { recordStopped } from "../jobs/job-rules.js";
-import { agentOf, type JobRecord, jobsOnHost } from "../jobs/records.js";
+import { agentOf, agentSubject, type JobRecord, jobsOnHost, putJob } from "../jobs/records.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import { callPlugin } from "../seams/call.js";
@@ -188,11 +189,17 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
     const h = await hostOf(store, name);
     if (h.state === "released" || h.state === "lost") {
       report(io, opts, h, undefined);
+      // An outliving job whose stop failed before is stopped now.
+      const left = await store.read((db) =>
+        jobsOnHost(db, name).filter((j) => j.state === "running"),
+      );
+      await stopOutliving(io, store, sup, name, left);
       return;
     }
     const { hello } = await fenced(sup, reg, h);
     const outlives = hello.seams.job?.outlivesHost === true;
     const outliving: JobRecord[] = [];
+    const settled: Intent[] = [];
     const views: string[] = [];
     const mux = () => muxFor(io.ports);
     const s = (await callPlugin(sup, io.ports.clock, reg, {
@@ -220,32 +227,64 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
         // still gets its job.stop, below.
         putHost(db, { ...cur, state: "lost", updatedAt: now });
         for (const j of jobsOnHost(db, name)) {
-          if (outlives) outliving.push(j);
-          else {
-            const pane = agentOf(db, j.workstream, j.agent)?.pane;
-            if (pane) views.push(pane);
-            recordStopped(db, j.key);
+          // The trees went with the machine: no collect can be owed any more.
+          putJob(db, { ...j, owesCollect: false, updatedAt: now });
+          if (outlives && j.state === "running") {
+            outliving.push(j);
+            continue;
           }
+          const pane = agentOf(db, j.workstream, j.agent)?.pane;
+          if (pane) views.push(pane);
+          // What was pending on the agent was about a job that no longer exists.
+          for (const i of intentsFor(db, agentSubject(j.workstream, j.agent))) {
+            deleteIntent(db, i.id);
+            settled.push(i);
+          }
+          recordStopped(db, j.key);
         }
       }
       return getHost(db, name);
     });
     for (const pane of views) await mux().kill(pane);
-    if (updated) report(io, opts, updated, s);
-    for (const j of outliving) {
-      const lh = await store.read((db) => findLinkHost(db, name));
-      const a = await store.read((db) => agentOf(db, j.workstream, j.agent));
-      await jobPlugin(sup, lh, j);
-      await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
-      if (a?.pane) await mux().kill(a.pane);
-      io.out(`stopped ${j.workstream}/${j.agent}, whose job outlives its host\n`);
+    for (const i of settled) {
+      io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): host.gone\n`);
     }
+    if (updated) report(io, opts, updated, s);
+    await stopOutliving(io, store, sup, name, outliving);
     if (s.state === "needs-human") {
       throw new UnavailableError("host.needs-human", "host", `host '${name}' needs a person`, {
         hint: s.remedy,
       });
     }
   });
+}
+
+/**
+ * The jobs of a kind that outlives its host still run somewhere: each gets its
+ * job.stop. One that fails keeps its record, so mu state lists it and the
+ * next host status (or its close) tries again; the others are still tried.
+ */
+async function stopOutliving(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  name: string,
+  jobs: JobRecord[],
+): Promise<void> {
+  let failure: unknown;
+  for (const j of jobs) {
+    try {
+      const lh = await store.read((db) => findLinkHost(db, name));
+      const a = await store.read((db) => agentOf(db, j.workstream, j.agent));
+      await jobPlugin(sup, lh, j);
+      await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
+      if (a?.pane) await muxFor(io.ports).kill(a.pane);
+      io.out(`stopped ${j.workstream}/${j.agent}, whose job outlives its host\n`);
+    } catch (err) {
+      failure ??= err;
+    }
+  }
+  if (failure !== undefined) throw failure;
 }
 
 function report(io: Io, opts: { json?: boolean }, h: HostRecord, s: Status | undefined): void {

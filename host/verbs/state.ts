@@ -34,7 +34,9 @@ function nextVerb(subject: string, method: string, params: Record<string, unknow
       : `mu agent spawn ${agent} --host ${p.target?.host?.name ?? "<host>"} -w ${ws}`;
   }
   if (method === "job.stop") return `mu agent close ${agent} -w ${ws}`;
-  return p.msgId ? `mu agent check ${agent} ${p.msgId} -w ${ws}` : `mu agent list`;
+  return p.msgId
+    ? `mu agent check ${agent} ${p.msgId} -w ${ws}`
+    : `mu agent read ${agent} -w ${ws}`;
 }
 
 export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
@@ -73,7 +75,20 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
   const now = io.ports.clock.now();
   const draining = await openStore(io.ports).read((db) =>
     allJobs(db).flatMap((j): Notice[] => {
-      const d = getHost(db, j.host)?.facts.deadlineAt;
+      const host = getHost(db, j.host);
+      if (j.state === "running" && host?.state === "lost") {
+        return [
+          {
+            kind: "host-deadline",
+            subject: agentSubject(j.workstream, j.agent),
+            method: "job.stop",
+            key: j.key,
+            since: host.updatedAt,
+            next: `mu agent close ${j.agent} -w ${j.workstream}`,
+          },
+        ];
+      }
+      const d = host?.facts.deadlineAt;
       if (j.state !== "running" || typeof d !== "number" || now < d - margin) return [];
       return [
         {
@@ -116,6 +131,12 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
     if (n.kind === "agent-gone") {
       io.out(
         `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} (or close it)\n`,
+      );
+      continue;
+    }
+    if (n.kind === "host-deadline" && n.method === "job.stop") {
+      io.out(
+        `notice: the job of ${n.subject} outlives its lost host and is not stopped yet; run: ${n.next}\n`,
       );
       continue;
     }

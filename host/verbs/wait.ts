@@ -4,9 +4,8 @@ import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
 import { inLifeCollect } from "../jobs/in-life-collect.js";
-import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
+import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { agentOf, putAgent } from "../jobs/records.js";
-import { callPlugin } from "../seams/call.js";
 import { openStore, type Store } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -29,6 +28,7 @@ function parseTimeout(raw: string | undefined): number | null {
       "wait.timeout",
       "usage",
       `--timeout '${raw}' is not a positive number of seconds`,
+      { hint: "e.g. --timeout 600" },
     );
   }
   return s * 1000;
@@ -74,6 +74,7 @@ export async function wait(
     const deadline = await nextDeadline(store, agents, margin);
     const outcomes: Outcome[] = [];
     const open: { watchId: string; cancel: () => void }[] = [];
+    const writes: Promise<unknown>[] = [];
     let wake: () => void = () => {};
     const woken = new Promise<void>((r) => {
       wake = r;
@@ -82,16 +83,13 @@ export async function wait(
     for (const a of agents) {
       const { job, agent, host } = a;
       const label = `${job.workstream}/${job.agent}`;
-      const { proc } = await sup.ready(host.reg, ["channel"]);
-      await jobPlugin(sup, host, job);
       const target = jobTarget(host, job, agent?.incarnation ?? 1);
       // Liveness is the job's, never the channel's.
-      const status = (await callPlugin(sup, clock, host.reg, {
-        method: "job.status",
-        params: { target },
-        timeoutMs: READ_MS,
-        effect: false,
-      })) as { state: string; reason?: string; exit?: number | null };
+      const status = (await fencedRead(io, sup, host, job, "job.status", { target })).result as {
+        state: string;
+        reason?: string;
+        exit?: number | null;
+      };
       if (status.state === "ended" || status.state === "lost") {
         outcomes.push({
           agent: label,
@@ -100,18 +98,16 @@ export async function wait(
         continue;
       }
       const after = agent?.waitAfter ?? undefined;
-      const r = (await callPlugin(sup, clock, host.reg, {
-        method: "channel.watch",
-        params: {
-          target,
-          ...(after !== undefined ? { afterRuns: after } : {}),
-          ...(agent?.channelInc !== null && agent?.channelInc !== undefined
-            ? { inc: agent.channelInc }
-            : {}),
-        },
-        timeoutMs: READ_MS,
-        effect: false,
-      })) as { watchId: string };
+      // The watch lives on the process that answered it: its notification comes there.
+      const watched = await fencedRead(io, sup, host, job, "channel.watch", {
+        target,
+        ...(after !== undefined ? { afterRuns: after } : {}),
+        ...(agent?.channelInc !== null && agent?.channelInc !== undefined
+          ? { inc: agent.channelInc }
+          : {}),
+      });
+      const proc = watched.proc;
+      const r = watched.result as { watchId: string };
       open.push({ watchId: r.watchId, cancel: () => proc.conn.cancelWatch(r.watchId) });
       proc.conn.onWatch(r.watchId, (method, params) => {
         const o = params.observation as
@@ -122,24 +118,27 @@ export async function wait(
             agent: label,
             line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
           });
-          void store.write((db) => {
-            const row = agentOf(db, job.workstream, job.agent);
-            if (row) putAgent(db, { ...row, waitAfter: o.runs, channelInc: o.incarnation });
-          });
+          writes.push(
+            store.write((db) => {
+              const row = agentOf(db, job.workstream, job.agent);
+              if (row) putAgent(db, { ...row, waitAfter: o.runs, channelInc: o.incarnation });
+            }),
+          );
         } else {
           outcomes.push({
             agent: label,
             line: `${label} restarted (incarnation ${String(params.incarnation)})`,
           });
-          void store.write((db) => {
-            const row = agentOf(db, job.workstream, job.agent);
-            if (row) putAgent(db, { ...row, waitAfter: 0, channelInc: Number(params.incarnation) });
-          });
+          writes.push(
+            store.write((db) => {
+              const row = agentOf(db, job.workstream, job.agent);
+              if (row)
+                putAgent(db, { ...row, waitAfter: 0, channelInc: Number(params.incarnation) });
+            }),
+          );
         }
-        open.splice(
-          open.findIndex((w) => w.watchId === r.watchId),
-          1,
-        );
+        const at = open.findIndex((w) => w.watchId === r.watchId);
+        if (at !== -1) open.splice(at, 1);
         if (done()) wake();
       });
     }
@@ -161,6 +160,9 @@ export async function wait(
       timer?.cancel();
     } else await woken;
     for (const w of [...open]) w.cancel();
+    // Recorded before the result is shown: a kill after the print must not
+    // make the next wait report the same settle again.
+    await Promise.all(writes);
     for (const o of outcomes) io.out(`${o.line}\n`);
     // After the result is printed: one in-life collect for each agent that
     // settled, or whose host's deadline fired.
@@ -199,6 +201,17 @@ export async function wait(
         },
       );
     }
-    return outcomes.some((o) => o.line.includes(" dead (")) ? EXIT.unavailable : EXIT.ok;
+    const dead = outcomes.filter((o) => o.line.includes(" dead (")).map((o) => o.agent);
+    if (dead.length > 0) {
+      throw new UnavailableError(
+        "wait.dead",
+        "wait",
+        `${dead.join(", ")} ${dead.length === 1 ? "is" : "are"} dead: its job ended or was lost`,
+        {
+          hint: "read why with mu agent read, then close it with mu agent close",
+        },
+      );
+    }
+    return EXIT.ok;
   });
 }
