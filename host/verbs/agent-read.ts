@@ -1,6 +1,5 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { READ_MS } from "../effects/resolve.js";
 import { EXIT, type ExitCode, MuError, UnknownOutcomeError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";

@@ -1,5 +1,4 @@
 import type { Io } from "../cli/io.js";
-import { READ_MS } from "../effects/resolve.js";
 import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from "../errors.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
