@@ -250,3 +250,69 @@ describe("deliveries", () => {
     expect(decideReceipt(answer, "m1")).toBe(row);
   });
 });
+
+describe("the rule table", () => {
+  it("every row is reached by some decision, at-start rows through the job rules", async () => {
+    const { jobRules } = await import("../host/jobs/job-rules.js");
+    const reached = new Set<string>();
+    const capsList: (KeyCaps | undefined)[] = [lookup, unfenced, dedupe, undefined];
+    const factsList: Partial<Facts>[] = [
+      {},
+      { writerAlive: true },
+      { resolverAlive: true },
+      { instance: "b" },
+      { groupEmpty: false },
+      { now: 10_000_000 },
+    ];
+    const answers: LookupAnswer[] = [
+      { found: {} },
+      { pending: true },
+      { none: true },
+      { unknown: "?" },
+    ];
+    for (const method of ["host.acquire", "host.release", "job.start", "job.stop"]) {
+      for (const caps of capsList) {
+        for (const f of factsList) {
+          const first = decideFirst(intent(method), caps, { ...gone, ...f });
+          reached.add(first.row);
+          if (first.ask !== "lookup") continue;
+          for (const answer of answers) {
+            for (const fileHandle of [false, true]) {
+              for (const fenced of [true, false]) {
+                reached.add(
+                  decideLookup(method, answer, intent(method), {
+                    ...gone,
+                    ...f,
+                    fenced,
+                    inFlightMs: 30_000,
+                    fileHandle,
+                  }),
+                );
+              }
+            }
+          }
+        }
+      }
+    }
+    for (const receiptExact of [true, false])
+      for (const dedupeExact of [true, false])
+        for (const newerWritten of [true, false])
+          reached.add(
+            decideFirst(intent("channel.send"), undefined, gone, {
+              receiptExact,
+              dedupeExact,
+              hasMsgId: true,
+              newerWritten,
+            }).row,
+          );
+    reached.add(decideReceipt({ state: "accepted", id: "m" }, "m"));
+    reached.add(decideReceipt({ state: "not-accepted", id: "m" }, "m"));
+    const atStart = {
+      method: "job.start",
+      params: { spec: { workstream: "w", name: "a", firstPrompt: { text: "t", msgId: "m" } } },
+    } as never;
+    for (const row of [...reached]) reached.add(jobRules.rowName(atStart, row));
+    const missing = RULE_TABLE.map((r) => r.id).filter((id) => !reached.has(id));
+    expect(missing).toEqual([]);
+  });
+});

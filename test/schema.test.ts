@@ -2,11 +2,13 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  ajvCompiled,
   methodDefs,
   schemaDigest,
   schemaPath,
   validate,
   validator,
+  validatorsSource,
 } from "../host/protocol/schema.js";
 
 // The schema is checked against the spec's own examples (copied here as data)
@@ -651,6 +653,22 @@ describe("protocol schema rules", () => {
     const bytes = readFileSync(new URL("../schemas/plugin-protocol-v1.json", import.meta.url));
     expect(digest).toBe(`sha256:${createHash("sha256").update(bytes).digest("hex")}`);
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it("uses the build's precompiled validators, which agree with ajv's own compile", () => {
+    expect(validatorsSource()).toBe("build");
+    for (const e of examples) {
+      const values = [
+        e.value,
+        ...(isObject(e.value) ? [{ ...(e.value as object), zzUnknown: true }] : []),
+      ];
+      for (const v of values) {
+        const fresh = ajvCompiled(e.def);
+        expect(fresh, e.def).toBeDefined();
+        const want = fresh?.(v) ?? false;
+        expect(validate(e.def, v).ok, `${e.name} (${e.def})`).toBe(want);
+      }
+    }
   });
 
   it("compiles every def under ajv's strict mode", () => {

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import type Ajv2020Module from "ajv/dist/2020.js";
+import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 
 // The shipped protocol schema: its digest (what a plugin's handshake must
 // name) and validators for its defs. The file is read once; each def is
@@ -49,11 +51,70 @@ export function schemaDigest(): string {
   return `sha256:${createHash("sha256").update(load().bytes).digest("hex")}`;
 }
 
-// ajv is CommonJS: under NodeNext the default import is module.exports, whose
-// `default` is the class (module.exports is the class too, at run time).
-const Ajv2020 = Ajv2020Module.default;
-let ajv: InstanceType<typeof Ajv2020> | undefined;
+/** The parsed schema document, for the build step that precompiles it. */
+export function schemaDocument(): Loaded["schema"] {
+  return load().schema;
+}
+
+export const AJV_OPTIONS = { strict: true, allErrors: true, verbose: true } as const;
+
+// ajv itself loads only when something must be compiled at run time: a
+// process with the build's validators (or only wanting the digest, as the sim
+// plugin) never pays for it.
+type Ajv = InstanceType<typeof Ajv2020Module.default>;
+let ajv: Ajv | undefined;
+function newAjv(): Ajv {
+  const mod = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof Ajv2020Module;
+  return new mod.default(AJV_OPTIONS);
+}
 const cache = new Map<string, (value: unknown) => Validation>();
+
+interface Precompiled {
+  NAMES: string[];
+  DIGEST: string;
+  [v: string]: unknown;
+}
+let precompiled: Precompiled | null | undefined;
+
+/**
+ * The validators the build compiled (build-validators.ts), when they were made
+ * from this very schema file; else null, and ajv compiles on first use.
+ */
+function fromBuild(): Precompiled | null {
+  if (precompiled !== undefined) return precompiled;
+  precompiled = null;
+  const path = join(dirname(load().path), "..", "dist", "host", "protocol", "validators.cjs");
+  if (!existsSync(path)) return null;
+  try {
+    const mod = createRequire(import.meta.url)(path) as Precompiled;
+    if (mod.DIGEST === schemaDigest()) precompiled = mod;
+  } catch {
+    // a damaged build output: compile instead
+  }
+  return precompiled;
+}
+
+/** Where validators come from in this process: the build's module, or ajv at run time. */
+export function validatorsSource(): "build" | "ajv" {
+  return fromBuild() ? "build" : "ajv";
+}
+
+/** ajv's own compile of a def, whatever the build made: the fallback, and the tests' reference. */
+export function ajvCompiled(name: string): ValidateFunction | undefined {
+  const { schema } = load();
+  if (!ajv) {
+    ajv = newAjv();
+    ajv.addSchema(schema);
+  }
+  return ajv.getSchema(`${schema.$id}${DEFS}${name}`) as ValidateFunction | undefined;
+}
+
+function compiled(name: string): ValidateFunction | undefined {
+  const pre = fromBuild();
+  if (!pre) return ajvCompiled(name);
+  const i = pre.NAMES.indexOf(name);
+  return i === -1 ? undefined : (pre[`v${i}`] as ValidateFunction);
+}
 
 /** A validator for `#/$defs/<defName>`; throws if the schema has no such def. */
 export function validator(defName: string): (value: unknown) => Validation {
@@ -61,13 +122,9 @@ export function validator(defName: string): (value: unknown) => Validation {
   const hit = cache.get(name);
   if (hit) return hit;
   const { schema } = load();
-  if (!ajv) {
-    ajv = new Ajv2020({ strict: true, allErrors: true, verbose: true });
-    ajv.addSchema(schema);
-  }
   if (!Object.hasOwn(schema.$defs, name))
     throw new Error(`the protocol schema has no def '${name}'`);
-  const fn = ajv.getSchema(`${schema.$id}${DEFS}${name}`) as ValidateFunction | undefined;
+  const fn = compiled(name);
   if (!fn) throw new Error(`the protocol schema has no def '${name}'`);
   const check = (value: unknown): Validation =>
     fn(value) ? { ok: true } : { ok: false, errors: describe(fn.errors ?? []) };
