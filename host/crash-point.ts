@@ -16,7 +16,9 @@ export type CrashPointName =
   /** The plugin's definite reply is read; the intent is not yet deleted. */
   | "effect.reply-read"
   /** The intent is deleted and the outcome recorded. */
-  | "effect.intent-deleted";
+  | "effect.intent-deleted"
+  /** An agent's view pane is open; the agent's row does not name it yet. */
+  | "view.pane-opened";
 
 export function crashPoint(
   name: CrashPointName,

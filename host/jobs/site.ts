@@ -90,7 +90,13 @@ export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
     l,
     "link.exec",
     {
-      script: `mkdir -p "$(dirname ${onHost(p.tree)})" && git -C ${onHost(p.repo)} worktree add --quiet --detach ${onHost(p.tree)} ${q(p.sha)}`,
+      // One job per name, so a tree already at this path is a leftover: of
+      // an attempt that never started, or of a close whose collect was done.
+      script: [
+        `git -C ${onHost(p.repo)} worktree remove --force ${onHost(p.tree)} 2>/dev/null; rm -rf ${onHost(p.tree)}`,
+        `git -C ${onHost(p.repo)} worktree prune`,
+        `mkdir -p "$(dirname ${onHost(p.tree)})" && git -C ${onHost(p.repo)} worktree add --quiet --detach ${onHost(p.tree)} ${q(p.sha)}`,
+      ].join("\n"),
       cwd: ".",
     },
     SITE_TIMEOUT_MS,

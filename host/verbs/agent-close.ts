@@ -63,6 +63,8 @@ export async function agentClose(
       await stopJob(io, store, sup, host, job, target);
       if (pane && job.viewKind === "detached") await mux.kill(pane);
     }
+    // And any pane of this agent nothing recorded.
+    for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
     if (job.owesCollect) await finalCollect(io, store, sup, host, job);
     io.out(`closed ${ws}/${name}\n`);
   });
@@ -145,6 +147,9 @@ export async function agentReattach(
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
     await jobPlugin(sup, host, j);
     const view = await attachView(io, sup, host, j, jobTarget(host, j, agent?.incarnation ?? 1));
+    // Panes nothing records (a reattach that died before it wrote its row) go first.
+    for (const orphan of await mux.panesOf(ws, name))
+      if (orphan !== agent?.pane) await mux.kill(orphan);
     // A view that fails to start leaves the row's pane as it was.
     const pane = await openPane(mux, ws, name, view);
     const old = agent?.pane ?? null;

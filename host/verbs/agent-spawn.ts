@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
+import { crashPoint } from "../crash-point.js";
 import { EFFECT_MS, READ_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UnavailableError, UnknownOutcomeError, UsageError } from "../errors.js";
@@ -453,12 +454,16 @@ export async function finish(
   } catch (err) {
     return fail(null, `no view to open (${(err as Error).message})`);
   }
+  // A pane left by a mu that died between opening it and recording it would
+  // run on unseen: no view of this agent is live here, so any pane is such.
+  for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
   let pane: string;
   try {
     pane = (await openPane(mux, ws, name, view)).id;
   } catch (err) {
     return fail(null, (err as Error).message);
   }
+  crashPoint("view.pane-opened", io.ports.env);
   await store.write((db) => {
     const a = agentOf(db, ws, name);
     putAgent(db, {

@@ -28,6 +28,8 @@ export interface Mux {
   alive(paneId: string): Promise<boolean>;
   /** Ends the pane and what runs in it; a pane already gone is not an error. */
   kill(paneId: string): Promise<void>;
+  /** Every pane the backend holds for this agent, recorded by mu or not. */
+  panesOf(workstream: string, agent: string): Promise<string[]>;
 }
 
 export function muxFor(ports: Ports): Mux {

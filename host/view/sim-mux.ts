@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Ports } from "../ports/types.js";
 import { dbPath } from "../store/paths.js";
@@ -76,6 +76,21 @@ export function simMux(ports: Ports): Mux {
       const p = read(id);
       if (!p || p.start === null) return false;
       return ports.liveness.alive({ pid: p.pid, start: p.start });
+    },
+    async panesOf(workstream: string, agent: string): Promise<string[]> {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return [];
+      }
+      return names
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => n.slice(0, -".json".length))
+        .filter((id) => {
+          const p = read(id);
+          return p?.workstream === workstream && p.agent === agent;
+        });
     },
     async kill(id: string): Promise<void> {
       const p = read(id);

@@ -63,6 +63,22 @@ export function tmuxMux(ports: Ports): Mux {
       const r = tmux(ports, ["display-message", "-p", "-t", id, "#{pane_dead}"]);
       return r.ok && r.out === "0";
     },
+    async panesOf(workstream: string, agent: string): Promise<string[]> {
+      const r = tmux(ports, [
+        "list-panes",
+        "-s",
+        "-t",
+        `=mu-${workstream}`,
+        "-F",
+        "#{window_name} #{pane_id}",
+      ]);
+      if (!r.ok) return [];
+      return r.out
+        .split("\n")
+        .map((l) => l.split(" "))
+        .filter(([w, id]) => w === agent && id)
+        .map(([, id]) => id as string);
+    },
     async kill(id: string): Promise<void> {
       tmux(ports, ["kill-pane", "-t", id]);
     },
