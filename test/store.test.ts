@@ -253,6 +253,9 @@ describe("the lock", () => {
 
   it("refuses a MU_LOCK_TIMEOUT_MS that is not a number with exit 2", async () => {
     const e = await failure(add("a", { MU_LOCK_TIMEOUT_MS: "soon" }));
-    expect([e.code, e.exit]).toEqual(["store.lock-timeout", 2]);
+    expect([e.code, e.exit]).toEqual(["env.ms", 2]);
+    expect(e.line()).toMatch(
+      /^mu: usage: MU_LOCK_TIMEOUT_MS=.soon. is not valid; give a number of milliseconds/,
+    );
   });
 });

@@ -3,7 +3,7 @@ import { canonical } from "../plugin/load-rules.js";
 import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { onHost, withJob } from "./job-seam.js";
 import type { RunContext, Session } from "./session.js";
-import { CheckFailed, describeCall, type Outcome, pass } from "./verdict.js";
+import { CheckFailed, must, type Outcome, pass } from "./verdict.js";
 
 // The channel's promises on a real job: a send's reply names the channel and
 // the msgId sent, an exact receipt echoes the asked msgId and says accepted,
@@ -12,14 +12,6 @@ import { CheckFailed, describeCall, type Outcome, pass } from "./verdict.js";
 const EFFECT_MS = 60_000;
 /** A real harness may take a while to answer one word. */
 const SETTLE_MS = 120_000;
-
-async function must<T>(what: string, p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw new CheckFailed(`${what} failed`, [describeCall(err)]);
-  }
-}
 
 export async function channelLifecycle(
   ctx: RunContext,

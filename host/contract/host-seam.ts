@@ -4,7 +4,7 @@ import { canonical } from "../plugin/load-rules.js";
 import type { KeyCaps } from "../protocol/declaration.js";
 import type { RunContext, Session } from "./session.js";
 import { CHECK_HOST, type Target } from "./target.js";
-import { CheckFailed, describeCall, type Outcome, pass } from "./verdict.js";
+import { CheckFailed, describeCall, must, type Outcome, pass } from "./verdict.js";
 
 // The host seam's promises, checked against real machines: these checks run
 // only when the author names --seam host, with the author's --param values,
@@ -24,14 +24,6 @@ export interface Machine {
 
 export function newKey(ctx: RunContext): string {
   return `mu-check-${ctx.runId}-${randomBytes(4).toString("hex")}`;
-}
-
-async function must<T>(what: string, p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw new CheckFailed(`${what} failed`, [describeCall(err)]);
-  }
 }
 
 export async function acquire(

@@ -4,7 +4,7 @@ import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { newKey, withMachine } from "./host-seam.js";
 import type { RunContext, Session } from "./session.js";
 import { profileTarget, type Target } from "./target.js";
-import { CheckFailed, describeCall, type Outcome, pass } from "./verdict.js";
+import { CheckFailed, must, type Outcome, pass } from "./verdict.js";
 
 // The job seam's promises against real jobs: start, status running, stop,
 // status ended; a stop of what already stopped resolves; a lookup finds a
@@ -26,14 +26,6 @@ export interface StartedJob {
   reply: { view?: unknown; handle?: string; baseline?: { runs: number; incarnation?: number } };
   stopped: boolean;
   firstMsgId?: string;
-}
-
-async function must<T>(what: string, p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw new CheckFailed(`${what} failed`, [describeCall(err)]);
-  }
 }
 
 /** Where job calls go: a provider's machine acquired for the check, or the plugin's one backend. */

@@ -57,3 +57,12 @@ export function describeCall(err: unknown): string {
   if (err instanceof MuError) return err.line();
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Awaits a call the check depends on; its failure fails the check with the call's evidence. */
+export async function must<T>(what: string, p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw new CheckFailed(`${what} failed`, [describeCall(err)]);
+  }
+}

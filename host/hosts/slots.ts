@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
-import { UnavailableError, UsageError } from "../errors.js";
+import { envMs } from "../env-ms.js";
+import { UnavailableError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
 import { type HeldLock, lockAttempts } from "../store/lock.js";
 import { dbPath } from "../store/paths.js";
@@ -21,15 +22,7 @@ export interface SlotBound {
 }
 
 export function slotWaitMs(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env.MU_SLOT_WAIT_MS;
-  if (raw === undefined || raw === "") return DEFAULT_SLOT_WAIT_MS;
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new UsageError("host.slot-wait", "usage", `MU_SLOT_WAIT_MS='${raw}' is not valid`, {
-      hint: "give a number of milliseconds, e.g. MU_SLOT_WAIT_MS=60000",
-    });
-  }
-  return ms;
+  return envMs(env, "MU_SLOT_WAIT_MS", DEFAULT_SLOT_WAIT_MS);
 }
 
 /** Runs `fn` holding one of the host's slots, waiting for one if all are held. */

@@ -1,5 +1,6 @@
 import type { Database } from "sql.js";
-import { HostDeadlineError, NotFoundError, RefusedError, UsageError } from "../errors.js";
+import { envMs } from "../env-ms.js";
+import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
 import { jobsOnHost } from "./records.js";
 
@@ -10,20 +11,7 @@ import { jobsOnHost } from "./records.js";
 export const DEFAULT_DEADLINE_MARGIN_MS = 10 * 60_000;
 
 export function deadlineMarginMs(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env.MU_HOST_DEADLINE_MARGIN_MS;
-  if (raw === undefined || raw === "") return DEFAULT_DEADLINE_MARGIN_MS;
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new UsageError(
-      "host.margin",
-      "usage",
-      `MU_HOST_DEADLINE_MARGIN_MS='${raw}' is not valid`,
-      {
-        hint: "give a number of milliseconds, e.g. 600000",
-      },
-    );
-  }
-  return ms;
+  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS", DEFAULT_DEADLINE_MARGIN_MS);
 }
 
 export function admit(db: Database, host: HostRecord, now: number, marginMs: number): void {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { UsageError } from "../errors.js";
+import { envMs } from "../env-ms.js";
 import type { Ports, ProcessId } from "../ports/types.js";
 import { locked } from "./failures.js";
 
@@ -39,20 +39,7 @@ export interface HeldLock {
 }
 
 export function lockTimeoutMs(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env.MU_LOCK_TIMEOUT_MS;
-  if (raw === undefined || raw === "") return DEFAULT_LOCK_TIMEOUT_MS;
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new UsageError(
-      "store.lock-timeout",
-      "usage",
-      `MU_LOCK_TIMEOUT_MS='${raw}' is not valid`,
-      {
-        hint: "give a number of milliseconds, e.g. MU_LOCK_TIMEOUT_MS=10000",
-      },
-    );
-  }
-  return ms;
+  return envMs(env, "MU_LOCK_TIMEOUT_MS", DEFAULT_LOCK_TIMEOUT_MS);
 }
 
 export async function acquireLock(ports: Ports, path: string): Promise<HeldLock> {

@@ -3,6 +3,7 @@ import type { Io } from "../cli/io.js";
 import { crashPoint } from "../crash-point.js";
 import { EFFECT_MS, READ_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
+import { envMs } from "../env-ms.js";
 import { RefusedError, UnavailableError, UnknownOutcomeError, UsageError } from "../errors.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
 import { getHost } from "../hosts/records.js";
@@ -76,14 +77,7 @@ function honoursOf(job: JobSeam): Honours {
 }
 
 function spawnJobMs(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env.MU_SPAWN_JOB_MS;
-  const ms = raw === undefined || raw === "" ? DEFAULT_SPAWN_JOB_MS : Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new UsageError("spawn.job-ms", "usage", `MU_SPAWN_JOB_MS='${raw}' is not valid`, {
-      hint: "give a number of milliseconds, e.g. 30000",
-    });
-  }
-  return ms;
+  return envMs(env, "MU_SPAWN_JOB_MS", DEFAULT_SPAWN_JOB_MS);
 }
 
 /** Step 1: every refusal that needs no call and writes nothing. */
