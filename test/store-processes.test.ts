@@ -119,6 +119,8 @@ describe("crash safety", () => {
     expect(existsSync(`${db}.lock`)).toBe(true);
     expect((await writer("after", 1)).code).toBe(0);
     expect(await ids()).toEqual(["after-0", "first-0", "first-1", "first-2"]);
+    // ... and removes the temp file the dead writer left.
+    expect(readdirSync(dir).filter((f) => f.startsWith("mu.db.tmp-"))).toEqual([]);
   });
 
   it("MU_CRASH_AT naming another point is inert", async () => {

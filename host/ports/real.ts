@@ -65,6 +65,14 @@ export const realFs: FileSystem = {
   async mkdirp(path, mode = 0o700) {
     await fsp.mkdir(path, { recursive: true, mode });
   },
+  async readdir(path) {
+    try {
+      return await fsp.readdir(path);
+    } catch (err) {
+      if (isCode(err, "ENOENT")) return [];
+      throw err;
+    }
+  },
   async syncDir(path) {
     // Directories open read-only; fsync on the descriptor flushes the entry.
     const fd = openSync(path, "r");

@@ -36,6 +36,8 @@ export interface FileSystem {
   mkdirp(path: string, mode?: number): Promise<void>;
   /** fsync a directory so a rename or create in it survives power loss. */
   syncDir(path: string): Promise<void>;
+  /** The names in a directory; an absent directory has none. */
+  readdir(path: string): Promise<string[]>;
 }
 
 /** A process is named by its pid and its start time, so a reused pid is not mistaken for it. */

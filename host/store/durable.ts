@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { crashPoint } from "../crash-point.js";
 import type { Ports } from "../ports/types.js";
 
@@ -15,6 +15,22 @@ export async function ensureDir(ports: Ports, dir: string): Promise<void> {
 }
 
 /**
+ * A writer killed between writing its temp file and the rename leaves the
+ * temp behind. The next writer (it holds the lock, so no live writer races
+ * it) removes every temp whose writer's pid no longer runs.
+ */
+async function removeDeadTemps(ports: Ports, path: string): Promise<void> {
+  const prefix = `${basename(path)}.tmp-`;
+  for (const name of await ports.fs.readdir(dirname(path))) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    if (Number.isInteger(pid) && pid > 0 && ports.liveness.startOf(pid) === null) {
+      await ports.fs.unlink(join(dirname(path), name)).catch(() => {});
+    }
+  }
+}
+
+/**
  * Replaces the file so that a crash at any moment leaves either the old bytes
  * or the new ones, and so that once this returns the new bytes survive a power
  * cut: temp file in the same directory (rename is atomic only within one
@@ -22,6 +38,7 @@ export async function ensureDir(ports: Ports, dir: string): Promise<void> {
  */
 export async function replaceDurably(ports: Ports, path: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(path);
+  await removeDeadTemps(ports, path);
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
     const fh = await ports.fs.open(tmp, { exclusive: true, mode: 0o600 });
