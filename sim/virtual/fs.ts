@@ -1,0 +1,178 @@
+import { dirname, join } from "node:path";
+import { Volume } from "memfs";
+import type { FileHandle, FileStat, FileSystem } from "../../host/ports/types.js";
+
+// The virtual engine's disk: the live files on memfs, and beside them what a
+// crash would leave. A file's bytes survive only once fsynced; a name
+// (create, rename, unlink) survives only once its directory is fsynced. A
+// crash rebuilds the volume from exactly that, so a commit protocol that
+// forgets an fsync loses data here as it would after a power cut.
+//
+// `crashAfter(n)` arms a crash at the n-th operation from now: that operation
+// and every later one throw VirtualCrash, as if the process had died there.
+
+export class VirtualCrash extends Error {
+  constructor(readonly at: string) {
+    super(`virtual crash at ${at}`);
+  }
+}
+
+interface Inode {
+  synced: Uint8Array | null;
+}
+
+const code = (err: unknown) => (err as { code?: string } | null)?.code;
+
+export class VirtualFs implements FileSystem {
+  private vol = new Volume();
+  /** Live name → inode identity, so synced bytes follow a file through a rename. */
+  private inodeOf = new Map<string, Inode>();
+  /** The names a crash keeps, with the inode each names. */
+  private durable = new Map<string, Inode>();
+  private dirs = new Set<string>(["/"]);
+  private countdown: number | null = null;
+  private crashed = false;
+  readonly ops: string[] = [];
+  uid = 1000;
+
+  constructor() {
+    this.vol.mkdirSync("/", { recursive: true });
+  }
+
+  /** The next n-th operation (1 = the next one) crashes the process. */
+  crashAfter(n: number): void {
+    this.countdown = n;
+  }
+
+  /** Restarts from what survived: the process that crashed is gone; a new one starts. */
+  recover(): void {
+    const vol = new Volume();
+    const inodes = new Map<string, Inode>();
+    for (const d of this.dirs) vol.mkdirSync(d, { recursive: true });
+    for (const [path, inode] of this.durable) {
+      vol.mkdirSync(dirname(path), { recursive: true });
+      vol.writeFileSync(path, inode.synced ?? new Uint8Array());
+      inodes.set(path, { synced: inode.synced });
+    }
+    this.vol = vol;
+    this.inodeOf = inodes;
+    this.durable = new Map(inodes);
+    this.countdown = null;
+    this.crashed = false;
+  }
+
+  private step(op: string): void {
+    if (this.crashed) throw new VirtualCrash(op);
+    this.ops.push(op);
+    if (this.countdown !== null && --this.countdown <= 0) {
+      this.crashed = true;
+      throw new VirtualCrash(op);
+    }
+  }
+
+  async stat(path: string): Promise<FileStat | null> {
+    this.step(`stat ${path}`);
+    try {
+      const s = this.vol.statSync(path);
+      return {
+        type: s.isDirectory() ? "directory" : s.isFile() ? "file" : "other",
+        uid: this.uid,
+        mode: Number(s.mode) & 0o7777,
+      };
+    } catch (err) {
+      if (code(err) === "ENOENT") return null;
+      throw err;
+    }
+  }
+
+  async readFile(path: string): Promise<Uint8Array | null> {
+    this.step(`read ${path}`);
+    try {
+      return new Uint8Array(this.vol.readFileSync(path) as Buffer);
+    } catch (err) {
+      if (code(err) === "ENOENT") return null;
+      throw err;
+    }
+  }
+
+  async open(path: string, opts: { exclusive?: boolean; mode?: number } = {}): Promise<FileHandle> {
+    this.step(`open ${path}`);
+    const fd = this.vol.openSync(path, opts.exclusive ? "wx" : "w", opts.mode ?? 0o600);
+    const inode: Inode = { synced: null };
+    this.inodeOf.set(path, inode);
+    let name = path;
+    return {
+      write: async (data) => {
+        this.step(`write ${name}`);
+        this.vol.writeSync(fd, data);
+      },
+      sync: async () => {
+        this.step(`fsync ${name}`);
+        inode.synced = new Uint8Array(this.vol.readFileSync(name) as Buffer);
+      },
+      close: async () => {
+        this.vol.closeSync(fd);
+        // A rename while open would move it; the handle follows the inode.
+        for (const [p, i] of this.inodeOf) if (i === inode) name = p;
+      },
+    };
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    this.step(`rename ${from} ${to}`);
+    this.vol.renameSync(from, to);
+    const inode = this.inodeOf.get(from) ?? { synced: null };
+    this.inodeOf.delete(from);
+    this.inodeOf.set(to, inode);
+  }
+
+  async unlink(path: string): Promise<void> {
+    this.step(`unlink ${path}`);
+    try {
+      this.vol.unlinkSync(path);
+    } catch (err) {
+      if (code(err) !== "ENOENT") throw err;
+    }
+    this.inodeOf.delete(path);
+  }
+
+  async mkdirp(path: string, mode = 0o700): Promise<void> {
+    this.step(`mkdir ${path}`);
+    this.vol.mkdirSync(path, { recursive: true, mode });
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    this.step(`readdir ${path}`);
+    try {
+      return (this.vol.readdirSync(path) as string[]).map(String);
+    } catch (err) {
+      if (code(err) === "ENOENT") return [];
+      throw err;
+    }
+  }
+
+  /** The directory's entries as they are now become what a crash keeps. */
+  async syncDir(dir: string): Promise<void> {
+    this.step(`fsync-dir ${dir}`);
+    this.dirs.add(dir);
+    for (const path of [...this.durable.keys()])
+      if (dirname(path) === dir) this.durable.delete(path);
+    for (const name of this.vol.readdirSync(dir) as string[]) {
+      const path = join(dir, String(name));
+      if (this.vol.statSync(path).isDirectory()) {
+        this.dirs.add(path);
+        continue;
+      }
+      this.durable.set(path, this.inodeOf.get(path) ?? { synced: null });
+    }
+  }
+
+  /** Reads a file as the live process sees it, for assertions. */
+  peek(path: string): Uint8Array | null {
+    try {
+      return new Uint8Array(this.vol.readFileSync(path) as Buffer);
+    } catch {
+      return null;
+    }
+  }
+}

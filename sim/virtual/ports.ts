@@ -1,0 +1,120 @@
+import FakeTimers from "@sinonjs/fake-timers";
+import type { Clock, Liveness, Ports, ProcessId, ProcessSpawner } from "../../host/ports/types.js";
+import { VirtualFs } from "./fs.js";
+
+// The virtual engine's world below mu: a clock that only moves when the
+// engine says (a 5 s grace costs no wall time), the crash-model disk, and
+// processes that are entries in a table. A crashed mu is a process that is
+// gone from the table; its locks and intents then read as a dead writer's.
+
+export class VirtualClock implements Clock {
+  readonly fake = FakeTimers.createClock(Date.UTC(2026, 0, 1));
+
+  now(): number {
+    return this.fake.now;
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((done) => {
+      this.fake.setTimeout(() => done(), ms);
+    });
+  }
+
+  setTimer(ms: number, fn: () => void): { cancel(): void } {
+    const id = this.fake.setTimeout(fn, ms);
+    return { cancel: () => this.fake.clearTimeout(id) };
+  }
+
+  /** Moves virtual time on, running every timer due on the way. */
+  async advance(ms: number): Promise<void> {
+    await this.fake.tickAsync(ms);
+  }
+
+  /**
+   * Runs `work` to its end, moving virtual time whenever it waits: a poll
+   * loop or a grace then costs no wall time. Gives up after `limitMs` of
+   * virtual time, as a hung run.
+   */
+  async run<T>(work: Promise<T>, limitMs = 600_000): Promise<T> {
+    let done = false;
+    const settled = work.finally(() => {
+      done = true;
+    });
+    // Looked at after the loop: a rejection meanwhile is not unhandled.
+    settled.catch(() => {});
+    const until = this.fake.now + limitMs;
+    while (!done && this.fake.now < until) await this.fake.tickAsync(10);
+    if (!done) throw new Error(`still running after ${limitMs} ms of virtual time`);
+    return settled;
+  }
+}
+
+export class VirtualProcesses implements Liveness {
+  private next = 1000;
+  private readonly live = new Map<number, { start: string; pgid: number }>();
+  current: ProcessId;
+
+  constructor() {
+    this.current = this.start();
+  }
+
+  /** A new process (a mu invocation, a plugin): its pid and start time. */
+  start(pgid?: number): ProcessId {
+    const pid = this.next++;
+    const start = `v${pid}`;
+    this.live.set(pid, { start, pgid: pgid ?? pid });
+    return { pid, start };
+  }
+
+  /** The process ends: by exit, kill or a crash. */
+  end(pid: number): void {
+    this.live.delete(pid);
+  }
+
+  self(): ProcessId {
+    return this.current;
+  }
+
+  startOf(pid: number): string | null {
+    return this.live.get(pid)?.start ?? null;
+  }
+
+  alive(id: ProcessId): boolean {
+    return this.live.get(id.pid)?.start === id.start;
+  }
+
+  groupEmpty(pgid: number): boolean {
+    for (const p of this.live.values()) if (p.pgid === pgid) return false;
+    return true;
+  }
+}
+
+const noSpawn: ProcessSpawner = {
+  spawn: () => Promise.reject(new Error("the virtual engine starts no real process")),
+};
+
+export interface VirtualWorld {
+  clock: VirtualClock;
+  fs: VirtualFs;
+  processes: VirtualProcesses;
+  ports(env?: Record<string, string>): Ports;
+}
+
+export function virtualWorld(): VirtualWorld {
+  const clock = new VirtualClock();
+  const fs = new VirtualFs();
+  const processes = new VirtualProcesses();
+  return {
+    clock,
+    fs,
+    processes,
+    ports: (env = {}) => ({
+      clock,
+      fs,
+      liveness: processes,
+      spawner: noSpawn,
+      env: { MU_DB_PATH: "/state/mu.db", ...env },
+      uid: fs.uid,
+    }),
+  };
+}
