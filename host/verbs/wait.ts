@@ -17,6 +17,7 @@ import { withPlugins } from "./with-plugins.js";
 interface Outcome {
   agent: string;
   line: string;
+  kind: "settled" | "restarted" | "dead" | "no-answer";
 }
 
 function parseTimeout(raw: string | undefined): number | null {
@@ -93,6 +94,7 @@ export async function wait(
         outcomes.push({
           agent: label,
           line: `${label} dead (${status.reason ?? `ended, exit ${status.exit ?? "unknown"}`})`,
+          kind: "dead",
         });
         continue;
       }
@@ -108,6 +110,19 @@ export async function wait(
       const proc = watched.proc;
       const r = watched.result as { watchId: string };
       open.push({ watchId: r.watchId, cancel: () => proc.conn.cancelWatch(r.watchId) });
+      // A plugin that stops (it exited, or broke the protocol) ends its watches
+      // with no notification: the wait must not hang on them.
+      void proc.child.exited.then(() => {
+        const at = open.findIndex((w) => w.watchId === r.watchId);
+        if (at === -1) return;
+        open.splice(at, 1);
+        outcomes.push({
+          agent: label,
+          line: `${label} unknown (the plugin stopped before the turn settled)`,
+          kind: "no-answer",
+        });
+        if (done()) wake();
+      });
       proc.conn.onWatch(r.watchId, (method, params) => {
         const o = params.observation as
           | { runs: number; lastText?: string; incarnation: number }
@@ -116,6 +131,7 @@ export async function wait(
           outcomes.push({
             agent: label,
             line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
+            kind: "settled",
           });
           writes.push(
             store.write((db) => {
@@ -127,6 +143,7 @@ export async function wait(
           outcomes.push({
             agent: label,
             line: `${label} restarted (incarnation ${String(params.incarnation)})`,
+            kind: "restarted",
           });
           writes.push(
             store.write((db) => {
@@ -167,7 +184,7 @@ export async function wait(
     // settled, or whose host's deadline fired.
     for (const a of agents) {
       const label = `${a.job.workstream}/${a.job.agent}`;
-      const settled = outcomes.some((o) => o.agent === label && o.line.includes(" settled "));
+      const settled = outcomes.some((o) => o.agent === label && o.kind === "settled");
       if (settled || (ended === "deadline" && deadline?.agent === label)) {
         const fresh = await store.read((db) => findAgent(db, a.job.workstream, a.job.agent));
         await inLifeCollect(io, store, sup, fresh, margin);
@@ -200,7 +217,18 @@ export async function wait(
         },
       );
     }
-    const dead = outcomes.filter((o) => o.line.includes(" dead (")).map((o) => o.agent);
+    const lost = outcomes.filter((o) => o.kind === "no-answer").map((o) => o.agent);
+    if (lost.length > 0) {
+      throw new UnavailableError(
+        "wait.plugin-stopped",
+        "wait",
+        `the plugin stopped while ${lost.join(", ")} had not settled`,
+        {
+          hint: "see its stderr line above, then wait again",
+        },
+      );
+    }
+    const dead = outcomes.filter((o) => o.kind === "dead").map((o) => o.agent);
     if (dead.length > 0) {
       throw new UnavailableError(
         "wait.dead",

@@ -150,6 +150,7 @@ export class SimPlugin {
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
+      else if ("exitAfterMs" in a) setTimeout(() => process.exit(71), a.exitAfterMs);
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");

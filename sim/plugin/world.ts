@@ -47,6 +47,10 @@ export type Action =
   | { setsidHelper: true }
   | { leakCanary: "stderr" | "reply" }
   | { reply: unknown }
+  /** On a channel.watch: when mu cancels it, send watch/settled anyway, crossing the cancel. */
+  | { settleOnCancel: true }
+  /** Answer as usual, then die this many ms later, as a plugin that crashes mid-watch. */
+  | { exitAfterMs: number }
   // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
   | { execIgnoresTimeout: true }
   | { releaseErrorsWhenGone: true };
