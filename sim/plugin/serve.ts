@@ -5,6 +5,7 @@ import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
+import { processIo, type SimIo } from "./sim-io.js";
 import type { Action, Fault, InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
@@ -36,7 +37,10 @@ export class SimPlugin {
   private readonly jobs: Jobs;
   readonly channel: Channel;
 
-  constructor(private readonly world: World) {
+  constructor(
+    private readonly world: World,
+    private readonly io: SimIo = processIo,
+  ) {
     this.machines = new Machines(world);
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
     this.jobs = new Jobs(world, () => seams().job as never, paramsSha);
@@ -49,7 +53,7 @@ export class SimPlugin {
 
   private write(line: string | Buffer, record: unknown): void {
     this.world.record("out", record);
-    process.stdout.write(line);
+    this.io.out(line);
   }
 
   private send(msg: unknown): void {
@@ -98,7 +102,7 @@ export class SimPlugin {
   async handle(msg: Msg): Promise<void> {
     const method = msg.method ?? "";
     if (method === "shutdown") {
-      if (!this.ignoreEof) process.exit(0);
+      if (!this.ignoreEof) this.io.exit(0);
       return;
     }
     if (method === "$/cancel") return;
@@ -132,12 +136,12 @@ export class SimPlugin {
       else if ("invalid" in a) return this.invalid(a.invalid, id);
       else if ("replyTwice" in a) twice = true;
       else if ("crash" in a) {
-        if (a.crash === "before") process.exit(70);
+        if (a.crash === "before") return this.io.exit(70);
         crashAfter = true;
       } else if ("killMu" in a) {
         if (a.killMu === "before") {
           // Before the effect: mu dies and nothing is applied or answered.
-          process.kill(process.ppid, "SIGKILL");
+          this.io.killParent();
           return;
         } else killAfter = true;
       } else if ("ignoreEof" in a) this.ignoreEof = true;
@@ -146,11 +150,11 @@ export class SimPlugin {
       else if ("advanceClockMs" in a) {
         const c = this.world.config();
         this.world.setConfig({ ...c, clockOffsetMs: (c.clockOffsetMs ?? 0) + a.advanceClockMs });
-      } else if ("stderr" in a) process.stderr.write(`${a.stderr}\n`);
+      } else if ("stderr" in a) this.io.err(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
-      else if ("exitAfterMs" in a) setTimeout(() => process.exit(71), a.exitAfterMs);
+      else if ("exitAfterMs" in a) setTimeout(() => this.io.exit(71), a.exitAfterMs);
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
@@ -158,8 +162,8 @@ export class SimPlugin {
         if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
         canned = r;
       } else if ("leakCanary" in a) {
-        const canary = process.env.MU_PLUGIN_CANARY ?? "";
-        if (a.leakCanary === "stderr") process.stderr.write(`canary ${canary}\n`);
+        const canary = this.io.env.MU_PLUGIN_CANARY ?? "";
+        if (a.leakCanary === "stderr") this.io.err(`canary ${canary}\n`);
         else leak = canary;
       }
     }
@@ -172,8 +176,8 @@ export class SimPlugin {
       });
       return;
     }
-    if (killAfter) process.kill(process.ppid, "SIGKILL");
-    if (crashAfter) process.exit(70);
+    if (killAfter) this.io.killParent();
+    if (crashAfter) return this.io.exit(70);
     if (result === undefined) {
       this.send({
         jsonrpc: "2.0",
@@ -325,9 +329,8 @@ export class SimPlugin {
 
   onEof(): void {
     this.world.record("note", { eof: true, ignored: this.ignoreEof });
-    if (!this.ignoreEof) process.exit(0);
+    if (!this.ignoreEof) return this.io.exit(0);
     // Ignore stdin's end, SIGTERM included: only a SIGKILL of the group ends us.
-    process.on("SIGTERM", () => {});
-    setInterval(() => {}, 60_000);
+    this.io.ignoreTermination();
   }
 }

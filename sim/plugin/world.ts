@@ -1,14 +1,4 @@
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import * as nodeFs from "node:fs";
 import { join } from "node:path";
 
 // The simulated world: a directory that outlives every plugin and mu
@@ -134,35 +124,58 @@ export interface WorldState {
   sessions?: Record<string, { active: number; peak: number }>;
 }
 
-function writeJson(path: string, value: unknown): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(tmp, path);
-}
+/** The file calls the world makes: node's own, or memfs's in the virtual engine. */
+export type WorldFs = Pick<
+  typeof nodeFs,
+  | "appendFileSync"
+  | "closeSync"
+  | "existsSync"
+  | "mkdirSync"
+  | "openSync"
+  | "readFileSync"
+  | "renameSync"
+  | "rmSync"
+  | "writeFileSync"
+>;
 
 export class World {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly fs: WorldFs = nodeFs,
+    /** Real time, or the virtual engine's; the world's clock offset adds to it. */
+    private readonly clock: () => number = Date.now,
+  ) {}
 
-  static create(dir: string, config: WorldConfig): World {
-    mkdirSync(dir, { recursive: true });
-    const w = new World(dir);
+  static create(dir: string, config: WorldConfig, fs: WorldFs = nodeFs, clock = Date.now): World {
+    fs.mkdirSync(dir, { recursive: true });
+    const w = new World(dir, fs, clock);
     w.setConfig(config);
-    if (!existsSync(join(dir, "state.json")))
-      writeJson(join(dir, "state.json"), { calls: {}, effects: {}, fired: [] });
+    if (!fs.existsSync(join(dir, "state.json")))
+      w.writeJson(join(dir, "state.json"), { calls: {}, effects: {}, fired: [] });
     return w;
   }
 
+  private writeJson(path: string, value: unknown): void {
+    const tmp = `${path}.tmp-${process.pid}`;
+    this.fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
+    this.fs.renameSync(tmp, path);
+  }
+
   config(): WorldConfig {
-    return JSON.parse(readFileSync(join(this.dir, "world.json"), "utf8")) as WorldConfig;
+    return JSON.parse(
+      String(this.fs.readFileSync(join(this.dir, "world.json"), "utf8")),
+    ) as WorldConfig;
   }
 
   setConfig(c: WorldConfig): void {
-    writeJson(join(this.dir, "world.json"), c);
+    this.writeJson(join(this.dir, "world.json"), c);
   }
 
   state(): WorldState {
     try {
-      return JSON.parse(readFileSync(join(this.dir, "state.json"), "utf8")) as WorldState;
+      return JSON.parse(
+        String(this.fs.readFileSync(join(this.dir, "state.json"), "utf8")),
+      ) as WorldState;
     } catch {
       return { calls: {}, effects: {}, fired: [] };
     }
@@ -178,40 +191,40 @@ export class World {
     const started = Date.now();
     for (;;) {
       try {
-        closeSync(openSync(lock, "wx"));
+        this.fs.closeSync(this.fs.openSync(lock, "wx"));
         break;
       } catch {
         // A holder that died (SIGKILLed by its own fault script) leaves its
         // lock; no update takes anywhere near this long.
-        if (Date.now() - started > 2_000) rmSync(lock, { force: true });
+        if (Date.now() - started > 2_000) this.fs.rmSync(lock, { force: true });
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
       }
     }
     try {
       const s = this.state();
       fn(s);
-      writeJson(join(this.dir, "state.json"), s);
+      this.writeJson(join(this.dir, "state.json"), s);
       return s;
     } finally {
-      rmSync(lock, { force: true });
+      this.fs.rmSync(lock, { force: true });
     }
   }
 
   now(): number {
-    return Date.now() + (this.config().clockOffsetMs ?? 0);
+    return this.clock() + (this.config().clockOffsetMs ?? 0);
   }
 
   record(dir: "in" | "out" | "note", msg: unknown): void {
-    appendFileSync(
+    this.fs.appendFileSync(
       join(this.dir, "transcript.ndjson"),
-      `${JSON.stringify({ t: Date.now(), dir, pid: process.pid, msg })}\n`,
+      `${JSON.stringify({ t: this.clock(), dir, pid: process.pid, msg })}\n`,
     );
   }
 
   transcript(): { t: number; dir: string; pid: number; msg: Record<string, unknown> }[] {
     const p = join(this.dir, "transcript.ndjson");
-    if (!existsSync(p)) return [];
-    return readFileSync(p, "utf8")
+    if (!this.fs.existsSync(p)) return [];
+    return String(this.fs.readFileSync(p, "utf8"))
       .split("\n")
       .filter(Boolean)
       .map((l) => JSON.parse(l));

@@ -1,0 +1,86 @@
+// What the sim plugin does to the process it runs in. The executable wires
+// the real one (stdio, exit, a SIGKILL to its parent); the virtual engine
+// wires one over in-memory streams, so the same protocol loop runs
+// in-process on virtual time.
+
+export interface SimIo {
+  out(line: string | Buffer): void;
+  err(text: string): void;
+  /** Ends the plugin process. */
+  exit(code: number): void;
+  /** Kills mu, the plugin's parent, with SIGKILL (a fault). */
+  killParent(): void;
+  /** Keeps running past stdin's end and SIGTERM (a fault): only a group kill ends it. */
+  ignoreTermination(): void;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export const processIo: SimIo = {
+  out: (line) => {
+    process.stdout.write(line);
+  },
+  err: (text) => {
+    process.stderr.write(text);
+  },
+  exit: (code) => process.exit(code),
+  killParent: () => process.kill(process.ppid, "SIGKILL"),
+  ignoreTermination: () => {
+    process.on("SIGTERM", () => {});
+    setInterval(() => {}, 60_000);
+  },
+  env: process.env,
+};
+
+/**
+ * The line loop: messages are handled one at a time, in order, as a plain
+ * plugin would; shutdown and a watch's cancel are acted on at once, so they
+ * never wait behind a delayed call.
+ */
+export class SimSession {
+  private queue = Promise.resolve();
+  private buf = "";
+
+  constructor(
+    private readonly sim: {
+      handle(msg: never): Promise<void>;
+      onEof(): void;
+      channel: { cancelWatch(id: string): void };
+    },
+    private readonly record: (dir: "in" | "note", msg: unknown) => void,
+    private readonly io: SimIo,
+  ) {}
+
+  feed(chunk: string): void {
+    this.buf += chunk;
+    for (let nl = this.buf.indexOf("\n"); nl !== -1; nl = this.buf.indexOf("\n")) {
+      const line = this.buf.slice(0, nl);
+      this.buf = this.buf.slice(nl + 1);
+      let msg: Record<string, unknown>;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        this.record("note", { unparseable: line.slice(0, 200) });
+        continue;
+      }
+      this.record("in", msg);
+      if (msg.method === "$/cancel") {
+        const watchId = (msg.params as { watchId?: unknown } | undefined)?.watchId;
+        if (typeof watchId === "string") this.sim.channel.cancelWatch(watchId);
+        continue;
+      }
+      if (msg.method === "shutdown") {
+        void this.sim.handle(msg as never);
+        continue;
+      }
+      this.queue = this.queue
+        .then(() => this.sim.handle(msg as never))
+        .catch((err: unknown) => {
+          this.io.err(`mu-plugin-sim: ${(err as Error).message}\n`);
+        });
+    }
+  }
+
+  end(): void {
+    void this.queue.then(() => this.sim.onEof());
+  }
+}

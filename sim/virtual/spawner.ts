@@ -1,0 +1,98 @@
+import { basename } from "node:path";
+import type { ChildProcess, ExitStatus, ProcessSpawner } from "../../host/ports/types.js";
+import { SimPlugin } from "../plugin/serve.js";
+import { type SimIo, SimSession } from "../plugin/sim-io.js";
+import { World, type WorldFs } from "../plugin/world.js";
+import type { VirtualClock, VirtualProcesses } from "./ports.js";
+
+// Starting a plugin in the virtual engine: the sim's own protocol loop runs
+// in this process, its stdin and stdout are in-memory, its pid is an entry in
+// the process table, and its world lives on the engine's in-memory files. mu's
+// supervisor, connection and stop sequence run unchanged on top.
+
+export function virtualSpawner(
+  processes: VirtualProcesses,
+  clock: VirtualClock,
+  worldFs: WorldFs,
+): ProcessSpawner {
+  return {
+    async spawn(argv, opts): Promise<ChildProcess> {
+      const [file = ""] = argv;
+      if (!basename(file).startsWith("mu-plugin-sim")) {
+        throw Object.assign(new Error(`the virtual engine runs only mu-plugin-sim, not ${file}`), {
+          code: "ENOENT",
+        });
+      }
+      const at = argv.indexOf("--world");
+      const worldDir = at === -1 ? undefined : argv[at + 1];
+      if (!worldDir) throw new Error("mu-plugin-sim: --world DIR is required");
+      const { pid } = processes.start();
+      const stdout: ((c: Uint8Array) => void)[] = [];
+      const stderr: ((c: Uint8Array) => void)[] = [];
+      const ends: (() => void)[] = [];
+      let settle: (s: ExitStatus) => void = () => {};
+      const exited = new Promise<ExitStatus>((done) => {
+        settle = done;
+      });
+      let alive = true;
+      // Delivered a microtask later, in order, as bytes from a pipe would be.
+      const deliver = (fns: ((c: Uint8Array) => void)[], text: string | Buffer) => {
+        const bytes = Buffer.from(text);
+        queueMicrotask(() => {
+          for (const f of fns) f(bytes);
+        });
+      };
+      const io: SimIo = {
+        out: (line) => {
+          if (alive) deliver(stdout, line);
+        },
+        err: (text) => {
+          if (alive) deliver(stderr, text);
+        },
+        exit: (code) => {
+          if (!alive) return;
+          alive = false;
+          processes.end(pid);
+          queueMicrotask(() => {
+            for (const f of ends) f();
+            settle({ code, signal: null });
+          });
+        },
+        killParent: () => {
+          throw new Error("a fault that kills mu needs the real engine");
+        },
+        // Nothing but the process table keeps an in-process plugin alive.
+        ignoreTermination: () => {},
+        env: opts.env,
+      };
+      const world = new World(worldDir, worldFs, () => clock.now());
+      const sim = new SimPlugin(world, io);
+      const session = new SimSession(sim, (dir, msg) => world.record(dir, msg), io);
+      return {
+        pid,
+        write(bytes) {
+          if (!alive) return false;
+          session.feed(Buffer.from(bytes).toString("utf8"));
+          return true;
+        },
+        closeInput() {
+          if (alive) session.end();
+        },
+        onStdout: (fn) => {
+          stdout.push(fn);
+        },
+        onStderr: (fn) => {
+          stderr.push(fn);
+        },
+        onStdoutEnd: (fn) => {
+          ends.push(fn);
+        },
+        exited,
+        killGroup: (signal) => {
+          if (!alive) return;
+          io.exit(signal === "SIGKILL" ? 137 : 143);
+        },
+      };
+    },
+  };
+}
