@@ -1,0 +1,183 @@
+import { createFsFromVolume, Volume } from "memfs";
+import { runCli } from "../../host/cli/run.js";
+import { allIntents } from "../../host/effects/journal.js";
+import { openStore } from "../../host/store/index.js";
+import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
+import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { virtualWorld } from "./ports.js";
+import { virtualSpawner } from "./spawner.js";
+
+// A scenario file on the virtual engine: each mu step is mu's own CLI run
+// in-process as a fresh process in the engine's table, the sim in-process,
+// time virtual. A scenario whose steps need what only real processes give
+// (signals, real scripts, a SIGKILL of mu, real timers in a fault) is not run
+// here, and says why.
+
+const SIM = "/opt/mu/mu-plugin-sim";
+
+export type VirtualOutcome =
+  | { ran: false; why: string }
+  | {
+      ran: true;
+      failure?: string;
+      exits: (number | null)[];
+      transcript: { in: Record<string, number>; out: Record<string, number> };
+      effects: Record<string, number>;
+      intents: number;
+    };
+
+/** Why a scenario needs the real engine, or undefined when this one can run it. */
+export function needsRealEngine(s: LoadedScenario): string | undefined {
+  const faults = [
+    ...(s.world?.faults ?? []),
+    ...s.steps.flatMap((st) => ("world" in st ? (st.world.faults ?? []) : [])),
+  ];
+  for (const f of faults) {
+    const kind = Object.keys(f.do)[0] ?? "";
+    if (["killMu", "setsidHelper", "delayMs", "exitAfterMs", "execIgnoresTimeout"].includes(kind))
+      return `a ${kind} fault needs a real process or real timers`;
+  }
+  for (const st of s.steps) {
+    if ("sh" in st || "install" in st || "damage" in st || "join" in st)
+      return "a step outside mu (sh, install, damage, join)";
+    if ("expect" in st && (st.expect.db || st.expect.leftoverFiles || st.expect.sessionsPeak))
+      return "an expectation about real files";
+    if (!("mu" in st)) continue;
+    if (st.signal || st.signalled || st.background || st.cwd)
+      return "signals, background runs or a working directory";
+    const env = { ...s.env, ...st.env };
+    if (env.MU_CRASH_AT || env.MU_CLOCK_OFFSET_MS || env.MU_MUX)
+      return "a crash point, a clock offset or a mux backend";
+    const words = argv(st.mu);
+    if (words[0] === "host" && ["exec", "fetch", "push", "check"].includes(words[1] ?? ""))
+      return "scripts that run for real on a host";
+    if (words[0] === "agent" || words[0] === "wait")
+      return "agents' views, which are real processes";
+    if (words.some((w) => w.includes("${bin:") || w.includes("${root}")))
+      return "files outside the world";
+  }
+  return undefined;
+}
+
+function counts(world: World, dir: "in" | "out"): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const e of world.transcript()) {
+    if (e.dir !== dir) continue;
+    const key =
+      typeof e.msg.method === "string" ? e.msg.method : "invalid" in e.msg ? "invalid" : "reply";
+    c[key] = (c[key] ?? 0) + 1;
+  }
+  return c;
+}
+
+export async function runVirtual(s: LoadedScenario): Promise<VirtualOutcome> {
+  const why = needsRealEngine(s);
+  if (why) return { ran: false, why };
+  const w = virtualWorld();
+  const worldFs = createFsFromVolume(new Volume()) as unknown as WorldFs;
+  const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...s.world };
+  const world = World.create("/world", config, worldFs, () => w.clock.now());
+  await w.fs.mkdirp("/opt/mu");
+  await (await w.fs.open(SIM, { mode: 0o755 })).close();
+  const spawner = virtualSpawner(w.processes, w.clock, worldFs);
+  const expand = (a: string) => a.replaceAll("${sim}", SIM).replaceAll("${world}", "/world");
+  const mu = async (args: string[], env: Record<string, string> = {}) => {
+    // Every invocation is a process of its own: its locks and intents name it.
+    w.processes.current = w.processes.start();
+    let stdout = "";
+    let stderr = "";
+    try {
+      const code = await w.clock.run(
+        runCli(args.map(expand), {
+          ports: { ...w.ports(env), spawner },
+          out: (t) => {
+            stdout += t;
+          },
+          err: (t) => {
+            stderr += t;
+          },
+        }),
+      );
+      return { code, stdout, stderr };
+    } finally {
+      w.processes.end(w.processes.current.pid);
+    }
+  };
+  const exits: (number | null)[] = [];
+  let failure: string | undefined;
+  const problem = (i: number, what: string) => {
+    failure ??= `step ${i + 1}: ${what}`;
+  };
+  for (const [i, st] of s.steps.entries()) {
+    if (failure) break;
+    if ("world" in st) {
+      world.setConfig({ ...world.config(), ...st.world });
+      continue;
+    }
+    if ("mu" in st) {
+      const step = st as MuStep;
+      const r = await mu(argv(step.mu), { ...s.env, ...step.env });
+      exits.push(r.code);
+      if (r.code !== (step.exit ?? 0))
+        problem(i, `exit ${r.code}, expected ${step.exit ?? 0}: ${r.stderr.trim()}`);
+      if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
+        problem(i, `stdout ${JSON.stringify(r.stdout)}`);
+      if (step.stderr !== undefined && !new RegExp(step.stderr).test(r.stderr))
+        problem(i, `stderr ${JSON.stringify(r.stderr)}`);
+      if (step.stderrLines !== undefined) {
+        const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
+        if (lines !== step.stderrLines) problem(i, `stderr has ${lines} lines`);
+      }
+      continue;
+    }
+    if ("expect" in st) {
+      const want = (st as ExpectStep).expect;
+      for (const dir of ["in", "out"] as const) {
+        const got = counts(world, dir);
+        for (const [m, n] of Object.entries(want.transcript?.[dir] ?? {}))
+          if ((got[m] ?? 0) !== n)
+            problem(i, `transcript ${dir} has ${got[m] ?? 0} × ${m}, expected ${n}`);
+      }
+      const applied = world.state().effects;
+      for (const [m, n] of Object.entries(want.effects ?? {})) {
+        const total = Object.entries(applied)
+          .filter(([k]) => k.startsWith(`${m}:`))
+          .reduce((a, [, v]) => a + v, 0);
+        if (total !== n) problem(i, `the world applied ${m} ${total} times, expected ${n}`);
+      }
+      if (want.intents !== undefined) {
+        const left = await w.clock.run(openStore(w.ports()).read((db) => allIntents(db)));
+        if (left.length !== want.intents)
+          problem(i, `${left.length} intents left, expected ${want.intents}`);
+      }
+      if (want.plugins) {
+        const r = await mu(["plugin", "list", "--json"]);
+        const names =
+          r.code === 0 ? (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name) : null;
+        if (JSON.stringify(names) !== JSON.stringify(want.plugins))
+          problem(i, `plugins are ${JSON.stringify(names)}`);
+      }
+      if (want.hosts) {
+        const r = await mu(["host", "list", "--json"]);
+        const states = new Map(
+          (JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [
+            h.name,
+            h.state,
+          ]),
+        );
+        for (const [name, state] of Object.entries(want.hosts))
+          if ((states.get(name) ?? null) !== state)
+            problem(i, `host ${name} is ${states.get(name) ?? "not recorded"}`);
+      }
+    }
+  }
+  const left = await w.clock.run(openStore(w.ports()).read((db) => allIntents(db)));
+  return {
+    ran: true,
+    ...(failure ? { failure } : {}),
+    exits,
+    transcript: { in: counts(world, "in"), out: counts(world, "out") },
+    effects: world.state().effects,
+    intents: left.length,
+  };
+}

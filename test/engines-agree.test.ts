@@ -1,0 +1,76 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { runScenario } from "../sim/runner/execute.js";
+import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
+import { needsRealEngine, runVirtual } from "../sim/virtual/run-scenario.js";
+
+// The virtual engine runs the very scenario files the real one does. Each
+// one it can express must pass there too, and on a sample the two engines
+// must agree step by step: the same exit codes, the same messages over the
+// wire, the same effects in the world, the same intents left.
+
+const scenarios = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
+const virtualOnes = scenarios.filter((s) => needsRealEngine(s) === undefined);
+
+function counts(transcript: unknown[], dir: "in" | "out"): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const raw of transcript) {
+    const e = raw as { dir: string; msg: Record<string, unknown> };
+    if (e.dir !== dir) continue;
+    const key =
+      typeof e.msg.method === "string" ? e.msg.method : "invalid" in e.msg ? "invalid" : "reply";
+    c[key] = (c[key] ?? 0) + 1;
+  }
+  return c;
+}
+
+describe("the virtual engine", () => {
+  it("runs a good share of the scenario files, and says why it cannot run the others", () => {
+    expect(virtualOnes.length).toBeGreaterThan(40);
+    for (const s of scenarios) {
+      const why = needsRealEngine(s);
+      if (why !== undefined) expect(why.length, s.scenario).toBeGreaterThan(0);
+    }
+  });
+
+  it("passes every scenario it can run", async () => {
+    const failed: string[] = [];
+    for (const s of virtualOnes) {
+      const r = await runVirtual(s);
+      if (r.ran && r.failure) failed.push(`${s.scenario}: ${r.failure}`);
+    }
+    expect(failed).toEqual([]);
+  }, 120_000);
+
+  // A sample across areas: both engines, compared outcome by outcome.
+  const sample = [
+    "plugin/add-list-readd-rm",
+    "plugin/invalid-unknown-field",
+    "host/acquire-status-release",
+    "host/lookup-found-after-plugin-crash",
+    "host/dedupe-inside-window",
+    "host/retryable-exhausted",
+  ];
+  it.each(sample)(
+    "%s: the real and the virtual engine agree",
+    async (id) => {
+      const s = scenarios.find((x) => x.scenario === id);
+      expect(s, id).toBeDefined();
+      if (!s) return;
+      const v = await runVirtual(s);
+      expect(v.ran, id).toBe(true);
+      if (!v.ran) return;
+      const real = await runScenario(s);
+      expect(real.ok, real.failure).toBe(true);
+      const realExits = real.steps
+        .filter((st) => st.step.startsWith("mu "))
+        .map((st) => st.exit ?? null);
+      // The real runner also records the extra mu calls some expectations make.
+      expect(realExits.slice(0, v.exits.length)).toEqual(v.exits);
+      expect(counts(real.transcript, "in")).toEqual(v.transcript.in);
+      expect(counts(real.transcript, "out")).toEqual(v.transcript.out);
+    },
+    120_000,
+  );
+});
