@@ -10,6 +10,7 @@ import {
   decideFirst,
   decideLookup,
   decideReceipt,
+  type First,
   type LookupAnswer,
   type ReceiptAnswer,
 } from "./decide.js";
@@ -61,6 +62,17 @@ function unresolved(i: Intent, row: string, why: string, next: string): UnknownO
       hint: `nothing was repeated; run '${next}' again later`,
     },
   );
+}
+
+/**
+ * The testbed's planted bug, inert unless MU_TESTBED_PLANT names it: the
+ * explorer must find it. `resend-without-lookup` resends a keyed effect
+ * instead of looking it up, which can make a second machine or job.
+ */
+function plantedBug(env: Readonly<Record<string, string | undefined>>, first: First): First {
+  if (env.MU_TESTBED_PLANT === "resend-without-lookup" && first.row === "keyed")
+    return { row: "acquire.dedupe.inside", ask: "resend" };
+  return first;
 }
 
 /** Resolves every pending intent on the subject; throws when one stays pending. */
@@ -154,7 +166,10 @@ async function resolveOne(
   const delivery = rules.delivery
     ? await store.read((db) => rules.delivery?.(db, hello, i))
     : undefined;
-  const first = decideFirst(i, caps, { ...facts, instance: hello.instance }, delivery);
+  const first = plantedBug(
+    io.ports.env,
+    decideFirst(i, caps, { ...facts, instance: hello.instance }, delivery),
+  );
   if (first.row === "fence.instance") {
     throw new RefusedError(
       "effect.stop-changed",

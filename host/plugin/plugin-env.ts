@@ -13,6 +13,7 @@ export const LOCAL_ONLY = [
   "MU_CTL_SOCKET",
   "MU_CONTROL_SOCKET",
   "MU_CRASH_AT",
+  "MU_TESTBED_PLANT",
   "MU_CLOCK_OFFSET_MS",
 ] as const;
 

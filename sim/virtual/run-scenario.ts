@@ -1,6 +1,7 @@
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
+import { listHosts } from "../../host/hosts/records.js";
 import { openStore } from "../../host/store/index.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
@@ -24,6 +25,10 @@ export type VirtualOutcome =
       transcript: { in: Record<string, number>; out: Record<string, number> };
       effects: Record<string, number>;
       intents: number;
+      /** What the world holds, by acquire key, and what mu recorded. */
+      worldHosts: Record<string, { handle: string; released: boolean }>;
+      muHosts: { key: string; state: string }[];
+      pendingKeys: string[];
     };
 
 /** Why a scenario needs the real engine, or undefined when this one can run it. */
@@ -70,7 +75,15 @@ function counts(world: World, dir: "in" | "out"): Record<string, number> {
   return c;
 }
 
-export async function runVirtual(s: LoadedScenario): Promise<VirtualOutcome> {
+export interface VirtualRun {
+  /** Collect exit codes without judging them (the explorer judges invariants instead). */
+  lenient?: boolean;
+}
+
+export async function runVirtual(
+  s: LoadedScenario,
+  opts: VirtualRun = {},
+): Promise<VirtualOutcome> {
   const why = needsRealEngine(s);
   if (why) return { ran: false, why };
   const w = virtualWorld();
@@ -118,7 +131,7 @@ export async function runVirtual(s: LoadedScenario): Promise<VirtualOutcome> {
       const step = st as MuStep;
       const r = await mu(argv(step.mu), { ...s.env, ...step.env });
       exits.push(r.code);
-      if (r.code !== (step.exit ?? 0))
+      if (!opts.lenient && r.code !== (step.exit ?? 0))
         problem(i, `exit ${r.code}, expected ${step.exit ?? 0}: ${r.stderr.trim()}`);
       if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
         problem(i, `stdout ${JSON.stringify(r.stdout)}`);
@@ -179,5 +192,11 @@ export async function runVirtual(s: LoadedScenario): Promise<VirtualOutcome> {
     transcript: { in: counts(world, "in"), out: counts(world, "out") },
     effects: world.state().effects,
     intents: left.length,
+    worldHosts: world.state().hosts ?? {},
+    muHosts: (await w.clock.run(openStore(w.ports()).read((db) => listHosts(db)))).map((h) => ({
+      key: h.key,
+      state: h.state,
+    })),
+    pendingKeys: left.map((i) => i.key),
   };
 }
