@@ -29,6 +29,8 @@ export type VirtualOutcome =
       worldHosts: Record<string, { handle: string; released: boolean }>;
       muHosts: { key: string; state: string }[];
       pendingKeys: string[];
+      /** Virtual time the scenario took. */
+      virtualMs: number;
     };
 
 /** Why a scenario needs the real engine, or undefined when this one can run it. */
@@ -87,6 +89,7 @@ export async function runVirtual(
   const why = needsRealEngine(s);
   if (why) return { ran: false, why };
   const w = virtualWorld();
+  const t0 = w.clock.now();
   const worldFs = createFsFromVolume(new Volume()) as unknown as WorldFs;
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...s.world };
   const world = World.create("/world", config, worldFs, () => w.clock.now());
@@ -198,5 +201,6 @@ export async function runVirtual(
       state: h.state,
     })),
     pendingKeys: left.map((i) => i.key),
+    virtualMs: w.clock.now() - t0,
   };
 }

@@ -8,6 +8,7 @@ import { openStore } from "../../host/store/index.js";
 import { measure, ratioTable } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 import { runnerOverhead } from "./scenarios.js";
+import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual.js";
 
 // `npm run bench`: every number is a ratio against a baseline measured in
 // the same run, so the report means the same on a busy machine as on an
@@ -85,7 +86,34 @@ try {
       return `| ${o.id} | ${o.runnerMs.toFixed(0)} ms | ${o.shellMs.toFixed(0)} ms | ${(extra * 100).toFixed(0)}% | ${extra < 0.1 ? "ok" : "MISSED"} (goal < 10%) |`;
     }),
   ].join("\n");
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n`;
+  const compared = await enginesCompared([
+    "plugin/add-list-readd-rm",
+    "host/acquire-status-release",
+    "host/dedupe-inside-window",
+    "plugin/eof-ignored",
+  ]);
+  const suite = await virtualSuite();
+  const rate = await explorerRate(Number(process.env.MU_BENCH_EXPLORE_RUNS ?? 40));
+  const commits = [];
+  for (const n of [100, 1_000, 10_000]) commits.push({ n, ms: await commitAt(n) });
+  const base = commits[0]?.ms ?? 1;
+  const engines = [
+    "| scenario | real engine | virtual engine | virtual vs real | simulated time | simulated per wall second |",
+    "|---|---|---|---|---|---|",
+    ...compared.map(
+      (c) =>
+        `| ${c.id} | ${c.realMs.toFixed(0)} ms | ${c.virtualMs.toFixed(0)} ms | ${(c.realMs / c.virtualMs).toFixed(1)}x faster | ${c.simulatedMs.toFixed(0)} ms | ${(c.simulatedMs / c.virtualMs).toFixed(1)} |`,
+    ),
+    "",
+    `The ${suite.count} scenarios the virtual engine can run: ${(suite.wallMs / 1000).toFixed(1)} s of wall time for ${(suite.simulatedMs / 1000).toFixed(1)} s of virtual time.`,
+    "",
+    `Explorer: ${rate.toFixed(1)} runs a second on one core.`,
+    "",
+    "| jobs in the database | one intent's commit (write + durable persist) | vs 100 |",
+    "|---|---|---|",
+    ...commits.map((c) => `| ${c.n} | ${c.ms.toFixed(1)} ms | ${(c.ms / base).toFixed(2)}x |`),
+  ].join("\n");
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n\n## The virtual engine\n\nThe same scenario files on both engines, one run each; virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);

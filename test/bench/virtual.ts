@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writeIntent } from "../../host/effects/journal.js";
+import { packageRoot } from "../../host/package-root.js";
+import { realPorts } from "../../host/ports/real.js";
+import { openStore } from "../../host/store/index.js";
+import { runScenario } from "../../sim/runner/execute.js";
+import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
+import { explore } from "../../sim/virtual/explore.js";
+import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
+
+// The virtual engine against the real one, measured in the same run: the
+// same scenario files on both, the explorer's throughput, and how a commit
+// grows with the size of the database.
+
+export interface EngineRatio {
+  id: string;
+  realMs: number;
+  virtualMs: number;
+  simulatedMs: number;
+}
+
+const wall = async (fn: () => Promise<unknown>) => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};
+
+export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
+  const all = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
+  const out: EngineRatio[] = [];
+  for (const id of ids) {
+    const s = all.find((x) => x.scenario === id);
+    if (!s || needsRealEngine(s)) continue;
+    let simulatedMs = 0;
+    const virtualMs = await wall(async () => {
+      const r = await runVirtual(s);
+      if (r.ran) simulatedMs = r.virtualMs;
+    });
+    const realMs = await wall(() => runScenario(s));
+    out.push({ id, realMs, virtualMs, simulatedMs });
+  }
+  return out;
+}
+
+/** The whole virtual-capable suite on the virtual engine: wall time and virtual time. */
+export async function virtualSuite(): Promise<{
+  count: number;
+  wallMs: number;
+  simulatedMs: number;
+}> {
+  const all = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
+  let count = 0;
+  let simulatedMs = 0;
+  const wallMs = await wall(async () => {
+    for (const s of all) {
+      const r = await runVirtual(s);
+      if (!r.ran) continue;
+      count++;
+      simulatedMs += r.virtualMs;
+    }
+  });
+  return { count, wallMs, simulatedMs };
+}
+
+export async function explorerRate(runs: number): Promise<number> {
+  const ms = await wall(() => explore(100_000, runs));
+  return runs / (ms / 1000);
+}
+
+/** One intent's commit (write + durable persist) with n job rows already in the database. */
+export async function commitAt(n: number, rounds = 5): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "mu-bench-db-"));
+  try {
+    const store = openStore(realPorts({ MU_STATE_DIR: dir }));
+    // write() runs this in its own transaction.
+    await store.write((db) => {
+      for (let i = 0; i < n; i++) {
+        db.run(
+          "INSERT INTO jobs (key, workstream, agent, host, plugin, instance, kind, view_kind, state, spec, created_at, updated_at) VALUES (?, 'w', ?, 'h', 'p', 'i', 'k', 'detached', 'running', '{}', 0, 0)",
+          [`k${i}`, `a${i}`],
+        );
+      }
+    });
+    const times: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      times.push(
+        await wall(() =>
+          store.write((db) => {
+            writeIntent(db, {
+              subject: "agent:w/a0",
+              method: "job.stop",
+              plugin: "p",
+              key: `k${r}`,
+              params: { key: `k${r}` },
+              instance: "i",
+              pgid: 1,
+              writer: { pid: process.pid, start: "s" },
+              writtenAt: 0,
+            });
+          }),
+        ),
+      );
+    }
+    return [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
