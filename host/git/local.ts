@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { isAbsolute, resolve } from "node:path";
+import { shQuote as q } from "../sh-quote.js";
 
 // The git mu runs on its own side: resolving a rev in the caller's checkout,
 // finding and checking FETCH_HEAD, and running a profile's --fetch template.
@@ -82,6 +83,5 @@ export function runTemplate(
 
 /** Fills a --fetch template's {host} and {remoteCwd}, each quoted for sh. */
 export function fillTemplate(template: string, vars: { host: string; remoteCwd: string }): string {
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   return template.replace(/\{(host|remoteCwd)\}/g, (_m, k: "host" | "remoteCwd") => q(vars[k]));
 }

@@ -3,6 +3,7 @@ import { UnavailableError, UsageError } from "../errors.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { linkRun, notACheckout, type OpenLink, pushRev } from "../seams/link.js";
+import { shQuote as q } from "../sh-quote.js";
 
 // A spawn's site: with --worktree the agent works in a git worktree on the
 // host, made from a commit of the caller's checkout. The commit is resolved
@@ -22,7 +23,6 @@ export interface SitePlan {
   tree: string;
 }
 
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** A path on the host as an absolute one for git -C, which moves the cwd. */
 const onHost = (p: string) => (p.startsWith("/") ? q(p) : `"$PWD"/${q(p)}`);
 

@@ -6,6 +6,7 @@ import { withSlot } from "../hosts/slots.js";
 import { GRACE_MS } from "../plugin/plugin-process.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
+import { shQuote as q } from "../sh-quote.js";
 import { openStore } from "../store/index.js";
 import { callPlugin } from "./call.js";
 
@@ -188,7 +189,6 @@ export async function pushRev(
     }
     throw failed(l, "push", r, timeoutMs);
   }
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const check = await linkRun(
     l,
     "link.exec",

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import type { Ports } from "../ports/types.js";
+import { shQuote as q } from "../sh-quote.js";
 import { type Mux, type Pane, PaneError, type ViewCommand } from "./mux.js";
 
 // The tmux backend: one session per workstream (`mu-<workstream>`), one
@@ -15,8 +16,6 @@ function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: st
   if (r.error) return { ok: false, out: "", err: r.error.message };
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
-
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function tmuxMux(ports: Ports): Mux {
   return {

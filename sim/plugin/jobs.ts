@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { shQuote as q } from "../../host/sh-quote.js";
 import { DEFAULT_TURN_MS, deliver, newAgent } from "./agents.js";
 import type { SimJob, World } from "./world.js";
 
@@ -7,8 +8,6 @@ import type { SimJob, World } from "./world.js";
 // process: what runs for real is its view, a pane mu opens with the view
 // command below. That command records its pid, so a bound job can end when
 // its view dies, as the spec says it must.
-
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 interface JobDecl {
   handle: "pane" | "file" | "reply";

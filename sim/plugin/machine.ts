@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import treeKill from "tree-kill";
+import { shQuote as q } from "../../host/sh-quote.js";
 import type { World } from "./world.js";
 
 // The link side of the simulated world: every host is a real directory under
@@ -21,8 +22,6 @@ export interface RunResult {
 interface Target {
   host?: { name?: string; handle?: string };
 }
-
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export class Machines {
   constructor(private readonly world: World) {}
