@@ -329,7 +329,10 @@ export class SimPlugin {
 
   onEof(): void {
     this.world.record("note", { eof: true, ignored: this.ignoreEof });
-    if (!this.ignoreEof) return this.io.exit(0);
+    if (!this.ignoreEof) {
+      this.io.exit(0);
+      return;
+    }
     // Ignore stdin's end, SIGTERM included: only a SIGKILL of the group ends us.
     this.io.ignoreTermination();
   }
