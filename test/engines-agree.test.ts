@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { messageCounts } from "../sim/runner/counts.js";
 import { runScenario } from "../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
 import { needsRealEngine, runVirtual } from "../sim/virtual/run-scenario.js";
@@ -12,18 +13,6 @@ import { needsRealEngine, runVirtual } from "../sim/virtual/run-scenario.js";
 
 const scenarios = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
 const virtualOnes = scenarios.filter((s) => needsRealEngine(s) === undefined);
-
-function counts(transcript: unknown[], dir: "in" | "out"): Record<string, number> {
-  const c: Record<string, number> = {};
-  for (const raw of transcript) {
-    const e = raw as { dir: string; msg: Record<string, unknown> };
-    if (e.dir !== dir) continue;
-    const key =
-      typeof e.msg.method === "string" ? e.msg.method : "invalid" in e.msg ? "invalid" : "reply";
-    c[key] = (c[key] ?? 0) + 1;
-  }
-  return c;
-}
 
 describe("the virtual engine", () => {
   it("runs a good share of the scenario files, and says why it cannot run the others", () => {
@@ -68,8 +57,8 @@ describe("the virtual engine", () => {
         .map((st) => st.exit ?? null);
       // The real runner also records the extra mu calls some expectations make.
       expect(realExits.slice(0, v.exits.length)).toEqual(v.exits);
-      expect(counts(real.transcript, "in")).toEqual(v.transcript.in);
-      expect(counts(real.transcript, "out")).toEqual(v.transcript.out);
+      expect(messageCounts(real.transcript, "in")).toEqual(v.transcript.in);
+      expect(messageCounts(real.transcript, "out")).toEqual(v.transcript.out);
     },
     120_000,
   );

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -6,6 +6,7 @@ import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
+import { messageCounts } from "./counts.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
@@ -38,7 +39,7 @@ export interface ScenarioResult {
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
 
-interface Ran {
+export interface Ran {
   exit: number | null;
   signal: string | null;
   stdout: string;
@@ -52,6 +53,22 @@ function seen(box: Sandbox, method: string): boolean {
 async function waitSeen(box: Sandbox, method: string): Promise<void> {
   // Bounded: a scenario that never reaches the point fails, it does not hang.
   for (let i = 0; i < 1500 && !seen(box, method); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** A child's whole output and how it ended. */
+function collect(child: ChildProcess): Promise<Ran> {
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (b: Buffer) => {
+    stdout += b;
+  });
+  child.stderr?.on("data", (b: Buffer) => {
+    stderr += b;
+  });
+  return new Promise((done, fail) => {
+    child.on("error", fail);
+    child.on("close", (exit, signal) => done({ exit, signal, stdout, stderr }));
+  });
 }
 
 async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
@@ -68,18 +85,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     cwd: step.cwd === undefined ? box.root : resolve(box.root, expand(box, step.cwd)),
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => {
-    stdout += b;
-  });
-  child.stderr.on("data", (b: Buffer) => {
-    stderr += b;
-  });
-  const done = new Promise<Ran>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (exit, signal) => resolve({ exit, signal, stdout, stderr }));
-  });
+  const done = collect(child);
   if (step.signal) {
     const { send, afterSeen, then } = step.signal;
     let exited = false;
@@ -135,26 +141,16 @@ function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
     cwd: box.root,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (b: Buffer) => {
-    stdout += b;
-  });
-  child.stderr.on("data", (b: Buffer) => {
-    stderr += b;
-  });
-  return new Promise((done, fail) => {
-    child.on("error", fail);
-    child.on("close", (exit, signal) => done({ exit, signal, stdout, stderr }));
-  });
+  return collect(child);
 }
 
-function checkMu(step: MuStep, r: Ran): string[] {
+/** What a mu step's run got wrong; `judgeExit` false leaves its exit code alone (the explorer judges invariants). */
+export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
   const problems: string[] = [];
-  if (step.signalled !== undefined) {
+  if (judgeExit && step.signalled !== undefined) {
     if (r.signal !== step.signalled)
       problems.push(`ended by ${r.signal ?? `exit ${r.exit}`}, expected ${step.signalled}`);
-  } else {
+  } else if (judgeExit) {
     const want = step.exit ?? 0;
     if (r.exit !== want) problems.push(`exit ${r.exit ?? r.signal}, expected ${want}`);
   }
@@ -188,17 +184,6 @@ function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" 
   box.snapshot = Buffer.from(next);
 }
 
-function counts(box: Sandbox, dir: "in" | "out"): Record<string, number> {
-  const c: Record<string, number> = {};
-  for (const e of box.world.transcript()) {
-    if (e.dir !== dir) continue;
-    const key =
-      typeof e.msg.method === "string" ? e.msg.method : "invalid" in e.msg ? "invalid" : "reply";
-    c[key] = (c[key] ?? 0) + 1;
-  }
-  return c;
-}
-
 async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<string[]> {
   const problems: string[] = [];
   if (want.db === "unchanged") {
@@ -214,7 +199,7 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
   for (const dir of ["in", "out"] as const) {
     const expected = want.transcript?.[dir];
     if (!expected) continue;
-    const got = counts(box, dir);
+    const got = messageCounts(box.world.transcript(), dir);
     for (const [method, n] of Object.entries(expected)) {
       if ((got[method] ?? 0) !== n)
         problems.push(`transcript ${dir} has ${got[method] ?? 0} × ${method}, expected ${n}`);

@@ -4,6 +4,8 @@ import { allIntents } from "../../host/effects/journal.js";
 import { listHosts } from "../../host/hosts/records.js";
 import { openStore } from "../../host/store/index.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
+import { messageCounts } from "../runner/counts.js";
+import { checkMu } from "../runner/execute.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { virtualWorld } from "./ports.js";
 import { virtualSpawner } from "./spawner.js";
@@ -66,17 +68,6 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
   return undefined;
 }
 
-function counts(world: World, dir: "in" | "out"): Record<string, number> {
-  const c: Record<string, number> = {};
-  for (const e of world.transcript()) {
-    if (e.dir !== dir) continue;
-    const key =
-      typeof e.msg.method === "string" ? e.msg.method : "invalid" in e.msg ? "invalid" : "reply";
-    c[key] = (c[key] ?? 0) + 1;
-  }
-  return c;
-}
-
 export interface VirtualRun {
   /** Collect exit codes without judging them (the explorer judges invariants instead). */
   lenient?: boolean;
@@ -134,22 +125,14 @@ export async function runVirtual(
       const step = st as MuStep;
       const r = await mu(argv(step.mu), { ...s.env, ...step.env });
       exits.push(r.code);
-      if (!opts.lenient && r.code !== (step.exit ?? 0))
-        problem(i, `exit ${r.code}, expected ${step.exit ?? 0}: ${r.stderr.trim()}`);
-      if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
-        problem(i, `stdout ${JSON.stringify(r.stdout)}`);
-      if (step.stderr !== undefined && !new RegExp(step.stderr).test(r.stderr))
-        problem(i, `stderr ${JSON.stringify(r.stderr)}`);
-      if (step.stderrLines !== undefined) {
-        const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
-        if (lines !== step.stderrLines) problem(i, `stderr has ${lines} lines`);
-      }
+      const ran = { exit: r.code, signal: null, stdout: r.stdout, stderr: r.stderr };
+      for (const p of checkMu(step, ran, !opts.lenient)) problem(i, p);
       continue;
     }
     if ("expect" in st) {
       const want = (st as ExpectStep).expect;
       for (const dir of ["in", "out"] as const) {
-        const got = counts(world, dir);
+        const got = messageCounts(world.transcript(), dir);
         for (const [m, n] of Object.entries(want.transcript?.[dir] ?? {}))
           if ((got[m] ?? 0) !== n)
             problem(i, `transcript ${dir} has ${got[m] ?? 0} × ${m}, expected ${n}`);
@@ -192,7 +175,10 @@ export async function runVirtual(
     ran: true,
     ...(failure ? { failure } : {}),
     exits,
-    transcript: { in: counts(world, "in"), out: counts(world, "out") },
+    transcript: {
+      in: messageCounts(world.transcript(), "in"),
+      out: messageCounts(world.transcript(), "out"),
+    },
     effects: world.state().effects,
     intents: left.length,
     worldHosts: world.state().hosts ?? {},
