@@ -7,7 +7,7 @@ import {
   agentOf,
   deleteJob,
   deleteReceipt,
-  jobOf,
+  jobByKey,
   putAgent,
   putJob,
   putReceipt,
@@ -45,9 +45,7 @@ export function startReplyProblem(
 
 /** Records a start that took place: the handle, the view to open, the first delivery accepted. */
 export function recordStarted(db: Database, key: string, r: Started, now: number): void {
-  const j = db.exec("SELECT workstream, agent FROM jobs WHERE key = ?", [key])[0]?.values[0];
-  if (!j) return;
-  const job = jobOf(db, String(j[0]), String(j[1]));
+  const job = jobByKey(db, key);
   if (!job) return;
   const atStart = job.firstMsgId !== null;
   putJob(db, {
@@ -71,21 +69,18 @@ export function recordStarted(db: Database, key: string, r: Started, now: number
 
 /** Undoes a spawn attempt that never started: record, placeholder, claim, receipt. */
 export function rollBackSpawn(db: Database, key: string): void {
-  const j = db.exec("SELECT workstream, agent, first_msg_id, task_id FROM jobs WHERE key = ?", [
-    key,
-  ])[0]?.values[0];
+  const j = jobByKey(db, key);
   if (!j) return;
-  const [ws, name, first, task] = [String(j[0]), String(j[1]), j[2], j[3]];
-  const a = agentOf(db, ws, name);
+  const a = agentOf(db, j.workstream, j.agent);
   deleteJob(db, key);
   if (a) putAgent(db, { ...a, state: "closed", pane: null });
-  if (task !== null) {
+  if (j.taskId !== null) {
     db.run("UPDATE tasks SET state = 'open', claimed_by = NULL WHERE id = ? AND claimed_by = ?", [
-      String(task),
-      `${ws}/${name}`,
+      j.taskId,
+      `${j.workstream}/${j.agent}`,
     ]);
   }
-  if (first !== null) deleteReceipt(db, String(first));
+  if (j.firstMsgId !== null) deleteReceipt(db, j.firstMsgId);
 }
 
 /**
@@ -93,12 +88,11 @@ export function rollBackSpawn(db: Database, key: string): void {
  * final collect: then it stays, stopped, until the collect is done.
  */
 export function recordStopped(db: Database, key: string): void {
-  const j = db.exec("SELECT workstream, agent FROM jobs WHERE key = ?", [key])[0]?.values[0];
-  if (!j) return;
-  const job = jobOf(db, String(j[0]), String(j[1]));
-  const a = agentOf(db, String(j[0]), String(j[1]));
+  const job = jobByKey(db, key);
+  if (!job) return;
+  const a = agentOf(db, job.workstream, job.agent);
   if (a) putAgent(db, { ...a, state: "closed", pane: null });
-  if (job?.owesCollect) putJob(db, { ...job, state: "stopped" });
+  if (job.owesCollect) putJob(db, { ...job, state: "stopped" });
   else deleteJob(db, key);
 }
 

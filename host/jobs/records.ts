@@ -102,6 +102,12 @@ export function jobOf(db: Database, workstream: string, agent: string): JobRecor
   return r ? toJob(r) : undefined;
 }
 
+/** The job record whose start carried this key. */
+export function jobByKey(db: Database, key: string): JobRecord | undefined {
+  const r = db.exec(`SELECT ${JOB_COLS} FROM jobs WHERE key = ?`, [key])[0]?.values[0];
+  return r ? toJob(r) : undefined;
+}
+
 export function jobsOnHost(db: Database, host: string): JobRecord[] {
   return (db.exec(`SELECT ${JOB_COLS} FROM jobs WHERE host = ?`, [host])[0]?.values ?? []).map(
     toJob,

@@ -17,7 +17,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
-import { muxFor } from "../view/mux.js";
+import { muxFor, requireCommandLines } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./agent-spawn.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -132,16 +132,7 @@ export async function agentReattach(
       },
     );
   }
-  if (!mux.runsCommandLines) {
-    throw new UsageError(
-      "reattach.mux",
-      "agent",
-      `the ${mux.name} mux backend cannot run a view's command line`,
-      {
-        hint: "use a backend that can (MU_MUX=tmux)",
-      },
-    );
-  }
+  requireCommandLines(mux, "reattach.mux");
   await withPlugins(io, async (sup) => {
     await resolveAgent(io, store, sup, ws, name, `mu agent reattach ${name} -w ${ws}`);
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));

@@ -34,7 +34,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import type { JobSeam, Seams } from "../protocol/declaration.js";
 import { openLink } from "../seams/link.js";
 import { openStore, type Store } from "../store/index.js";
-import { type Mux, muxFor, type ViewCommand } from "../view/mux.js";
+import { type Mux, muxFor, requireCommandLines, type ViewCommand } from "../view/mux.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu agent spawn on a plugin host, in the spec's order, each step before the
@@ -78,6 +78,11 @@ function honoursOf(job: JobSeam): Honours {
 
 function spawnJobMs(env: Readonly<Record<string, string | undefined>>): number {
   return envMs(env, "MU_SPAWN_JOB_MS", DEFAULT_SPAWN_JOB_MS);
+}
+
+/** The first prompt a spawn gives: --send's text, or a --task's brief. */
+function firstPrompt(opts: Pick<SpawnOptions, "send" | "task">): string | undefined {
+  return opts.send ?? (opts.task !== undefined ? `Work on task ${opts.task}.` : undefined);
 }
 
 /** Step 1: every refusal that needs no call and writes nothing. */
@@ -126,16 +131,7 @@ function refusals(h: LinkHost, name: string, opts: SpawnOptions, mux: Mux, role:
       },
     );
   }
-  if (!mux.runsCommandLines) {
-    throw new UsageError(
-      "spawn.mux",
-      "agent",
-      `the ${mux.name} mux backend cannot run a view's command line`,
-      {
-        hint: "use a backend that can (MU_MUX=tmux)",
-      },
-    );
-  }
+  requireCommandLines(mux, "spawn.mux");
   if (job.firstTurn === "at-start" && opts.send === undefined && opts.task === undefined) {
     throw new UsageError(
       "spawn.first-prompt",
@@ -226,7 +222,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     const atStart = job.firstTurn === "at-start";
     const key = `job-${randomBytes(8).toString("hex")}`;
     const msgId = `msg-${randomBytes(8).toString("hex")}`;
-    const text = opts.send ?? (opts.task !== undefined ? `Work on task ${opts.task}.` : undefined);
+    const text = firstPrompt(opts);
     const spec: Record<string, unknown> = {
       workstream: ws,
       name,
@@ -508,7 +504,7 @@ export async function finish(
   if (!(await mux.alive(pane)))
     return fail(pane, `its view (pane ${pane}) died after it was opened`);
   io.out(`${verb} ${ws}/${name} on ${j.host} (job ${j.key}, view ${pane})\n`);
-  const text = opts.send ?? (opts.task !== undefined ? `Work on task ${opts.task}.` : undefined);
+  const text = firstPrompt(opts);
   // A resumed spawn still owes its first prompt unless one was delivered
   // (or journaled) to this job already.
   const delivered = await store.read(

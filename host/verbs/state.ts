@@ -40,8 +40,11 @@ function nextVerb(subject: string, method: string, params: Record<string, unknow
 }
 
 export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
-  const notices = await openStore(io.ports).read((db) =>
-    (
+  const margin = deadlineMarginMs(io.ports.env);
+  const now = io.ports.clock.now();
+  // One read of the database for every kind of notice.
+  const notices = await openStore(io.ports).read((db): Notice[] => {
+    const pending = (
       db.exec("SELECT subject, method, key, written_at, params FROM intents ORDER BY id")[0]
         ?.values ?? []
     ).map(
@@ -53,10 +56,9 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
         since: Number(at),
         next: nextVerb(String(subject), String(method), JSON.parse(String(params))),
       }),
-    ),
-  );
-  const owed = await openStore(io.ports).read((db) =>
-    allJobs(db)
+    );
+    const jobs = allJobs(db);
+    const owed = jobs
       .filter((j) => j.state === "stopped" && j.owesCollect)
       .map(
         (j): Notice => ({
@@ -67,14 +69,9 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
           since: j.updatedAt,
           next: `mu agent close ${j.agent} -w ${j.workstream}`,
         }),
-      ),
-  );
-  notices.push(...owed);
-  // Inside a provider host's deadline margin its agents must be collected and closed.
-  const margin = deadlineMarginMs(io.ports.env);
-  const now = io.ports.clock.now();
-  const draining = await openStore(io.ports).read((db) =>
-    allJobs(db).flatMap((j): Notice[] => {
+      );
+    // Inside a provider host's deadline margin its agents must be collected and closed.
+    const draining = jobs.flatMap((j): Notice[] => {
       const host = getHost(db, j.host);
       if (j.state === "running" && host?.state === "lost") {
         return [
@@ -100,12 +97,9 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
           next: `mu agent close ${j.agent} -w ${j.workstream}`,
         },
       ];
-    }),
-  );
-  notices.push(...draining);
-  // A running job whose agent has no view (mu died between the start and the view).
-  const viewless = await openStore(io.ports).read((db) =>
-    allJobs(db)
+    });
+    // A running job whose agent has no view (mu died between the start and the view).
+    const viewless = jobs
       .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
       .map(
         (j): Notice => ({
@@ -116,9 +110,9 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
           since: j.updatedAt,
           next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
         }),
-      ),
-  );
-  notices.push(...viewless);
+      );
+    return [...pending, ...owed, ...draining, ...viewless];
+  });
   if (opts.json) {
     printJson(io, notices);
     return;

@@ -123,6 +123,14 @@ export async function wait(
         });
         if (done()) wake();
       });
+      // What the agent's next wait counts from, once this one ended.
+      const remember = (waitAfter: number, channelInc: number) =>
+        writes.push(
+          store.write((db) => {
+            const row = agentOf(db, job.workstream, job.agent);
+            if (row) putAgent(db, { ...row, waitAfter, channelInc });
+          }),
+        );
       proc.conn.onWatch(r.watchId, (method, params) => {
         const o = params.observation as
           | { runs: number; lastText?: string; incarnation: number }
@@ -133,25 +141,15 @@ export async function wait(
             line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
             kind: "settled",
           });
-          writes.push(
-            store.write((db) => {
-              const row = agentOf(db, job.workstream, job.agent);
-              if (row) putAgent(db, { ...row, waitAfter: o.runs, channelInc: o.incarnation });
-            }),
-          );
+          remember(o.runs, o.incarnation);
         } else {
           outcomes.push({
             agent: label,
             line: `${label} restarted (incarnation ${String(params.incarnation)})`,
             kind: "restarted",
           });
-          writes.push(
-            store.write((db) => {
-              const row = agentOf(db, job.workstream, job.agent);
-              if (row)
-                putAgent(db, { ...row, waitAfter: 0, channelInc: Number(params.incarnation) });
-            }),
-          );
+          // A restarted channel counts its runs from 0 again.
+          remember(0, Number(params.incarnation));
         }
         const at = open.findIndex((w) => w.watchId === r.watchId);
         if (at !== -1) open.splice(at, 1);

@@ -41,5 +41,19 @@ export function muxFor(ports: Ports): Mux {
   });
 }
 
+/** Refuses, before any call, a view on a backend that can only open a shell. */
+export function requireCommandLines(mux: Mux, code: string): void {
+  if (!mux.runsCommandLines) {
+    throw new UsageError(
+      code,
+      "agent",
+      `the ${mux.name} mux backend cannot run a view's command line`,
+      {
+        hint: "use a backend that can (MU_MUX=tmux)",
+      },
+    );
+  }
+}
+
 /** A backend failure as mu's one line. */
 export class PaneError extends Error {}
