@@ -1,8 +1,11 @@
+import type { Ports } from "./ports/types.js";
+
 // The testbed's fault hook. Each point is a named durable boundary in mu;
 // when the environment variable MU_CRASH_AT names exactly that point, mu
-// SIGKILLs itself there, so a scenario can prove what survives a crash at
-// that moment (SIGKILL: no handler, no flush, no cleanup runs, as with a
-// power cut or the OOM killer). With MU_CRASH_AT unset or naming another
+// dies there through its ports' crash (in production a SIGKILL of itself;
+// in the virtual engine the process leaves the table), so a scenario can
+// prove what survives a crash at that moment (no handler, no flush, no
+// cleanup runs, as with a power cut or the OOM killer). With MU_CRASH_AT unset or naming another
 // point, crashPoint does nothing. Plugins never inherit MU_CRASH_AT. Add new
 // points to the union below and to the README's table.
 
@@ -20,9 +23,7 @@ export type CrashPointName =
   /** An agent's view pane is open; the agent's row does not name it yet. */
   | "view.pane-opened";
 
-export function crashPoint(
-  name: CrashPointName,
-  env: Readonly<Record<string, string | undefined>>,
-): void {
-  if (env.MU_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
+/** Awaited, so a crash that cannot end the process at once (a virtual one) still stops it here. */
+export async function crashPoint(name: CrashPointName, ports: Ports): Promise<void> {
+  if (ports.env.MU_CRASH_AT === name) await ports.crash();
 }

@@ -76,10 +76,10 @@ export async function sendEffect(
       if (err instanceof NoAnswer) throw err;
       throw new NoAnswer(method, "not-sent", `${method} not sent: ${(err as Error).message}`);
     }
-    crashPoint("effect.request-written", ctx.ports.env);
+    await crashPoint("effect.request-written", ctx.ports);
     try {
       const result = await reply;
-      crashPoint("effect.reply-read", ctx.ports.env);
+      await crashPoint("effect.reply-read", ctx.ports);
       return result;
     } catch (err) {
       if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
@@ -140,7 +140,7 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
       writtenAt: ctx.ports.clock.now(),
     });
   });
-  crashPoint("effect.intent-durable", ctx.ports.env);
+  await crashPoint("effect.intent-durable", ctx.ports);
   let result: unknown;
   try {
     result = await sendEffect(
@@ -166,6 +166,6 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
     deleteIntent(db, id);
     e.done(db, result);
   });
-  crashPoint("effect.intent-deleted", ctx.ports.env);
+  await crashPoint("effect.intent-deleted", ctx.ports);
   return result;
 }

@@ -138,5 +138,10 @@ export function realPorts(env: Record<string, string | undefined> = process.env)
     spawner: realSpawner,
     env,
     uid: process.getuid?.() ?? -1,
+    crash() {
+      process.kill(process.pid, "SIGKILL");
+      // Delivered before kill returns; nothing waits on this.
+      return new Promise<never>(() => {});
+    },
   };
 }

@@ -2,6 +2,8 @@
 // wires the real ones (real.ts); the virtual engine wires fakes. No other
 // module may import node:fs, node:child_process or read the clock itself.
 
+import type { Mux } from "../view/mux.js";
+
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
@@ -96,4 +98,12 @@ export interface Ports {
   env: Readonly<Record<string, string | undefined>>;
   /** The invoking user's uid: plugins must be owned by it. */
   uid: number;
+  /**
+   * Ends this process at once, as SIGKILL would: no handler, no flush, no
+   * cleanup, and the promise never settles. Only the testbed's crash points
+   * call it.
+   */
+  crash(): Promise<never>;
+  /** Testbed: mux backends that stand in for the built-in ones of the same name. */
+  muxes?: Readonly<Record<string, (ports: Ports) => Mux>>;
 }

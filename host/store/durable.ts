@@ -48,7 +48,7 @@ export async function replaceDurably(ports: Ports, path: string, bytes: Uint8Arr
     } finally {
       await fh.close();
     }
-    crashPoint("store.before-rename", ports.env);
+    await crashPoint("store.before-rename", ports);
     await ports.fs.rename(tmp, path);
   } catch (err) {
     await ports.fs.unlink(tmp).catch(() => {});

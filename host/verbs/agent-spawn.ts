@@ -453,7 +453,7 @@ export async function finish(
   } catch (err) {
     return fail(null, (err as Error).message);
   }
-  crashPoint("view.pane-opened", io.ports.env);
+  await crashPoint("view.pane-opened", io.ports);
   await store.write((db) => {
     const a = agentOf(db, ws, name);
     putAgent(db, {

@@ -34,6 +34,8 @@ export interface Mux {
 
 export function muxFor(ports: Ports): Mux {
   const name = ports.env.MU_MUX || "tmux";
+  const standIn = ports.muxes?.[name];
+  if (standIn) return standIn(ports);
   if (name === "sim") return simMux(ports);
   if (name === "tmux") return tmuxMux(ports);
   throw new UsageError("mux.unknown", "usage", `MU_MUX='${name}' names no mux backend`, {
