@@ -22,7 +22,7 @@ type Notify = (method: string, params: unknown) => void;
 class Refusal extends Error {}
 
 export class Channel {
-  private watches = new Map<string, ReturnType<typeof setInterval>>();
+  private watches = new Map<string, { cancel(): void }>();
   /** A fault: a cancelled watch still gets its settle, as if the two crossed on the wire. */
   crossCancels = false;
   private readonly watched = new Map<string, { ref: string; after: number }>();
@@ -32,6 +32,7 @@ export class Channel {
     private readonly world: World,
     private readonly name: () => string,
     private readonly notify: Notify,
+    private readonly setTimer: (ms: number, fn: () => void) => { cancel(): void },
   ) {}
 
   /** undefined: not a channel method; a thrown Refusal: a permanent error with its message. */
@@ -47,7 +48,7 @@ export class Channel {
 
   cancelWatch(watchId: string): void {
     const t = this.watches.get(watchId);
-    if (t) clearInterval(t);
+    t?.cancel();
     this.watches.delete(watchId);
     const w = this.watched.get(watchId);
     if (t && w && this.crossCancels) {
@@ -211,20 +212,25 @@ export class Channel {
     const watchId = `w${process.pid}-${this.nextWatch++}`;
     // Polls the world: the agent's turns progress on the world clock, which
     // another process (or a scenario) may move.
-    const tick = setInterval(() => {
+    const poll = () => {
       const now = this.world.now();
       const a = this.world.state().agents?.[ref];
-      if (!a) return;
-      advance(a, now);
-      if (a.incarnation !== inc) {
-        this.cancelWatch(watchId);
-        this.notify("watch/restarted", { watchId, incarnation: a.incarnation });
-      } else if (a.runs > after) {
-        this.cancelWatch(watchId);
-        this.notify("watch/settled", { watchId, observation: observation(a, after) });
+      if (a) {
+        advance(a, now);
+        if (a.incarnation !== inc) {
+          this.cancelWatch(watchId);
+          this.notify("watch/restarted", { watchId, incarnation: a.incarnation });
+          return;
+        }
+        if (a.runs > after) {
+          this.cancelWatch(watchId);
+          this.notify("watch/settled", { watchId, observation: observation(a, after) });
+          return;
+        }
       }
-    }, 25);
-    this.watches.set(watchId, tick);
+      this.watches.set(watchId, this.setTimer(25, poll));
+    };
+    this.watches.set(watchId, this.setTimer(25, poll));
     this.watched.set(watchId, { ref, after });
     return {
       watchId,

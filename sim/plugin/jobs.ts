@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { shQuote as q } from "../../host/sh-quote.js";
 import { DEFAULT_TURN_MS, deliver, newAgent } from "./agents.js";
@@ -16,16 +15,6 @@ interface JobDecl {
   start: { dedupe?: { windowMs: number } };
 }
 
-/** True while the process lives and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 function jobKey(target: unknown): string {
   return String((target as { job?: { key?: string } } | undefined)?.job?.key ?? "");
 }
@@ -35,25 +24,22 @@ export class Jobs {
     private readonly world: World,
     private readonly decl: () => JobDecl | undefined,
     private readonly sha: (params: Record<string, unknown>) => string,
+    private readonly alive: (pid: number) => boolean,
   ) {}
 
   private viewFor(key: string, agent: string): { command: string; env: Record<string, string> } {
     const pidFile = join(this.world.dir, `view-${encodeURIComponent(key)}.pid`);
     return {
       command: `echo $$ > ${q(pidFile)}; printf 'sim job %s for %s\\n' ${q(key)} ${q(agent)}; exec sleep 100000`,
-      env: { SIM_JOB: key },
+      // The pid file is named in the env too, for a mux that runs no shell (the virtual engine's).
+      env: { SIM_JOB: key, SIM_VIEW_PID_FILE: pidFile },
     };
   }
 
   private viewGone(key: string): boolean {
-    try {
-      const pid = Number(
-        readFileSync(join(this.world.dir, `view-${encodeURIComponent(key)}.pid`), "utf8"),
-      );
-      return !alive(pid);
-    } catch {
-      return false; // never opened: nothing to have died
-    }
+    const text = this.world.readFile(`view-${encodeURIComponent(key)}.pid`);
+    if (text === null) return false; // never opened: nothing to have died
+    return !this.alive(Number(text));
   }
 
   answer(method: string, params: Record<string, unknown>): { value: unknown } | undefined {

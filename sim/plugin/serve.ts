@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
+import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
 import { processIo, type SimIo } from "./sim-io.js";
@@ -32,6 +33,8 @@ function matches(params: Record<string, unknown>, want: Record<string, unknown>)
 export class SimPlugin {
   private ignoreEof = false;
   private readonly version = "1.0.0";
+  /** The instance this session's handshake named. */
+  private spoken: string | undefined;
 
   private readonly machines: Machines;
   private readonly jobs: Jobs;
@@ -43,11 +46,17 @@ export class SimPlugin {
   ) {
     this.machines = new Machines(world);
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
-    this.jobs = new Jobs(world, () => seams().job as never, paramsSha);
+    this.jobs = new Jobs(
+      world,
+      () => seams().job as never,
+      paramsSha,
+      (pid) => io.alive(pid),
+    );
     this.channel = new Channel(
       world,
       () => String(seams().channel?.name ?? "sim"),
       (method, params) => this.send({ jsonrpc: "2.0", method, params }),
+      (ms, fn) => io.setTimer(ms, fn),
     );
   }
 
@@ -76,6 +85,24 @@ export class SimPlugin {
       seams,
     };
     return c.hello ? merge(base, c.hello) : base;
+  }
+
+  /** Notes a call about a machine or job made under another instance than this session's. */
+  private watchFence(method: string, params: Record<string, unknown>): void {
+    const made = subjectInstance(this.world.state(), method, params);
+    if (made !== undefined && this.spoken !== undefined && made !== this.spoken)
+      this.world.record("note", { otherInstance: { method, made, spoken: this.spoken } });
+  }
+
+  /** A new machine or job remembers the instance it was made under. */
+  private stamp(method: string, params: Record<string, unknown>): void {
+    if (method !== "host.acquire" && method !== "job.start") return;
+    const key = String(params.key);
+    this.world.update((s) => {
+      const made = method === "host.acquire" ? s.hosts?.[key] : s.jobs?.[key];
+      if (made && made.instance === undefined && this.spoken !== undefined)
+        made.instance = this.spoken;
+    });
   }
 
   /** Counts the call and returns the faults that fire on it. */
@@ -108,6 +135,7 @@ export class SimPlugin {
     if (method === "$/cancel") return;
     if (msg.id === undefined) return;
     const id = msg.id;
+    this.watchFence(method, msg.params ?? {});
     const actions = this.faultsFor(method, msg.params ?? {});
     let twice = false;
     let leak: string | undefined;
@@ -115,7 +143,7 @@ export class SimPlugin {
     let canned: { value: unknown } | undefined;
     let killAfter = false;
     for (const a of actions) {
-      if ("delayMs" in a) await new Promise((r) => setTimeout(r, a.delayMs));
+      if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
       else if ("error" in a) {
         const data: Record<string, unknown> = { kind: a.error.kind };
         // A human error without a remedy would be an invalid message; the
@@ -154,7 +182,7 @@ export class SimPlugin {
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
-      else if ("exitAfterMs" in a) setTimeout(() => this.io.exit(71), a.exitAfterMs);
+      else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
@@ -176,6 +204,10 @@ export class SimPlugin {
       });
       return;
     }
+    if (result && method === "initialize")
+      this.spoken = (result.value as { instance?: string }).instance;
+    // Even a crash after the effect leaves what it made stamped.
+    if (result) this.stamp(method, msg.params ?? {});
     if (killAfter) this.io.killParent();
     if (crashAfter) return this.io.exit(70);
     if (result === undefined) {

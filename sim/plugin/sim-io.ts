@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 // What the sim plugin does to the process it runs in. The executable wires
 // the real one (stdio, exit, a SIGKILL to its parent); the virtual engine
 // wires one over in-memory streams, so the same protocol loop runs
@@ -13,6 +15,10 @@ export interface SimIo {
   /** Keeps running past stdin's end and SIGTERM (a fault): only a group kill ends it. */
   ignoreTermination(): void;
   env: Readonly<Record<string, string | undefined>>;
+  /** Calls fn after ms of the plugin's time: the machine's, or the virtual engine's. */
+  setTimer(ms: number, fn: () => void): { cancel(): void };
+  /** True while the process lives (a view the sim's job watches). */
+  alive(pid: number): boolean;
 }
 
 export const processIo: SimIo = {
@@ -29,6 +35,19 @@ export const processIo: SimIo = {
     setInterval(() => {}, 60_000);
   },
   env: process.env,
+  setTimer(ms, fn) {
+    const t = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(t) };
+  },
+  alive(pid) {
+    // A zombie has ended; only its parent's wait is left.
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+    } catch {
+      return false;
+    }
+  },
 };
 
 /**

@@ -69,6 +69,8 @@ export interface WorldConfig {
 export interface SimHost {
   handle: string;
   released: boolean;
+  /** The instance the handshake named when the machine was made. */
+  instance?: string;
 }
 
 export interface SimView {
@@ -84,6 +86,8 @@ export interface SimJob {
   exit?: number | null;
   /** The start's whole reply, which a lookup of a reply kind repeats. */
   reply: Record<string, unknown>;
+  /** The instance the handshake named when the job was started. */
+  instance?: string;
 }
 
 export interface SimTurn {
@@ -208,6 +212,12 @@ export class World {
     } finally {
       this.fs.rmSync(lock, { force: true });
     }
+  }
+
+  /** A file of the world's directory, or null when it is not there. */
+  readFile(name: string): string | null {
+    const p = join(this.dir, name);
+    return this.fs.existsSync(p) ? String(this.fs.readFileSync(p, "utf8")) : null;
   }
 
   now(): number {
