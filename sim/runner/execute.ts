@@ -7,7 +7,7 @@ import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { messageCounts } from "./counts.js";
-import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
+import { expand, install, makeSandbox, type Places, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
   describeStep,
@@ -104,7 +104,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
 }
 
 /** Output patterns may name captured values (${var:NAME}) and sandbox paths too. */
-function expandPatterns(box: Sandbox, step: MuStep): MuStep {
+export function expandPatterns(box: Places, step: MuStep): MuStep {
   return {
     ...step,
     ...(step.stdout !== undefined ? { stdout: expand(box, step.stdout) } : {}),
@@ -113,7 +113,7 @@ function expandPatterns(box: Sandbox, step: MuStep): MuStep {
 }
 
 /** Keeps each pattern's first group, from stdout then stderr, for later ${var:NAME}. */
-function capture(box: Sandbox, want: Record<string, string> | undefined, r: Ran): string[] {
+export function capture(box: Places, want: Record<string, string> | undefined, r: Ran): string[] {
   const problems: string[] = [];
   for (const [name, pattern] of Object.entries(want ?? {})) {
     const m = new RegExp(pattern).exec(r.stdout) ?? new RegExp(pattern).exec(r.stderr);

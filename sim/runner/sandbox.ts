@@ -66,12 +66,21 @@ export function install(
   return path;
 }
 
+/** What a scenario's ${…} names: a sandbox's, or the virtual engine's stand-ins. */
+export interface Places {
+  root: string;
+  world: { dir: string };
+  vars: Record<string, string>;
+  /** The sim's executable; the sandbox's launcher when absent. */
+  sim?: string;
+}
+
 /** Expands ${sim}, ${world}, ${root}, ${bin:NAME} and captured ${var:NAME} in one argument. */
-export function expand(box: Sandbox, arg: string): string {
+export function expand(box: Places, arg: string): string {
   return arg.replace(
     /\$\{(sim|world|root|(bin|var):([A-Za-z0-9._-]+))\}/g,
     (_m, what: string, kind?: string, name?: string) => {
-      if (what === "sim") return simLauncher();
+      if (what === "sim") return box.sim ?? simLauncher();
       if (what === "world") return box.world.dir;
       if (what === "root") return box.root;
       if (kind === "var") {

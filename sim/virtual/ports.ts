@@ -107,6 +107,16 @@ const noSpawn: ProcessSpawner = {
   spawn: () => Promise.reject(new Error("the virtual engine starts no real process")),
 };
 
+/** MU_CLOCK_OFFSET_MS moves mu's "now", never its timers, as on the real engine. */
+function offsetClock(clock: VirtualClock, offset: number): Clock {
+  if (!Number.isFinite(offset) || offset === 0) return clock;
+  return {
+    now: () => clock.now() + offset,
+    sleep: (ms) => clock.sleep(ms),
+    setTimer: (ms, fn) => clock.setTimer(ms, fn),
+  };
+}
+
 export interface VirtualWorld {
   clock: VirtualClock;
   fs: VirtualFs;
@@ -123,12 +133,14 @@ export function virtualWorld(): VirtualWorld {
     fs,
     processes,
     ports: (env = {}) => ({
-      clock,
+      clock: offsetClock(clock, Number(env.MU_CLOCK_OFFSET_MS ?? 0)),
       fs,
       liveness: processes,
       spawner: noSpawn,
       env: { MU_DB_PATH: "/state/mu.db", ...env },
       uid: fs.uid,
+      crash: () =>
+        Promise.reject(new Error("no virtual process to crash: run mu through a VirtualMu")),
     }),
   };
 }

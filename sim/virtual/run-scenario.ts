@@ -5,16 +5,21 @@ import { listHosts } from "../../host/hosts/records.js";
 import { openStore } from "../../host/store/index.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
-import { checkMu } from "../runner/execute.js";
+import { capture, checkMu, expandPatterns } from "../runner/execute.js";
+import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { virtualMux } from "./mux.js";
 import { virtualWorld } from "./ports.js";
+import { VirtualMu } from "./process.js";
 import { virtualSpawner } from "./spawner.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
 // in-process as a fresh process in the engine's table, the sim in-process,
-// time virtual. A scenario whose steps need what only real processes give
-// (signals, real scripts, a SIGKILL of mu, real timers in a fault) is not run
-// here, and says why.
+// time virtual, agents' panes entries in that table. A crash point or a
+// plugin's killMu fault kills the invocation as SIGKILL would. A scenario
+// whose steps need what only real processes give (signals sent from outside,
+// real scripts on a host, files outside the world) is not run here, and says
+// why.
 
 const SIM = "/opt/mu/mu-plugin-sim";
 
@@ -43,8 +48,8 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
   ];
   for (const f of faults) {
     const kind = Object.keys(f.do)[0] ?? "";
-    if (["killMu", "setsidHelper", "delayMs", "exitAfterMs", "execIgnoresTimeout"].includes(kind))
-      return `a ${kind} fault needs a real process or real timers`;
+    if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
+      return `a ${kind} fault needs real processes`;
   }
   for (const st of s.steps) {
     if ("sh" in st || "install" in st || "damage" in st || "join" in st)
@@ -52,16 +57,14 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     if ("expect" in st && (st.expect.db || st.expect.leftoverFiles || st.expect.sessionsPeak))
       return "an expectation about real files";
     if (!("mu" in st)) continue;
-    if (st.signal || st.signalled || st.background || st.cwd)
+    if (st.signal || st.background || st.cwd)
       return "signals, background runs or a working directory";
     const env = { ...s.env, ...st.env };
-    if (env.MU_CRASH_AT || env.MU_CLOCK_OFFSET_MS || env.MU_MUX)
-      return "a crash point, a clock offset or a mux backend";
     const words = argv(st.mu);
+    if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")
+      return "agents' views in tmux, which runs real processes";
     if (words[0] === "host" && ["exec", "fetch", "push", "check"].includes(words[1] ?? ""))
       return "scripts that run for real on a host";
-    if (words[0] === "agent" || words[0] === "wait")
-      return "agents' views, which are real processes";
     if (words.some((w) => w.includes("${bin:") || w.includes("${root}")))
       return "files outside the world";
   }
@@ -86,29 +89,33 @@ export async function runVirtual(
   const world = World.create("/world", config, worldFs, () => w.clock.now());
   await w.fs.mkdirp("/opt/mu");
   await (await w.fs.open(SIM, { mode: 0o755 })).close();
-  const spawner = virtualSpawner(w.processes, w.clock, worldFs);
-  const expand = (a: string) => a.replaceAll("${sim}", SIM).replaceAll("${world}", "/world");
+  const muxes = virtualMux(w.processes, worldFs);
+  const places: Places = { root: "/root", world: { dir: "/world" }, vars: {}, sim: SIM };
   const mu = async (args: string[], env: Record<string, string> = {}) => {
     // Every invocation is a process of its own: its locks and intents name it.
-    w.processes.current = w.processes.start();
+    const proc = new VirtualMu(w.processes);
+    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill());
     let stdout = "";
     let stderr = "";
-    try {
-      const code = await w.clock.run(
-        runCli(args.map(expand), {
-          ports: { ...w.ports(env), spawner },
-          out: (t) => {
-            stdout += t;
-          },
-          err: (t) => {
-            stderr += t;
-          },
-        }),
-      );
-      return { code, stdout, stderr };
-    } finally {
-      w.processes.end(w.processes.current.pid);
-    }
+    const run = runCli(
+      args.map((a) => expand(places, a)),
+      {
+        ports: proc.ports({ ...w.ports(env), spawner, muxes }),
+        out: (t) => {
+          if (proc.alive) stdout += t;
+        },
+        err: (t) => {
+          if (proc.alive) stderr += t;
+        },
+      },
+    );
+    // A killed run's promise never settles (its ports stop answering), so
+    // the death itself ends the step.
+    run.catch(() => {});
+    const code = await w.clock.run(Promise.race([run, proc.died.then(() => null)]));
+    if (!proc.alive) return { code: null, signal: "SIGKILL", stdout, stderr };
+    proc.exit();
+    return { code, signal: null, stdout, stderr };
   };
   const exits: (number | null)[] = [];
   let failure: string | undefined;
@@ -125,8 +132,9 @@ export async function runVirtual(
       const step = st as MuStep;
       const r = await mu(argv(step.mu), { ...s.env, ...step.env });
       exits.push(r.code);
-      const ran = { exit: r.code, signal: null, stdout: r.stdout, stderr: r.stderr };
-      for (const p of checkMu(step, ran, !opts.lenient)) problem(i, p);
+      const ran = { exit: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+      for (const p of checkMu(expandPatterns(places, step), ran, !opts.lenient)) problem(i, p);
+      for (const p of capture(places, step.capture, ran)) problem(i, p);
       continue;
     }
     if ("expect" in st) {

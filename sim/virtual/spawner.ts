@@ -14,6 +14,10 @@ export function virtualSpawner(
   processes: VirtualProcesses,
   clock: VirtualClock,
   worldFs: WorldFs,
+  /** What a plugin's killMu fault does: SIGKILL the mu that started it. */
+  killParent: () => void = () => {
+    throw new Error("this virtual spawner has no mu to kill");
+  },
 ): ProcessSpawner {
   return {
     async spawn(argv, opts): Promise<ChildProcess> {
@@ -58,12 +62,16 @@ export function virtualSpawner(
             settle({ code, signal: null });
           });
         },
-        killParent: () => {
-          throw new Error("a fault that kills mu needs the real engine");
-        },
+        killParent,
         // Nothing but the process table keeps an in-process plugin alive.
         ignoreTermination: () => {},
         env: opts.env,
+        // A plugin's timers end with it.
+        setTimer: (ms, fn) =>
+          clock.setTimer(ms, () => {
+            if (alive) fn();
+          }),
+        alive: (p) => processes.startOf(p) !== null,
       };
       const world = new World(worldDir, worldFs, () => clock.now());
       const sim = new SimPlugin(world, io);
