@@ -68,6 +68,6 @@ async function takeSlot(
     }
     if (!told) onWait(max);
     told = true;
-    await ports.clock.sleep(POLL_MS + Math.floor(Math.random() * POLL_MS));
+    await ports.clock.sleep(POLL_MS + Math.floor(ports.random.fraction() * POLL_MS));
   }
 }

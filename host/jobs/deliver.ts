@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
 import { EFFECT_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import type { Supervisor } from "../plugin/supervisor.js";
+import type { Ports } from "../ports/types.js";
 import type { Store } from "../store/index.js";
 import type { JobTarget } from "./job-calls.js";
 import { agentOf, agentSubject, type JobRecord, putAgent, putReceipt } from "./records.js";
@@ -27,8 +27,8 @@ export interface Delivered {
   result: Record<string, unknown> | null;
 }
 
-export function newMsgId(): string {
-  return `msg-${randomBytes(8).toString("hex")}`;
+export function newMsgId(ports: Ports): string {
+  return `msg-${ports.random.hex(8)}`;
 }
 
 export async function deliver(
@@ -40,7 +40,7 @@ export async function deliver(
   target: JobTarget,
   channel: string,
   d: Delivery,
-  msgId = newMsgId(),
+  msgId = newMsgId(io.ports),
 ): Promise<Delivered> {
   const at = io.ports.clock.now();
   const ws = j.workstream;

@@ -1,8 +1,17 @@
+import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, readFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { liveProcesses } from "./proc-scan.js";
 import { realSpawner } from "./spawner.js";
-import type { Clock, FileHandle, FileSystem, Liveness, Ports, ProcessId } from "./types.js";
+import type {
+  Clock,
+  FileHandle,
+  FileSystem,
+  Liveness,
+  Ports,
+  ProcessId,
+  Randomness,
+} from "./types.js";
 
 export const realClock: Clock = {
   now: () => Date.now(),
@@ -130,9 +139,15 @@ function clockFor(env: Record<string, string | undefined>): Clock {
   return { ...realClock, now: () => Date.now() + offset };
 }
 
+export const realRandom: Randomness = {
+  hex: (bytes) => randomBytes(bytes).toString("hex"),
+  fraction: () => Math.random(),
+};
+
 export function realPorts(env: Record<string, string | undefined> = process.env): Ports {
   return {
     clock: clockFor(env),
+    random: realRandom,
     fs: realFs,
     liveness: realLiveness,
     spawner: realSpawner,

@@ -90,8 +90,17 @@ export interface ProcessSpawner {
   spawn(argv: readonly string[], opts: SpawnOptions): Promise<ChildProcess>;
 }
 
+/** Where mu's keys, message ids and back-off jitter come from. */
+export interface Randomness {
+  /** `bytes` random bytes as lowercase hex. */
+  hex(bytes: number): string;
+  /** A number in [0, 1). */
+  fraction(): number;
+}
+
 export interface Ports {
   clock: Clock;
+  random: Randomness;
   fs: FileSystem;
   liveness: Liveness;
   spawner: ProcessSpawner;

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { crashPoint } from "../crash-point.js";
 import type { Ports } from "../ports/types.js";
@@ -39,7 +38,8 @@ async function removeDeadTemps(ports: Ports, path: string): Promise<void> {
 export async function replaceDurably(ports: Ports, path: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(path);
   await removeDeadTemps(ports, path);
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  // Named by the writer's pid, so the next writer can tell a dead one's leftovers.
+  const tmp = `${path}.tmp-${ports.liveness.self().pid}-${ports.random.hex(4)}`;
   try {
     const fh = await ports.fs.open(tmp, { exclusive: true, mode: 0o600 });
     try {

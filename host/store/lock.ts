@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { envMs } from "../env-ms.js";
 import type { Ports, ProcessId } from "../ports/types.js";
 import { locked } from "./failures.js";
@@ -50,7 +49,7 @@ export async function acquireLock(ports: Ports, path: string): Promise<HeldLock>
     const r = await attempt(path);
     if ("release" in r) return r;
     if (ports.clock.now() >= deadline) throw locked(path, r.holder, timeout);
-    await ports.clock.sleep(POLL_MS + Math.floor(Math.random() * POLL_MS));
+    await ports.clock.sleep(POLL_MS + Math.floor(ports.random.fraction() * POLL_MS));
   }
 }
 
@@ -62,7 +61,7 @@ export async function acquireLock(ports: Ports, path: string): Promise<HeldLock>
 export function lockAttempts(
   ports: Ports,
 ): (path: string) => Promise<HeldLock | { holder: number | null }> {
-  const mine = JSON.stringify({ ...ports.liveness.self(), token: randomBytes(6).toString("hex") });
+  const mine = JSON.stringify({ ...ports.liveness.self(), token: ports.random.hex(6) });
   const stale = staleness(ports);
   return async (path) => {
     for (;;) {

@@ -138,7 +138,7 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
     }
     const { hello } = await jobPlugin(sup, host, job);
     const d = delivery(v, (hello.seams.channel?.caps ?? {}) as Caps, agent.channelInc);
-    const msgId = d.withMsgId ? newMsgId() : `${v.kind}-${newMsgId().slice(4)}`;
+    const msgId = d.withMsgId ? newMsgId(io.ports) : `${v.kind}-${newMsgId(io.ports).slice(4)}`;
     const target = jobTarget(host, job, agent.incarnation);
     const { result } = await deliver(
       io,

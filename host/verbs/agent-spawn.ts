@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
 import { crashPoint } from "../crash-point.js";
 import { EFFECT_MS, READ_MS } from "../effects/resolve.js";
@@ -220,8 +219,8 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     sameInstance(opts.host, h.reg.name, h.instance, hello.instance);
     const job = hello.seams.job ?? declared;
     const atStart = job.firstTurn === "at-start";
-    const key = `job-${randomBytes(8).toString("hex")}`;
-    const msgId = `msg-${randomBytes(8).toString("hex")}`;
+    const key = `job-${io.ports.random.hex(8)}`;
+    const msgId = `msg-${io.ports.random.hex(8)}`;
     const text = firstPrompt(opts);
     const spec: Record<string, unknown> = {
       workstream: ws,

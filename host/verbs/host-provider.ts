@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
 import { deleteIntent, type Intent, intentsFor } from "../effects/journal.js";
@@ -100,7 +99,7 @@ export async function hostAcquire(
       );
     }
     const { hello } = await sup.ready(reg, ["host", "link"]);
-    const key = `${name}-${randomBytes(6).toString("hex")}`;
+    const key = `${name}-${io.ports.random.hex(6)}`;
     const now = io.ports.clock.now();
     const result = (await runEffect(
       { ports: io.ports, store, sup, reg },

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
@@ -84,8 +83,8 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
   const ctx: RunContext = {
     io,
     reg: { name: rec.name, argv: rec.argv, declaration: rec.declaration },
-    canary: `canary-${randomBytes(16).toString("hex")}`,
-    runId: randomBytes(4).toString("hex"),
+    canary: `canary-${io.ports.random.hex(16)}`,
+    runId: io.ports.random.hex(4),
     logs: [],
   };
   if (!opts.json) io.out(`checking plugin ${name} (${rec.argv.join(" ")})\n`);

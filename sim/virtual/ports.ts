@@ -1,6 +1,7 @@
 import FakeTimers from "@sinonjs/fake-timers";
 import type { Clock, Liveness, Ports, ProcessId, ProcessSpawner } from "../../host/ports/types.js";
 import { VirtualFs } from "./fs.js";
+import { seededRandom } from "./rng.js";
 
 // The virtual engine's world below mu: a clock that only moves when the
 // engine says (a 5 s grace costs no wall time), the crash-model disk, and
@@ -43,24 +44,36 @@ export class VirtualClock implements Clock {
     // Looked at after the loop: a rejection meanwhile is not unhandled.
     settled.catch(() => {});
     const until = this.fake.now + limitMs;
+    let movedAt = Date.now();
     while (!done && this.fake.now < until) {
-      // Let real work that is already under way (a module's first import)
-      // finish before virtual time moves.
       await new Promise((r) => setImmediate(r));
       if (done) break;
-      // With no real file request in flight, nothing but a virtual timer
-      // can move the run on: jump straight to it. Otherwise creep.
-      if (!realIoPending() && this.fake.countTimers() > 0) await this.fake.nextAsync();
-      else await this.fake.tickAsync(1);
+      // Real work under way (a module's first import), or no virtual timer
+      // to wait for: real time passes and virtual time stands still, so how
+      // long real work took never shows in the run, and the same seed gives
+      // the same run.
+      const real = realIoPending();
+      if (real || this.fake.countTimers() === 0) {
+        if (Date.now() - movedAt > STUCK_MS)
+          throw new Error(`stuck: no virtual timer and no progress for ${STUCK_MS} ms`);
+        if (!real) await new Promise((r) => setTimeout(r, 1));
+        continue;
+      }
+      // Nothing but a virtual timer can move the run on now: jump straight to it.
+      movedAt = Date.now();
+      await this.fake.nextAsync();
     }
     if (!done) throw new Error(`still running after ${limitMs} ms of virtual time`);
     return settled;
   }
 }
 
-/** A file read or write of this process still running in libuv's pool (a module load, say). */
+/** Wall time a run may wait on real work with no virtual timer before it counts as hung. */
+const STUCK_MS = 30_000;
+
+/** A file request of this process still running in libuv's pool (a module load, say). */
 function realIoPending(): boolean {
-  return process.getActiveResourcesInfo().some((r) => r.startsWith("FSReq"));
+  return process.getActiveResourcesInfo().some((r) => /FSReq|CloseReq|FileHandle/.test(r));
 }
 
 export class VirtualProcesses implements Liveness {
@@ -124,7 +137,9 @@ export interface VirtualWorld {
   ports(env?: Record<string, string>): Ports;
 }
 
-export function virtualWorld(): VirtualWorld {
+/** A world whose randomness follows `seed`: the same seed, the same keys. */
+export function virtualWorld(seed = 1): VirtualWorld {
+  const random = seededRandom(seed);
   const clock = new VirtualClock();
   const fs = new VirtualFs();
   const processes = new VirtualProcesses();
@@ -136,6 +151,7 @@ export function virtualWorld(): VirtualWorld {
       clock: offsetClock(clock, Number(env.MU_CLOCK_OFFSET_MS ?? 0)),
       fs,
       liveness: processes,
+      random,
       spawner: noSpawn,
       env: { MU_DB_PATH: "/state/mu.db", ...env },
       uid: fs.uid,
