@@ -26,7 +26,8 @@ const unfenced: KeyCaps = { lookup: true, fenceKey: false, inFlightMs: 30_000 };
 const dedupe: KeyCaps = {
   lookup: false,
   fenceKey: false,
-  dedupe: { exact: true, windowMs: 60_000 },
+  // Two minutes: a resend 10 s in fits with its 65 s span; one 70 s in does not, though the window is still open.
+  dedupe: { exact: true, windowMs: 120_000 },
 };
 
 describe("decideFirst", () => {
@@ -107,7 +108,16 @@ describe("decideFirst", () => {
       "nothing",
     ],
     ["start, dedupe, inside", "job.start", dedupe, {}, undefined, "start.dedupe.inside", "resend"],
-    ["start, dedupe, expired", "job.start", dedupe, {}, 40_000, "start.dedupe.expired", "nothing"],
+    ["start, dedupe, expired", "job.start", dedupe, {}, -30_000, "start.dedupe.expired", "nothing"],
+    [
+      "start, dedupe, open but too late for the resend to land",
+      "job.start",
+      dedupe,
+      {},
+      30_000,
+      "start.dedupe.expired",
+      "nothing",
+    ],
   ];
   it.each(cases)("%s", (_what, method, caps, facts, writtenAt, row, ask) => {
     const d = decideFirst(intent(method, writtenAt), caps, { ...gone, ...facts });
@@ -119,11 +129,12 @@ describe("decideFirst", () => {
     expect(decideFirst(intent("host.acquire"), unfenced, gone)).toMatchObject({ fence: false });
   });
 
-  it("the window is exclusive at its end", () => {
-    expect(decideFirst(intent("host.acquire", 40_000), dedupe, gone).row).toBe(
+  it("the window, less the resend's span, is exclusive at its end", () => {
+    // now 100 s, window 120 s, span 65 s: written after 45 s is the last that fits.
+    expect(decideFirst(intent("host.acquire", 45_000), dedupe, gone).row).toBe(
       "acquire.dedupe.expired",
     );
-    expect(decideFirst(intent("host.acquire", 40_001), dedupe, gone).row).toBe(
+    expect(decideFirst(intent("host.acquire", 45_001), dedupe, gone).row).toBe(
       "acquire.dedupe.inside",
     );
   });

@@ -1,4 +1,5 @@
 import type { KeyCaps } from "../protocol/declaration.js";
+import { EFFECT_SPAN_MS } from "./timeouts.js";
 
 // The resolver's decisions as pure functions of what it knows. Each returns
 // the rule-table row it followed; the impure half (host/effects/resolve.ts)
@@ -77,7 +78,10 @@ export function decideFirst(
     if (caps.lookup) return { row: "keyed", ask: "lookup", fence: caps.fenceKey };
     const p = prefix(intent.method);
     if (caps.dedupe?.exact) {
-      return f.now - intent.writtenAt < caps.dedupe.windowMs
+      // Inside means the resend lands inside too: the window is counted from
+      // the intent's writing, which is before the first send arrived, and
+      // must outlast the resend's whole span, deadline and grace.
+      return f.now - intent.writtenAt + EFFECT_SPAN_MS < caps.dedupe.windowMs
         ? { row: `${p}.dedupe.inside`, ask: "resend" }
         : { row: `${p}.dedupe.expired`, ask: "nothing" };
     }

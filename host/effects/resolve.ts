@@ -16,14 +16,14 @@ import {
 } from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
+import { EFFECT_MS, READ_MS } from "./timeouts.js";
 
 // The next verb on a subject (a host, an agent) resolves whatever effect on
 // it is still pending, before it does anything else, by the rows of the rule
 // table. What a row means for the subject's records is the subject's own
 // business: the SubjectRules.
 
-export const READ_MS = 10_000;
-export const EFFECT_MS = 60_000;
+export { EFFECT_MS, READ_MS };
 
 export interface SubjectRules {
   /** The key capabilities the intent's effect is resolved by, if any. */
