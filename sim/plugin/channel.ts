@@ -31,6 +31,8 @@ export class Channel {
   constructor(
     private readonly world: World,
     private readonly name: () => string,
+    /** False when the channel declares dedupe none: a repeat is then delivered again. */
+    private readonly dedupes: () => boolean,
     private readonly notify: Notify,
     private readonly setTimer: (ms: number, fn: () => void) => { cancel(): void },
   ) {}
@@ -186,8 +188,10 @@ export class Channel {
         );
       }
       const seen = a.receipts[msgId];
-      // Exact dedupe: the same msgId again is the same delivery.
-      if (seen) return { channel: this.name(), ack: "confirmed", baseline: seen.runs, msgId };
+      // Exact dedupe: the same msgId again is the same delivery. Without it
+      // the repeat is a second delivery, counted, as mu must never cause.
+      if (seen && this.dedupes())
+        return { channel: this.name(), ack: "confirmed", baseline: seen.runs, msgId };
       let agent = a;
       if (method === "channel.fresh") {
         const fresh = newAgent(now, a.incarnation + 1);

@@ -55,6 +55,7 @@ export class SimPlugin {
     this.channel = new Channel(
       world,
       () => String(seams().channel?.name ?? "sim"),
+      () => (seams().channel?.caps as { dedupe?: string } | undefined)?.dedupe !== "none",
       (method, params) => this.send({ jsonrpc: "2.0", method, params }),
       (ms, fn) => io.setTimer(ms, fn),
     );
