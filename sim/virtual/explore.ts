@@ -1,113 +1,15 @@
-import type { Fault, WorldConfig } from "../plugin/world.js";
-import type { LoadedScenario, Step } from "../runner/scenario.js";
+import type { LoadedScenario } from "../runner/scenario.js";
+import { canaryFor, invariants } from "./invariants.js";
 import { needsRealEngine, runVirtual, type VirtualOutcome } from "./run-scenario.js";
+import { workload } from "./workloads.js";
 
-// The explorer: seeded random workloads of provider-host verbs under random
-// faults, run on the virtual engine, each checked against the invariants a
-// user relies on. A run that breaks one is shrunk (steps dropped while it
-// still breaks) and written out as a scenario file the real engine runs too.
+// The explorer: seeded random workloads (workloads.ts) under random faults,
+// run on the virtual engine, each checked against the invariants a user
+// relies on (invariants.ts). A run that breaks one is shrunk (steps dropped
+// while it still breaks) and written out as a scenario file the real engine
+// runs too.
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
-
-const FAULTS: Fault["do"][] = [
-  { crash: "after" },
-  { crash: "before" },
-  { error: { kind: "retryable" } },
-  { error: { kind: "permanent" } },
-  { error: { kind: "unknown-outcome" } },
-  { hang: true },
-];
-
-const CAPS: Record<string, unknown>[] = [
-  {},
-  { host: { acquire: { fenceKey: false } } },
-  {
-    host: {
-      acquire: {
-        lookup: false,
-        fenceKey: false,
-        inFlightMs: null,
-        dedupe: { exact: true, windowMs: 600_000 },
-      },
-    },
-  },
-];
-
-/** One random workload: a world and the steps mu runs in it. */
-export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
-  const r = rng(seed);
-  const hosts = ["h1", "h2"];
-  const steps: Step[] = [{ mu: "plugin add sim -- ${sim} --world ${world}" }];
-  const n = 2 + Math.floor(r() * 6);
-  for (let i = 0; i < n; i++) {
-    if (r() < 0.4) {
-      const on = pick(r, ["host.acquire", "host.release", "host.lookup", "host.status"]);
-      const fault: Fault = {
-        on,
-        do:
-          on === "host.lookup" && r() < 0.5
-            ? { reply: pick(r, [{ pending: true }, { unknown: "cannot tell" }]) }
-            : pick(r, FAULTS),
-      };
-      steps.push({ world: { faults: [fault] } });
-    }
-    const h = pick(r, hosts);
-    steps.push({
-      mu: pick(r, [`host acquire --provider sim ${h}`, `host status ${h}`, `host release ${h}`]),
-    });
-  }
-  // Settle: no faults, then every host looked at, so what can be resolved is.
-  steps.push({ world: { faults: [] } });
-  for (const h of hosts) steps.push({ mu: `host status ${h}` });
-  const world: WorldConfig = {
-    preset: "provider-full",
-    instance: "sim-1",
-    hello: { seams: pick(r, CAPS) },
-  };
-  return {
-    scenario: `found/seed-${seed}`,
-    about: `explorer seed ${seed}`,
-    proves: ["explore.invariants"],
-    world,
-    env,
-    steps,
-    file: "",
-  };
-}
-
-/** What must hold after any run; each broken one is a line. */
-export function invariants(o: Extract<VirtualOutcome, { ran: true }>): string[] {
-  const broken: string[] = [];
-  for (const [effect, n] of Object.entries(o.effects)) {
-    if (effect.startsWith("host.acquire:") && n > 1)
-      broken.push(`${effect} was applied ${n} times: a second machine for one acquire`);
-  }
-  for (const [key, h] of Object.entries(o.worldHosts)) {
-    if (h.released) continue;
-    const known =
-      o.muHosts.some((m) => m.key === key && m.state !== "released") || o.pendingKeys.includes(key);
-    if (!known)
-      broken.push(
-        `machine ${h.handle} (key ${key}) exists, but mu neither records it nor has an intent for it`,
-      );
-  }
-  for (const code of o.exits)
-    if (code === null || ![0, 1, 2, 3, 4, 5].includes(code))
-      broken.push(`an exit code outside mu's table: ${code}`);
-  return broken;
-}
+export { workload } from "./workloads.js";
 
 export interface Finding {
   seed: number;
@@ -115,22 +17,53 @@ export interface Finding {
   scenario: LoadedScenario;
   /** Each mu step's exit code in the shrunk run, so the real engine checks them too. */
   exits: (number | null)[];
+  /** SIGKILL for a step that was killed. */
+  signals: (string | null)[];
 }
 
 export async function check(s: LoadedScenario, twice = false): Promise<string[]> {
   if (needsRealEngine(s)) return [];
   const o = await runVirtual(s, { lenient: true });
   if (!o.ran) return [];
-  const broken = invariants(o);
+  const broken = invariants(o, s);
   if (twice) {
     // The same seed must give the same run: what each step answered, what
     // crossed the wire, what the world did.
     const again = await runVirtual(s, { lenient: true });
-    const sig = (x: VirtualOutcome) =>
-      x.ran ? JSON.stringify([x.exits, x.transcript, Object.values(x.effects)]) : "";
-    if (sig(again) !== sig(o)) broken.push(`not deterministic: ${sig(o)} then ${sig(again)}`);
+    const diverged = firstDifference(o, again);
+    if (diverged) broken.push(`not deterministic: ${diverged}`);
   }
   return broken;
+}
+
+/** The first place two runs of one seed differ: a step's ending, or a message on the wire. */
+function firstDifference(a: VirtualOutcome, b: VirtualOutcome): string | undefined {
+  if (!a.ran || !b.ran) return a.ran === b.ran ? undefined : "one run ran and the other did not";
+  for (let i = 0; i < Math.max(a.exits.length, b.exits.length); i++)
+    if (a.exits[i] !== b.exits[i] || a.signals[i] !== b.signals[i])
+      return `mu step ${i + 1} ended ${a.exits[i] ?? a.signals[i]}, then ${b.exits[i] ?? b.signals[i]}`;
+  const x = a.sent.split("\n");
+  const y = b.sent.split("\n");
+  for (let i = 0; i < Math.max(x.length, y.length); i++)
+    if (x[i] !== y[i])
+      return `message ${i + 1} mu sent was ${x[i] ?? "absent"}, then ${y[i] ?? "absent"}`;
+  if (JSON.stringify(a.effects) !== JSON.stringify(b.effects))
+    return `the world applied ${JSON.stringify(a.effects)}, then ${JSON.stringify(b.effects)}`;
+  return undefined;
+}
+
+/**
+ * Steps a shrink must not drop. Time passing: the mu steps after it carry the
+ * same offset, and dropping the world's half alone would skew the two clocks.
+ * The last close of each agent: the real engine fails a run that leaves an
+ * agent's view running, whatever else it found.
+ */
+function kept(steps: LoadedScenario["steps"], i: number): boolean {
+  const st = steps[i];
+  if (!st) return false;
+  if ("world" in st) return st.world.clockOffsetMs !== undefined;
+  if (!("mu" in st) || typeof st.mu !== "string" || !st.mu.startsWith("agent close ")) return false;
+  return !steps.slice(i + 1).some((later) => "mu" in later && later.mu === st.mu);
 }
 
 /** Drops steps, one at a time from the end, for as long as the run still breaks an invariant. */
@@ -138,8 +71,9 @@ export async function shrink(s: LoadedScenario): Promise<LoadedScenario> {
   let cur = s;
   for (let changed = true; changed; ) {
     changed = false;
-    // The first step registers the plugin; everything else may go.
+    // The first step registers the plugin; everything else may go, but what kept() keeps.
     for (let i = cur.steps.length - 1; i >= 1; i--) {
+      if (kept(cur.steps, i)) continue;
       const next = { ...cur, steps: cur.steps.filter((_, j) => j !== i) };
       if ((await check(next)).length > 0) {
         cur = next;
@@ -150,15 +84,23 @@ export async function shrink(s: LoadedScenario): Promise<LoadedScenario> {
   return cur;
 }
 
+export interface ExploreOptions {
+  env?: Record<string, string>;
+  onRun?: (seed: number) => void;
+  /** Stop starting runs after this many wall milliseconds. */
+  timeLimitMs?: number;
+}
+
+/** Runs seeds first.. until one breaks an invariant, runs are used up, or time is. */
 export async function explore(
   first: number,
   runs: number,
-  env: Record<string, string> = {},
-  onRun: (seed: number) => void = () => {},
+  opts: ExploreOptions = {},
 ): Promise<Finding | undefined> {
-  for (let seed = first; seed < first + runs; seed++) {
-    onRun(seed);
-    const s = workload(seed, env);
+  const until = opts.timeLimitMs === undefined ? Infinity : Date.now() + opts.timeLimitMs;
+  for (let seed = first; seed < first + runs && Date.now() < until; seed++) {
+    opts.onRun?.(seed);
+    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...opts.env });
     // One run in ten is repeated, to catch a run that is not a function of its seed.
     const broken = await check(s, seed % 10 === 0);
     if (broken.length > 0) {
@@ -166,14 +108,17 @@ export async function explore(
       const o = await runVirtual(small, { lenient: true });
       return {
         seed,
-        broken: o.ran ? invariants(o) : broken,
+        broken: o.ran ? invariants(o, small) : broken,
         scenario: small,
         exits: o.ran ? o.exits : [],
+        signals: o.ran ? o.signals : [],
       };
     }
   }
   return undefined;
 }
+
+const ONCE_PER_KEY = { "host.acquire": 1, "job.start": 1, "channel.send": 1 };
 
 /** A finding as a scenario file: the steps, and the invariants as expectations. */
 export function toYaml(f: Finding): string {
@@ -188,10 +133,12 @@ export function toYaml(f: Finding): string {
     "steps:",
     ...s.steps.map((st) => {
       if (!("mu" in st)) return `  - ${JSON.stringify(st)}`;
+      const signal = f.signals[mu];
       const exit = f.exits[mu++] ?? 0;
+      if (signal) return `  - ${JSON.stringify({ ...st, signalled: signal })}`;
       return `  - ${JSON.stringify(exit === 0 ? st : { ...st, exit })}`;
     }),
-    `  - ${JSON.stringify({ expect: { effectsPerKeyAtMost: { "host.acquire": 1 } } })}`,
+    `  - ${JSON.stringify({ expect: { effectsPerKeyAtMost: ONCE_PER_KEY } })}`,
     "",
   ];
   return lines.join("\n");

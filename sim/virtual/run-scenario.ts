@@ -2,14 +2,16 @@ import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { listHosts } from "../../host/hosts/records.js";
+import { allJobs } from "../../host/jobs/records.js";
 import { openStore } from "../../host/store/index.js";
+import { sqlJs } from "../../host/store/sqljs.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
 import { capture, checkMu, expandPatterns } from "../runner/execute.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { virtualMux } from "./mux.js";
-import { virtualWorld } from "./ports.js";
+import { type VirtualWorld, virtualWorld } from "./ports.js";
 import { VirtualMu } from "./process.js";
 import { virtualSpawner } from "./spawner.js";
 
@@ -22,6 +24,7 @@ import { virtualSpawner } from "./spawner.js";
 // why.
 
 const SIM = "/opt/mu/mu-plugin-sim";
+const DB = "/state/mu.db";
 
 export type VirtualOutcome =
   | { ran: false; why: string }
@@ -32,10 +35,23 @@ export type VirtualOutcome =
       transcript: { in: Record<string, number>; out: Record<string, number> };
       effects: Record<string, number>;
       intents: number;
-      /** What the world holds, by acquire key, and what mu recorded. */
+      /** How each mu step ended by signal (SIGKILL for a killed one), else null. */
+      signals: (string | null)[];
+      /** What the world holds, by acquire and start key, and what mu recorded. */
       worldHosts: Record<string, { handle: string; released: boolean }>;
+      worldJobs: Record<string, { state: string }>;
       muHosts: { key: string; state: string }[];
+      muJobs: { key: string; state: string }[];
       pendingKeys: string[];
+      /** Why mu's database does not open, or fails its integrity check. */
+      dbProblem?: string;
+      /** Every message mu sent the plugin, a line each. */
+      sent: string;
+      /** Calls about a machine or job that went to another instance than it was made under. */
+      crossings: string[];
+      /** Everything mu printed, stdout and stderr. */
+      output: string;
+      dbBytes: Uint8Array | null;
       /** Virtual time the scenario took. */
       virtualMs: number;
     };
@@ -72,6 +88,8 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
 }
 
 export interface VirtualRun {
+  /** Seeds mu's randomness (keys, message ids); the same seed, the same run. */
+  seed?: number;
   /** Collect exit codes without judging them (the explorer judges invariants instead). */
   lenient?: boolean;
 }
@@ -82,7 +100,10 @@ export async function runVirtual(
 ): Promise<VirtualOutcome> {
   const why = needsRealEngine(s);
   if (why) return { ran: false, why };
-  const w = virtualWorld();
+  // sql.js compiles its WebAssembly on a real thread, out of the clock's
+  // sight; done first, it cannot overlap a run's virtual timers.
+  await sqlJs();
+  const w = virtualWorld(opts.seed);
   const t0 = w.clock.now();
   const worldFs = createFsFromVolume(new Volume()) as unknown as WorldFs;
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...s.world };
@@ -118,6 +139,8 @@ export async function runVirtual(
     return { code, signal: null, stdout, stderr };
   };
   const exits: (number | null)[] = [];
+  const signals: (string | null)[] = [];
+  let output = "";
   let failure: string | undefined;
   const problem = (i: number, what: string) => {
     failure ??= `step ${i + 1}: ${what}`;
@@ -132,6 +155,8 @@ export async function runVirtual(
       const step = st as MuStep;
       const r = await mu(argv(step.mu), { ...s.env, ...step.env });
       exits.push(r.code);
+      signals.push(r.signal);
+      output += r.stdout + r.stderr;
       const ran = { exit: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
       for (const p of checkMu(expandPatterns(places, step), ran, !opts.lenient)) problem(i, p);
       for (const p of capture(places, step.capture, ran)) problem(i, p);
@@ -178,23 +203,57 @@ export async function runVirtual(
       }
     }
   }
-  const left = await w.clock.run(openStore(w.ports()).read((db) => allIntents(db)));
+  const db = await readBack(w);
+  const transcript = world.transcript();
   return {
     ran: true,
     ...(failure ? { failure } : {}),
     exits,
-    transcript: {
-      in: messageCounts(world.transcript(), "in"),
-      out: messageCounts(world.transcript(), "out"),
-    },
+    signals,
+    transcript: { in: messageCounts(transcript, "in"), out: messageCounts(transcript, "out") },
     effects: world.state().effects,
-    intents: left.length,
+    intents: db.intents.length,
     worldHosts: world.state().hosts ?? {},
-    muHosts: (await w.clock.run(openStore(w.ports()).read((db) => listHosts(db)))).map((h) => ({
-      key: h.key,
-      state: h.state,
-    })),
-    pendingKeys: left.map((i) => i.key),
+    worldJobs: Object.fromEntries(
+      Object.entries(world.state().jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
+    ),
+    muHosts: db.hosts,
+    muJobs: db.jobs,
+    pendingKeys: db.intents,
+    ...(db.problem ? { dbProblem: db.problem } : {}),
+    sent: transcript
+      .filter((l) => l.dir === "in")
+      .map((l) => JSON.stringify(l.msg))
+      .join("\n"),
+    crossings: transcript
+      .filter((l) => l.dir === "note" && "otherInstance" in l.msg)
+      .map((l) => JSON.stringify(l.msg.otherInstance)),
+    output,
+    dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
   };
+}
+
+/** What mu's database holds at the end, read as a new mu would; a store that does not open says why. */
+async function readBack(w: VirtualWorld): Promise<{
+  intents: string[];
+  hosts: { key: string; state: string }[];
+  jobs: { key: string; state: string }[];
+  problem?: string;
+}> {
+  try {
+    return await w.clock.run(
+      openStore(w.ports()).read((db) => {
+        const check = db.exec("PRAGMA integrity_check")[0]?.values[0]?.[0];
+        return {
+          intents: allIntents(db).map((i) => i.key),
+          hosts: listHosts(db).map((h) => ({ key: h.key, state: h.state })),
+          jobs: allJobs(db).map((j) => ({ key: j.key, state: j.state })),
+          ...(check === "ok" ? {} : { problem: `integrity_check says ${String(check)}` }),
+        };
+      }),
+    );
+  } catch (err) {
+    return { intents: [], hosts: [], jobs: [], problem: (err as Error).message };
+  }
 }

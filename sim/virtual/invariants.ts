@@ -1,0 +1,71 @@
+import type { LoadedScenario } from "../runner/scenario.js";
+import type { VirtualOutcome } from "./run-scenario.js";
+
+// What must hold after any run of the explorer, whatever the faults did. Each
+// broken invariant is one line saying what went wrong.
+
+type Ran = Extract<VirtualOutcome, { ran: true }>;
+
+/** Effects a plugin applies at most once per key or msgId, whatever mu resends. */
+const ONCE = ["host.acquire:", "job.start:", "channel.send:", "channel.fresh:", "channel.command:"];
+
+/** mu's exit codes (README's table): 6 is unused. */
+const EXITS = [0, 1, 2, 3, 4, 5, 7];
+
+/** The canary every explorer run hands the plugin; it must come back nowhere. */
+export function canaryFor(seed: number): string {
+  return `canary-${(seed >>> 0).toString(16).padStart(8, "0")}-do-not-store`;
+}
+
+export function invariants(o: Ran, s: LoadedScenario): string[] {
+  const broken: string[] = [];
+  for (const [effect, n] of Object.entries(o.effects))
+    if (n > 1 && ONCE.some((p) => effect.startsWith(p)))
+      broken.push(`${effect} was applied ${n} times: one intent, two effects`);
+
+  // Nothing the world holds may be unknown to mu: neither recorded nor journaled.
+  const pending = new Set(o.pendingKeys);
+  for (const [key, h] of Object.entries(o.worldHosts)) {
+    if (h.released || pending.has(key)) continue;
+    if (!o.muHosts.some((m) => m.key === key && m.state !== "released"))
+      broken.push(
+        `machine ${h.handle} (key ${key}) exists, but mu neither records it nor has an intent for it`,
+      );
+  }
+  for (const [key, j] of Object.entries(o.worldJobs)) {
+    if (j.state !== "running" || pending.has(key)) continue;
+    if (!o.muJobs.some((m) => m.key === key && m.state !== "stopped"))
+      broken.push(`job ${key} runs, but mu neither records it nor has an intent for it`);
+  }
+
+  for (const c of o.crossings)
+    broken.push(`a call went to another instance than its subject's: ${c}`);
+  if (o.dbProblem) broken.push(`mu's database does not read back: ${o.dbProblem}`);
+
+  const canary = s.env?.MU_PLUGIN_CANARY;
+  if (canary) {
+    if (o.sent.includes(canary)) broken.push("the canary is in a message mu sent the plugin");
+    if (o.output.includes(canary)) broken.push("the canary is in mu's output");
+    if (o.dbBytes && Buffer.from(o.dbBytes).includes(canary))
+      broken.push("the canary is in mu's database");
+  }
+
+  // A step ends by SIGKILL only where something was set to kill it.
+  const mayDie = (s.world?.faults ?? []).some((f) => "killMu" in f.do);
+  let step = 0;
+  let killer = mayDie;
+  for (const st of s.steps) {
+    if ("world" in st) killer ||= (st.world.faults ?? []).some((f) => "killMu" in f.do);
+    if (!("mu" in st)) continue;
+    const code = o.exits[step];
+    const signal = o.signals[step];
+    step++;
+    if (step > o.exits.length) break;
+    if (signal === "SIGKILL") {
+      if (!killer && !st.env?.MU_CRASH_AT)
+        broken.push(`step ${step} (${String(st.mu)}) was killed with nothing set to kill it`);
+    } else if (code === null || code === undefined || !EXITS.includes(code))
+      broken.push(`step ${step} (${String(st.mu)}) exited ${code}, outside mu's table`);
+  }
+  return broken;
+}

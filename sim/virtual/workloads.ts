@@ -1,0 +1,235 @@
+import type { CrashPointName } from "../../host/crash-point.js";
+import { EFFECT_MS, READ_MS } from "../../host/effects/resolve.js";
+import type { Fault, InvalidKind, WorldConfig } from "../plugin/world.js";
+import type { LoadedScenario, Step } from "../runner/scenario.js";
+import { rng } from "./rng.js";
+
+// The explorer's random workloads. A seed picks one of two families (machines
+// on a provider host; agents on a profile host, with their jobs and
+// channels), a declaration, a run of verbs and, between them, faults: the
+// plugin crashing, erring, hanging, answering late around a deadline,
+// answering twice or invalidly, SIGKILLing mu, changing its instance; time
+// passing past an in-flight bound or a dedupe window; and mu itself dying at
+// a crash point.
+
+type Rand = () => number;
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+
+/** Picks by weight: [[weight, value], …]. */
+function weighted<T>(r: Rand, xs: readonly (readonly [number, T])[]): T {
+  let x = r() * xs.reduce((a, [w]) => a + w, 0);
+  for (const [w, v] of xs) {
+    x -= w;
+    if (x < 0) return v;
+  }
+  return (xs[xs.length - 1] as readonly [number, T])[1];
+}
+
+const INVALID: InvalidKind[] = ["not-json", "unknown-field", "bad-utf8", "reply-to-none"];
+
+/** What any call may meet. */
+function anyFault(r: Rand): Fault["do"] {
+  return pick<() => Fault["do"]>(r, [
+    () => ({ crash: "after" }),
+    () => ({ crash: "before" }),
+    () => ({ error: { kind: "retryable" } }),
+    () => ({ error: { kind: "permanent" } }),
+    () => ({ error: { kind: "unknown-outcome" } }),
+    () => ({ hang: true }),
+    () => ({ killMu: pick(r, ["before", "after"] as const) }),
+    // Late answers either side of the deadlines mu gives effects and reads.
+    () => ({ delayMs: pick(r, [EFFECT_MS - 50, EFFECT_MS + 50, READ_MS - 50, READ_MS + 50]) }),
+    () => ({ invalid: pick(r, INVALID) }),
+    () => ({ replyTwice: true }),
+    () => ({ setInstance: pick(r, ["sim-2", "sim-1"]) }),
+  ])();
+}
+
+const EFFECT_POINTS: CrashPointName[] = [
+  "store.before-rename",
+  "effect.intent-durable",
+  "effect.request-written",
+  "effect.reply-read",
+  "effect.intent-deleted",
+];
+
+/**
+ * A workload's steps as they are drawn. Time passes for mu and the plugin
+ * alike (the world's clock offset and mu's MU_CLOCK_OFFSET_MS move together),
+ * so a window expires for both; a clock that jumps for one side only is skew,
+ * which no host can defend against.
+ */
+class Script {
+  readonly steps: Step[] = [];
+  private offset = 0;
+
+  constructor(
+    private readonly r: Rand,
+    private readonly points: CrashPointName[],
+  ) {}
+
+  fault(on: string, act: Fault["do"]): void {
+    this.steps.push({ world: { faults: [{ on, do: act }] } });
+  }
+
+  clear(): void {
+    this.steps.push({ world: { faults: [] } });
+  }
+
+  /** Past a 30 s in-flight bound, or past a 600 s dedupe window too. */
+  maybePass(): void {
+    if (this.r() >= 0.1) return;
+    this.offset += pick(this.r, [40_000, 700_000]);
+    this.steps.push({ world: { clockOffsetMs: this.offset } });
+  }
+
+  /** A verb; now and then mu is set to die at one of its crash points. */
+  verb(mu: string, mayDie = true): void {
+    const env: Record<string, string> = {};
+    if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
+    if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = pick(this.r, this.points);
+    this.steps.push(Object.keys(env).length > 0 ? { mu, env } : { mu });
+  }
+}
+
+const HOST_CAPS: Record<string, unknown>[] = [
+  {},
+  { host: { acquire: { fenceKey: false } } },
+  {
+    host: {
+      acquire: {
+        lookup: false,
+        fenceKey: false,
+        inFlightMs: null,
+        dedupe: { exact: true, windowMs: 600_000 },
+      },
+    },
+  },
+];
+
+function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+  const hosts = ["h1", "h2"];
+  const w = new Script(r, EFFECT_POINTS);
+  w.verb("plugin add sim -- ${sim} --world ${world}", false);
+  const n = 2 + Math.floor(r() * 6);
+  for (let i = 0; i < n; i++) {
+    if (r() < 0.4) {
+      const on = pick(r, ["host.acquire", "host.release", "host.lookup", "host.status"]);
+      w.fault(
+        on,
+        on === "host.lookup" && r() < 0.5
+          ? { reply: pick(r, [{ pending: true }, { unknown: "cannot tell" }]) }
+          : anyFault(r),
+      );
+    }
+    w.maybePass();
+    const h = pick(r, hosts);
+    // Mostly verbs on a machine that exists: acquires first, and often.
+    const mu =
+      i === 0
+        ? `host acquire --provider sim ${h}`
+        : weighted(r, [
+            [4, `host acquire --provider sim ${h}`],
+            [3, `host status ${h}`],
+            [3, `host release ${h}`],
+          ] as const);
+    w.verb(mu);
+  }
+  // Settle: no faults, then every host looked at, so what can be resolved is.
+  w.clear();
+  for (const h of hosts) w.verb(`host status ${h}`, false);
+  return {
+    world: { preset: "provider-full", instance: "sim-1", hello: { seams: pick(r, HOST_CAPS) } },
+    env: {},
+    steps: w.steps,
+  };
+}
+
+const AGENT_CAPS: Record<string, unknown>[] = [
+  {},
+  { job: { view: "bound" } },
+  { job: { handle: "file" } },
+  {
+    job: {
+      start: {
+        lookup: false,
+        fenceKey: false,
+        inFlightMs: null,
+        dedupe: { exact: true, windowMs: 600_000 },
+      },
+    },
+  },
+  { channel: { caps: { receipt: "none" } } },
+  { channel: { caps: { receipt: "none", dedupe: "none" } } },
+];
+
+const AGENT_CALLS = [
+  "job.start",
+  "job.lookup",
+  "job.status",
+  "job.stop",
+  "channel.send",
+  "channel.receipt",
+  "channel.status",
+  "channel.watch",
+];
+
+function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+  const agents = ["a", "b"];
+  const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
+  w.verb("plugin add sim -- ${sim} --world ${world}", false);
+  w.verb("host add box --plugin sim", false);
+  const n = 2 + Math.floor(r() * 7);
+  let texts = 0;
+  for (let i = 0; i < n; i++) {
+    if (r() < 0.4) {
+      const on = pick(r, AGENT_CALLS);
+      // A watch may also settle after mu cancelled it, crossing the cancel.
+      const act =
+        on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
+      w.fault(on, act);
+    }
+    w.maybePass();
+    const a = pick(r, agents);
+    // Mostly verbs on an agent that runs: spawns first, and often.
+    const mu =
+      i === 0
+        ? `agent spawn ${a} --host box`
+        : weighted(r, [
+            [3, `agent spawn ${a} --host box`],
+            [3, `agent send ${a} hello-${++texts}`],
+            [2, `agent read ${a}`],
+            [1, `wait ${a} --timeout 2`],
+            [2, `agent close ${a}`],
+          ] as const);
+    w.verb(mu);
+  }
+  // Settle: no faults, every agent read (which resolves what it owes), then closed.
+  w.clear();
+  for (const a of agents) {
+    w.verb(`agent read ${a}`, false);
+    w.verb(`agent close ${a}`, false);
+  }
+  const world: WorldConfig = {
+    preset: "link-job",
+    instance: "sim-1",
+    turnMs: pick(r, [0, 300, 60_000]),
+    hello: { seams: pick(r, AGENT_CAPS) },
+  };
+  return { world, env: { MU_MUX: "sim" }, steps: w.steps };
+}
+
+/** One random workload: a world and the steps mu runs in it. */
+export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
+  const r = rng(seed);
+  const w = r() < 0.5 ? hostWorkload(r) : agentWorkload(r);
+  return {
+    scenario: `found/seed-${seed}`,
+    about: `explorer seed ${seed}`,
+    proves: ["explore.invariants"],
+    world: w.world,
+    env: { ...w.env, ...env },
+    steps: w.steps,
+    file: "",
+  };
+}

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import type { LoadedScenario } from "../sim/runner/scenario.js";
+import { canaryFor, invariants } from "../sim/virtual/invariants.js";
+import type { VirtualOutcome } from "../sim/virtual/run-scenario.js";
+
+// Each of the explorer's invariants, shown to break on an outcome that
+// breaks it and to hold on one that does not: an invariant that cannot fail
+// would find nothing.
+
+type Ran = Extract<VirtualOutcome, { ran: true }>;
+const canary = canaryFor(3);
+
+const scenario = (steps: LoadedScenario["steps"], faults: unknown[] = []): LoadedScenario =>
+  ({
+    scenario: "t",
+    about: "",
+    proves: [],
+    world: { preset: "provider-full", instance: "sim-1", faults },
+    env: { MU_PLUGIN_CANARY: canary },
+    steps,
+    file: "",
+  }) as LoadedScenario;
+
+const clean = (over: Partial<Ran> = {}): Ran => ({
+  ran: true,
+  exits: [0, 0],
+  signals: [null, null],
+  transcript: { in: {}, out: {} },
+  effects: { "host.acquire:h1-k": 1, "host.release:h1-k": 1 },
+  intents: 0,
+  worldHosts: { "h1-k": { handle: "m1", released: false } },
+  worldJobs: { "job-1": { state: "running" } },
+  muHosts: [{ key: "h1-k", state: "ready" }],
+  muJobs: [{ key: "job-1", state: "running" }],
+  pendingKeys: [],
+  sent: '{"method":"host.acquire"}',
+  crossings: [],
+  output: "acquired h1\n",
+  dbBytes: new TextEncoder().encode("SQLite format 3"),
+  virtualMs: 0,
+  ...over,
+});
+
+const two = scenario([{ mu: "host acquire --provider sim h1" }, { mu: "host status h1" }]);
+
+describe("the explorer's invariants", () => {
+  it("hold on a clean outcome", () => {
+    expect(invariants(clean(), two)).toEqual([]);
+  });
+
+  it.each([
+    [
+      "an effect applied twice",
+      { effects: { "job.start:job-1": 2 } },
+      /job\.start:job-1 was applied 2 times/,
+    ],
+    ["a machine mu forgot", { muHosts: [] }, /machine m1 \(key h1-k\) exists, but mu neither/],
+    [
+      "a job mu forgot",
+      { muJobs: [{ key: "job-1", state: "stopped" }] },
+      /job job-1 runs, but mu neither/,
+    ],
+    ["a call across the fence", { crossings: ['{"method":"host.release"}'] }, /another instance/],
+    [
+      "a database that does not read back",
+      { dbProblem: "file is not a database" },
+      /does not read back/,
+    ],
+    ["the canary on the wire", { sent: `{"x":"${canary}"}` }, /canary is in a message/],
+    ["the canary in the output", { output: canary }, /canary is in mu's output/],
+    [
+      "the canary in the database",
+      { dbBytes: new TextEncoder().encode(canary) },
+      /canary is in mu's database/,
+    ],
+    ["an exit code outside the table", { exits: [0, 6] }, /exited 6, outside mu's table/],
+    [
+      "a death with nothing to kill",
+      { exits: [0, null], signals: [null, "SIGKILL"] },
+      /killed with nothing set to kill it/,
+    ],
+  ] as const)("break on %s", (_what, over, line) => {
+    expect(invariants(clean(over as Partial<Ran>), two).join("\n")).toMatch(line);
+  });
+
+  it("what is still journaled is not forgotten", () => {
+    expect(
+      invariants(clean({ muHosts: [], muJobs: [], pendingKeys: ["h1-k", "job-1"] }), two),
+    ).toEqual([]);
+  });
+
+  it("a death is fine where a crash point or a killMu fault was set", () => {
+    const killed = clean({ exits: [0, null], signals: [null, "SIGKILL"] });
+    const atPoint = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { mu: "host status h1", env: { MU_CRASH_AT: "effect.intent-durable" } },
+    ]);
+    expect(invariants(killed, atPoint)).toEqual([]);
+    const byPlugin = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { world: { faults: [{ on: "host.status", do: { killMu: "before" } }] } },
+      { mu: "host status h1" },
+    ]);
+    expect(invariants(killed, byPlugin)).toEqual([]);
+  });
+});
