@@ -6,7 +6,7 @@ import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
-import { messageCounts } from "./counts.js";
+import { checkWorld } from "./expect.js";
 import { expand, install, makeSandbox, type Places, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
@@ -35,6 +35,10 @@ export interface ScenarioResult {
   steps: StepRecord[];
   failure?: string;
   transcript: unknown[];
+  /** What the world applied, by effect and key, at the end. */
+  effects: Record<string, number>;
+  /** Intents left in mu's journal at the end. */
+  intents: number;
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
@@ -144,6 +148,11 @@ function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
   return collect(child);
 }
 
+async function intentsLeft(box: Sandbox): Promise<ReturnType<typeof allIntents>> {
+  if (!existsSync(box.db)) return [];
+  return openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db));
+}
+
 /** What a mu step's run got wrong; `judgeExit` false leaves its exit code alone (the explorer judges invariants). */
 export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
   const problems: string[] = [];
@@ -196,80 +205,16 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
     );
     if (extra.length > 0) problems.push(`left beside the DB: ${extra.join(", ")}`);
   }
-  for (const dir of ["in", "out"] as const) {
-    const expected = want.transcript?.[dir];
-    if (!expected) continue;
-    const got = messageCounts(box.world.transcript(), dir);
-    for (const [method, n] of Object.entries(expected)) {
-      if ((got[method] ?? 0) !== n)
-        problems.push(`transcript ${dir} has ${got[method] ?? 0} × ${method}, expected ${n}`);
-    }
-  }
-  if (want.plugins) {
-    const r = await runMu(box, { mu: ["plugin", "list", "--json"] });
-    const names =
-      r.exit === 0 ? (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name) : null;
-    if (JSON.stringify(names) !== JSON.stringify(want.plugins)) {
-      problems.push(
-        `plugins are ${JSON.stringify(names)}, expected ${JSON.stringify(want.plugins)}`,
-      );
-    }
-  }
-  if (want.effects || want.effectsPerKeyAtMost) {
-    const applied = box.world.state().effects;
-    const byMethod = (m: string) => Object.entries(applied).filter(([k]) => k.startsWith(`${m}:`));
-    for (const [m, n] of Object.entries(want.effects ?? {})) {
-      const total = byMethod(m).reduce((a, [, v]) => a + v, 0);
-      if (total !== n) problems.push(`the world applied ${m} ${total} times, expected ${n}`);
-    }
-    for (const [m, n] of Object.entries(want.effectsPerKeyAtMost ?? {})) {
-      for (const [k, v] of byMethod(m))
-        if (v > n) problems.push(`the world applied ${k} ${v} times, at most ${n} allowed`);
-    }
-  }
-  for (const [machine, n] of Object.entries(want.sessionsPeak ?? {})) {
-    const peak = box.world.state().sessions?.[machine]?.peak ?? 0;
-    if (peak !== n)
-      problems.push(`at most ${peak} link calls ran at once on ${machine}, expected ${n}`);
-  }
-  for (const method of want.sameParams ?? []) {
-    const sent = box.world
-      .transcript()
-      .filter((e) => e.dir === "in" && e.msg.method === method)
-      .map((e) => {
-        const { deadline: _d, ...rest } = (e.msg.params ?? {}) as Record<string, unknown>;
-        return JSON.stringify(rest);
-      });
-    if (new Set(sent).size > 1)
-      problems.push(`${method} was sent with ${new Set(sent).size} different params`);
-    if (sent.length < 2)
-      problems.push(
-        `${method} was sent ${sent.length} times; sameParams needs a resend to compare`,
-      );
-  }
-  if (want.intents !== undefined) {
-    const left = existsSync(box.db)
-      ? await openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db))
-      : [];
-    if (left.length !== want.intents) {
-      problems.push(
-        `${left.length} intents left (${left.map((i) => `${i.method} ${i.subject}`).join(", ")}), expected ${want.intents}`,
-      );
-    }
-  }
-  if (want.hosts) {
-    const r = await runMu(box, { mu: ["host", "list", "--json"] });
-    const states = new Map(
-      (JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [
-        h.name,
-        h.state,
-      ]),
-    );
-    for (const [name, state] of Object.entries(want.hosts)) {
-      if ((states.get(name) ?? null) !== state)
-        problems.push(`host ${name} is ${states.get(name) ?? "not recorded"}, expected ${state}`);
-    }
-  }
+  problems.push(
+    ...(await checkWorld(
+      {
+        world: box.world,
+        intents: () => intentsLeft(box),
+        mu: (args) => runMu(box, { mu: args }),
+      },
+      want,
+    )),
+  );
   return problems;
 }
 
@@ -338,6 +283,8 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
   const steps: StepRecord[] = [];
   let failure: string | undefined;
   let transcript: unknown[] = [];
+  let effects: Record<string, number> = {};
+  let intents = 0;
   try {
     for (const [i, step] of scenario.steps.entries()) {
       let rec: StepRecord;
@@ -359,6 +306,8 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
     if (left.length > 0 && failure === undefined)
       failure = `left processes behind: ${left.join("; ")}`;
     transcript = box.world.transcript();
+    effects = box.world.state().effects;
+    intents = (await intentsLeft(box)).length;
   } finally {
     rmSync(box.root, { recursive: true, force: true });
   }
@@ -368,6 +317,8 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
     ms: Date.now() - t0,
     steps,
     transcript,
+    effects,
+    intents,
   };
   if (failure !== undefined) result.failure = failure;
   return result;

@@ -8,6 +8,7 @@ import { sqlJs } from "../../host/store/sqljs.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
 import { capture, checkMu, expandPatterns } from "../runner/execute.js";
+import { checkWorld, type Observed } from "../runner/expect.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { virtualMux } from "./mux.js";
@@ -163,44 +164,15 @@ export async function runVirtual(
       continue;
     }
     if ("expect" in st) {
-      const want = (st as ExpectStep).expect;
-      for (const dir of ["in", "out"] as const) {
-        const got = messageCounts(world.transcript(), dir);
-        for (const [m, n] of Object.entries(want.transcript?.[dir] ?? {}))
-          if ((got[m] ?? 0) !== n)
-            problem(i, `transcript ${dir} has ${got[m] ?? 0} × ${m}, expected ${n}`);
-      }
-      const applied = world.state().effects;
-      for (const [m, n] of Object.entries(want.effects ?? {})) {
-        const total = Object.entries(applied)
-          .filter(([k]) => k.startsWith(`${m}:`))
-          .reduce((a, [, v]) => a + v, 0);
-        if (total !== n) problem(i, `the world applied ${m} ${total} times, expected ${n}`);
-      }
-      if (want.intents !== undefined) {
-        const left = await w.clock.run(openStore(w.ports()).read((db) => allIntents(db)));
-        if (left.length !== want.intents)
-          problem(i, `${left.length} intents left, expected ${want.intents}`);
-      }
-      if (want.plugins) {
-        const r = await mu(["plugin", "list", "--json"]);
-        const names =
-          r.code === 0 ? (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name) : null;
-        if (JSON.stringify(names) !== JSON.stringify(want.plugins))
-          problem(i, `plugins are ${JSON.stringify(names)}`);
-      }
-      if (want.hosts) {
-        const r = await mu(["host", "list", "--json"]);
-        const states = new Map(
-          (JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [
-            h.name,
-            h.state,
-          ]),
-        );
-        for (const [name, state] of Object.entries(want.hosts))
-          if ((states.get(name) ?? null) !== state)
-            problem(i, `host ${name} is ${states.get(name) ?? "not recorded"}`);
-      }
+      const observed: Observed = {
+        world,
+        intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
+        mu: async (args) => {
+          const r = await mu(args, s.env ?? {});
+          return { exit: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+        },
+      };
+      for (const p of await checkWorld(observed, (st as ExpectStep).expect)) problem(i, p);
     }
   }
   const db = await readBack(w);

@@ -1,0 +1,92 @@
+import type { World } from "../plugin/world.js";
+import { messageCounts } from "./counts.js";
+import type { Ran } from "./execute.js";
+import type { ExpectStep } from "./scenario.js";
+
+// An expect step's checks on what the world and mu's journal hold, the same
+// on both engines: each engine says how to read its world, its intents and
+// how to run one more mu. The checks on real files (db, leftoverFiles) stay
+// with the real engine, which alone has them.
+
+export interface Observed {
+  world: Pick<World, "transcript" | "state">;
+  intents(): Promise<{ method: string; subject: string }[]>;
+  mu(args: string[]): Promise<Ran>;
+}
+
+export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const dir of ["in", "out"] as const) {
+    const expected = want.transcript?.[dir];
+    if (!expected) continue;
+    const got = messageCounts(o.world.transcript(), dir);
+    for (const [method, n] of Object.entries(expected)) {
+      if ((got[method] ?? 0) !== n)
+        problems.push(`transcript ${dir} has ${got[method] ?? 0} × ${method}, expected ${n}`);
+    }
+  }
+  if (want.plugins) {
+    const r = await o.mu(["plugin", "list", "--json"]);
+    const names =
+      r.exit === 0 ? (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name) : null;
+    if (JSON.stringify(names) !== JSON.stringify(want.plugins)) {
+      problems.push(
+        `plugins are ${JSON.stringify(names)}, expected ${JSON.stringify(want.plugins)}`,
+      );
+    }
+  }
+  if (want.effects || want.effectsPerKeyAtMost) {
+    const applied = o.world.state().effects;
+    const byMethod = (m: string) => Object.entries(applied).filter(([k]) => k.startsWith(`${m}:`));
+    for (const [m, n] of Object.entries(want.effects ?? {})) {
+      const total = byMethod(m).reduce((a, [, v]) => a + v, 0);
+      if (total !== n) problems.push(`the world applied ${m} ${total} times, expected ${n}`);
+    }
+    for (const [m, n] of Object.entries(want.effectsPerKeyAtMost ?? {})) {
+      for (const [k, v] of byMethod(m))
+        if (v > n) problems.push(`the world applied ${k} ${v} times, at most ${n} allowed`);
+    }
+  }
+  for (const [machine, n] of Object.entries(want.sessionsPeak ?? {})) {
+    const peak = o.world.state().sessions?.[machine]?.peak ?? 0;
+    if (peak !== n)
+      problems.push(`at most ${peak} link calls ran at once on ${machine}, expected ${n}`);
+  }
+  for (const method of want.sameParams ?? []) {
+    const sent = o.world
+      .transcript()
+      .filter((e) => e.dir === "in" && e.msg.method === method)
+      .map((e) => {
+        const { deadline: _d, ...rest } = (e.msg.params ?? {}) as Record<string, unknown>;
+        return JSON.stringify(rest);
+      });
+    if (new Set(sent).size > 1)
+      problems.push(`${method} was sent with ${new Set(sent).size} different params`);
+    if (sent.length < 2)
+      problems.push(
+        `${method} was sent ${sent.length} times; sameParams needs a resend to compare`,
+      );
+  }
+  if (want.intents !== undefined) {
+    const left = await o.intents();
+    if (left.length !== want.intents) {
+      problems.push(
+        `${left.length} intents left (${left.map((i) => `${i.method} ${i.subject}`).join(", ")}), expected ${want.intents}`,
+      );
+    }
+  }
+  if (want.hosts) {
+    const r = await o.mu(["host", "list", "--json"]);
+    const states = new Map(
+      (JSON.parse(r.stdout || "[]") as { name: string; state: string }[]).map((h) => [
+        h.name,
+        h.state,
+      ]),
+    );
+    for (const [name, state] of Object.entries(want.hosts)) {
+      if ((states.get(name) ?? null) !== state)
+        problems.push(`host ${name} is ${states.get(name) ?? "not recorded"}, expected ${state}`);
+    }
+  }
+  return problems;
+}
