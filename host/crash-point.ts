@@ -5,9 +5,10 @@ import type { Ports } from "./ports/types.js";
 // dies there through its ports' crash (in production a SIGKILL of itself;
 // in the virtual engine the process leaves the table), so a scenario can
 // prove what survives a crash at that moment (no handler, no flush, no
-// cleanup runs, as with a power cut or the OOM killer). With MU_CRASH_AT unset or naming another
-// point, crashPoint does nothing. Plugins never inherit MU_CRASH_AT. Add new
-// points to the union below and to the README's table.
+// cleanup runs, as with a power cut or the OOM killer). With MU_CRASH_AT
+// unset or naming another point, crashPoint does nothing. Plugins never
+// inherit MU_CRASH_AT. Add new points to the union below and to the README's
+// table.
 
 export type CrashPointName =
   /** The new database bytes are fsynced to their temp file, not yet renamed over. */

@@ -37,8 +37,8 @@ export interface ScenarioResult {
   transcript: unknown[];
   /** What the world applied, by effect and key, at the end. */
   effects: Record<string, number>;
-  /** Intents left in mu's journal at the end. */
-  intents: number;
+  /** Intents left in mu's journal at the end; null when the DB does not read (a damage scenario's). */
+  intents: number | null;
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
@@ -284,7 +284,7 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
   let failure: string | undefined;
   let transcript: unknown[] = [];
   let effects: Record<string, number> = {};
-  let intents = 0;
+  let intents: number | null = null;
   try {
     for (const [i, step] of scenario.steps.entries()) {
       let rec: StepRecord;
@@ -307,7 +307,10 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
       failure = `left processes behind: ${left.join("; ")}`;
     transcript = box.world.transcript();
     effects = box.world.state().effects;
-    intents = (await intentsLeft(box)).length;
+    intents = await intentsLeft(box).then(
+      (left) => left.length,
+      () => null,
+    );
   } finally {
     rmSync(box.root, { recursive: true, force: true });
   }
