@@ -131,12 +131,20 @@ export const realLiveness: Liveness = {
 /**
  * Testbed only: MU_CLOCK_OFFSET_MS moves mu's "now" (never its timers), so a
  * scenario can let a dedupe window or an in-flight bound pass without
- * waiting for it. Unset, mu's clock is the machine's.
+ * waiting for it. Unset, the clock is left as it is. The virtual engine
+ * offsets its own clock with this too.
  */
-function clockFor(env: Record<string, string | undefined>): Clock {
+export function withClockOffset(
+  clock: Clock,
+  env: Readonly<Record<string, string | undefined>>,
+): Clock {
   const offset = Number(env.MU_CLOCK_OFFSET_MS ?? 0);
-  if (!Number.isFinite(offset) || offset === 0) return realClock;
-  return { ...realClock, now: () => Date.now() + offset };
+  if (!Number.isFinite(offset) || offset === 0) return clock;
+  return {
+    now: () => clock.now() + offset,
+    sleep: (ms) => clock.sleep(ms),
+    setTimer: (ms, fn) => clock.setTimer(ms, fn),
+  };
 }
 
 export const realRandom: Randomness = {
@@ -146,7 +154,7 @@ export const realRandom: Randomness = {
 
 export function realPorts(env: Record<string, string | undefined> = process.env): Ports {
   return {
-    clock: clockFor(env),
+    clock: withClockOffset(realClock, env),
     random: realRandom,
     fs: realFs,
     liveness: realLiveness,

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { realLiveness } from "../../host/ports/real.js";
 
 // What the sim plugin does to the process it runs in. The executable wires
 // the real one (stdio, exit, a SIGKILL to its parent); the virtual engine
@@ -39,15 +39,8 @@ export const processIo: SimIo = {
     const t = setTimeout(fn, ms);
     return { cancel: () => clearTimeout(t) };
   },
-  alive(pid) {
-    // A zombie has ended; only its parent's wait is left.
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-    } catch {
-      return false;
-    }
-  },
+  // mu's own reading of /proc: a zombie counts as ended.
+  alive: (pid) => realLiveness.startOf(pid) !== null,
 };
 
 /**

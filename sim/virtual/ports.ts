@@ -1,4 +1,5 @@
 import FakeTimers from "@sinonjs/fake-timers";
+import { withClockOffset } from "../../host/ports/real.js";
 import type { Clock, Liveness, Ports, ProcessId, ProcessSpawner } from "../../host/ports/types.js";
 import { VirtualFs } from "./fs.js";
 import { seededRandom } from "./rng.js";
@@ -120,16 +121,6 @@ const noSpawn: ProcessSpawner = {
   spawn: () => Promise.reject(new Error("the virtual engine starts no real process")),
 };
 
-/** MU_CLOCK_OFFSET_MS moves mu's "now", never its timers, as on the real engine. */
-function offsetClock(clock: VirtualClock, offset: number): Clock {
-  if (!Number.isFinite(offset) || offset === 0) return clock;
-  return {
-    now: () => clock.now() + offset,
-    sleep: (ms) => clock.sleep(ms),
-    setTimer: (ms, fn) => clock.setTimer(ms, fn),
-  };
-}
-
 export interface VirtualWorld {
   clock: VirtualClock;
   fs: VirtualFs;
@@ -148,7 +139,7 @@ export function virtualWorld(seed = 1): VirtualWorld {
     fs,
     processes,
     ports: (env = {}) => ({
-      clock: offsetClock(clock, Number(env.MU_CLOCK_OFFSET_MS ?? 0)),
+      clock: withClockOffset(clock, env),
       fs,
       liveness: processes,
       random,
