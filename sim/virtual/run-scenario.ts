@@ -7,7 +7,7 @@ import { openStore } from "../../host/store/index.js";
 import { sqlJs } from "../../host/store/sqljs.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
-import { capture, checkMu, expandPatterns } from "../runner/execute.js";
+import { capture, checkMu, expandPatterns, type Ran } from "../runner/execute.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
@@ -113,7 +113,7 @@ export async function runVirtual(
   await (await w.fs.open(SIM, { mode: 0o755 })).close();
   const muxes = virtualMux(w.processes, worldFs);
   const places: Places = { root: "/root", world: { dir: "/world" }, vars: {}, sim: SIM };
-  const mu = async (args: string[], env: Record<string, string> = {}) => {
+  const mu = async (args: string[], env: Record<string, string> = {}): Promise<Ran> => {
     // Every invocation is a process of its own: its locks and intents name it.
     const proc = new VirtualMu(w.processes);
     const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill());
@@ -135,9 +135,9 @@ export async function runVirtual(
     // the death itself ends the step.
     run.catch(() => {});
     const code = await w.clock.run(Promise.race([run, proc.died.then(() => null)]));
-    if (!proc.alive) return { code: null, signal: "SIGKILL", stdout, stderr };
+    if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
-    return { code, signal: null, stdout, stderr };
+    return { exit: code, signal: null, stdout, stderr };
   };
   const exits: (number | null)[] = [];
   const signals: (string | null)[] = [];
@@ -155,39 +155,36 @@ export async function runVirtual(
     if ("mu" in st) {
       const step = st as MuStep;
       const r = await mu(argv(step.mu), { ...s.env, ...step.env });
-      exits.push(r.code);
+      exits.push(r.exit);
       signals.push(r.signal);
       output += r.stdout + r.stderr;
-      const ran = { exit: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
-      for (const p of checkMu(expandPatterns(places, step), ran, !opts.lenient)) problem(i, p);
-      for (const p of capture(places, step.capture, ran)) problem(i, p);
+      for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient)) problem(i, p);
+      for (const p of capture(places, step.capture, r)) problem(i, p);
       continue;
     }
     if ("expect" in st) {
       const observed: Observed = {
         world,
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
-        mu: async (args) => {
-          const r = await mu(args, s.env ?? {});
-          return { exit: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
-        },
+        mu: (args) => mu(args, s.env ?? {}),
       };
       for (const p of await checkWorld(observed, (st as ExpectStep).expect)) problem(i, p);
     }
   }
   const db = await readBack(w);
   const transcript = world.transcript();
+  const state = world.state();
   return {
     ran: true,
     ...(failure ? { failure } : {}),
     exits,
     signals,
     transcript: { in: messageCounts(transcript, "in"), out: messageCounts(transcript, "out") },
-    effects: world.state().effects,
+    effects: state.effects,
     intents: db.intents.length,
-    worldHosts: world.state().hosts ?? {},
+    worldHosts: state.hosts ?? {},
     worldJobs: Object.fromEntries(
-      Object.entries(world.state().jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
+      Object.entries(state.jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
     ),
     muHosts: db.hosts,
     muJobs: db.jobs,
