@@ -57,7 +57,7 @@ describe("the virtual engine", () => {
       const v = await runVirtual(s);
       expect(v.ran, id).toBe(true);
       if (!v.ran) return;
-      const real = await runScenario(s);
+      const real = await runScenario(s, { readBack: true });
       expect(real.ok, real.failure).toBe(true);
       const realExits = real.steps
         .filter((st) => st.step.startsWith("mu "))
@@ -73,7 +73,7 @@ describe("the virtual engine", () => {
           acc[kind] = (acc[kind] ?? 0) + n;
           return acc;
         }, {});
-      expect(perKind(real.effects)).toEqual(perKind(v.effects));
+      expect(perKind(real.effects ?? {})).toEqual(perKind(v.effects));
       expect(real.intents).toBe(v.intents);
     },
     120_000,

@@ -35,10 +35,15 @@ export interface ScenarioResult {
   steps: StepRecord[];
   failure?: string;
   transcript: unknown[];
-  /** What the world applied, by effect and key, at the end. */
-  effects: Record<string, number>;
-  /** Intents left in mu's journal at the end; null when the DB does not read (a damage scenario's). */
-  intents: number | null;
+  /** With readBack: what the world applied, by effect and key, at the end. */
+  effects?: Record<string, number>;
+  /** With readBack: intents left in mu's journal; null when the DB does not read (a damage scenario's). */
+  intents?: number | null;
+}
+
+export interface RunOptions {
+  /** Also read back the world's effects and the intents left, for comparing engines. */
+  readBack?: boolean;
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
@@ -277,14 +282,16 @@ async function reap(box: Sandbox): Promise<string[]> {
 }
 
 /** Runs one scenario in a sandbox of its own; stops at the first failed step. */
-export async function runScenario(scenario: LoadedScenario): Promise<ScenarioResult> {
+export async function runScenario(
+  scenario: LoadedScenario,
+  opts: RunOptions = {},
+): Promise<ScenarioResult> {
   const t0 = Date.now();
   const box = makeSandbox(scenario.world, scenario.env);
   const steps: StepRecord[] = [];
   let failure: string | undefined;
   let transcript: unknown[] = [];
-  let effects: Record<string, number> = {};
-  let intents: number | null = null;
+  let readBack: Pick<ScenarioResult, "effects" | "intents"> = {};
   try {
     for (const [i, step] of scenario.steps.entries()) {
       let rec: StepRecord;
@@ -306,11 +313,15 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
     if (left.length > 0 && failure === undefined)
       failure = `left processes behind: ${left.join("; ")}`;
     transcript = box.world.transcript();
-    effects = box.world.state().effects;
-    intents = await intentsLeft(box).then(
-      (left) => left.length,
-      () => null,
-    );
+    // Only on request: opening the DB once more per scenario is not free.
+    if (opts.readBack)
+      readBack = {
+        effects: box.world.state().effects,
+        intents: await intentsLeft(box).then(
+          (left) => left.length,
+          () => null,
+        ),
+      };
   } finally {
     rmSync(box.root, { recursive: true, force: true });
   }
@@ -320,8 +331,7 @@ export async function runScenario(scenario: LoadedScenario): Promise<ScenarioRes
     ms: Date.now() - t0,
     steps,
     transcript,
-    effects,
-    intents,
+    ...readBack,
   };
   if (failure !== undefined) result.failure = failure;
   return result;
