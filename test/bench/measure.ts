@@ -1,5 +1,10 @@
 import { spawnSync } from "node:child_process";
 
+/** The middle value (the upper one of an even count). */
+export function median(xs: readonly number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+}
+
 export interface Sample {
   name: string;
   medianMs: number;
@@ -35,12 +40,12 @@ export function measure(commands: Command[], runs: number, warmup = 2): Sample[]
     });
   }
   return commands.map((c, k) => {
-    const sorted = [...(times[k] ?? [])].sort((a, b) => a - b);
+    const ts = times[k] ?? [];
     return {
       name: c.name,
-      medianMs: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
-      minMs: sorted[0] ?? Number.NaN,
-      runs: sorted.length,
+      medianMs: median(ts),
+      minMs: ts.length > 0 ? Math.min(...ts) : Number.NaN,
+      runs: ts.length,
     };
   });
 }

@@ -5,7 +5,7 @@ import { packageRoot } from "../../host/package-root.js";
 import { putPlugin } from "../../host/plugin/registry.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
-import { measure, ratioTable } from "./measure.js";
+import { measure, median, ratioTable } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 import { runnerOverhead } from "./scenarios.js";
 import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual.js";
@@ -55,8 +55,6 @@ try {
     raw.push(await rawEcho(calls));
     viaMu.push(await muCalls(argv, calls));
   }
-  const median = (xs: number[]) =>
-    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   const rawMs = median(raw);
   const muMs = median(viaMu);
   const rpcRatio = muMs / rawMs;

@@ -6,6 +6,7 @@ import { packageRoot } from "../../host/package-root.js";
 import { runScenario } from "../../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
 import { argv, type LoadedScenario } from "../../sim/runner/scenario.js";
+import { median } from "./measure.js";
 
 // The runner's own cost: a scenario through the runner against the same mu
 // commands run from a plain shell script, in the same run.
@@ -60,9 +61,7 @@ export async function runnerOverhead(ids: string[], rounds: number) {
       if (!r.ok) throw new Error(`${id} failed in the bench: ${r.failure}`);
       shell.push(shellOnce(s));
     }
-    const med = (xs: number[]) =>
-      [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-    out.push({ id, runnerMs: med(runner), shellMs: med(shell) });
+    out.push({ id, runnerMs: median(runner), shellMs: median(shell) });
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { runScenario } from "../../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
 import { explore } from "../../sim/virtual/explore.js";
 import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
+import { median } from "./measure.js";
 
 // The virtual engine against the real one, measured in the same run: the
 // same scenario files on both, the explorer's throughput, and how a commit
@@ -43,7 +44,7 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
           if (r.ran) simulatedMs = r.virtualMs;
         }),
       );
-    const virtualMs = times.sort((a, b) => a - b)[2] as number;
+    const virtualMs = median(times);
     const realMs = await wall(() => runScenario(s));
     out.push({ id, realMs, virtualMs, simulatedMs });
   }
@@ -109,7 +110,7 @@ export async function commitAt(n: number, rounds = 5): Promise<number> {
         ),
       );
     }
-    return [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
+    return median(times);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
