@@ -267,6 +267,26 @@ describe("the stop sequence", () => {
     ]);
   });
 
+  it("is the whole sequence when the plugin closes its stdout first: $/cancel, shutdown", async () => {
+    const argv = fx.plugin("mute", { closeStdoutOn: "link.exec" });
+    const { proc } = await sup.ready({ name: "mute", argv });
+    const err = await call("mute", argv, "link.exec", 30_000).catch((e: unknown) => e);
+    expect((err as NoAnswer).reason).toBe("exited");
+    const record = await proc.stop("normal", "test");
+    expect(record.cause).toBe("exited");
+    expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+    const seen = fx.logOf("mute");
+    const exec = seen.find((m) => m.method === "link.exec") as { id: number };
+    // The fixture exits on shutdown, so it may or may not live to see EOF.
+    expect(seen.map((m) => m.method).slice(0, 4)).toEqual([
+      "initialize",
+      "link.exec",
+      "$/cancel",
+      "shutdown",
+    ]);
+    expect(seen[2]?.params).toEqual({ id: exec.id });
+  });
+
   it("kills a grandchild in the group that ignores SIGTERM", async () => {
     const argv = fx.plugin("gc", { spawnChild: "ignores-term" });
     const { proc } = await sup.ready({ name: "gc", argv });

@@ -159,15 +159,16 @@ export class Connection {
     }
   }
 
-  /** stdout closed: every pending call is unanswered. */
+  /**
+   * stdout closed: no answer can come any more, so the plugin is stopped.
+   * The pending calls stay pending until the stop sequence has sent each
+   * its $/cancel; only then are they failed as unanswered.
+   */
   end(): void {
     if (this.framer.pending() > 0 && this.state === "open")
       this.invalid("an unterminated last line");
     if (this.state !== "broken") this.state = "closed";
-    if (this.pending.size > 0) {
-      this.failAll("exited");
-      this.requestStop("exited", "the plugin closed its stdout");
-    }
+    this.requestStop("exited", "the plugin closed its stdout");
   }
 
   private handleLine(line: string): void {
