@@ -38,6 +38,11 @@ const alive = (pid: number) => ports.liveness.startOf(pid) !== null;
 
 const refusal = muError;
 
+/** Polls a condition the test cannot be told about (a file another process writes). */
+async function waitFor(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
+
 const call = (
   name: string,
   argv: string[],
@@ -438,6 +443,37 @@ describe("deadlines and cancel", () => {
     setTimeout(() => ac.abort(), 100);
     expect(((await pending) as NoAnswer).reason).toBe("aborted");
     expect((await proc.stop("normal", "t")).cause).toBe("aborted");
+  });
+});
+
+describe("a plugin that closes its stdin (EPIPE on mu's write)", () => {
+  const exec = {
+    method: "link.exec",
+    params: { target: { host: { name: "h" } }, script: "true", cwd: ".", timeoutMs: 1000 },
+    // Long: without the EPIPE seen, the call would wait this out.
+    timeoutMs: 120_000,
+  };
+
+  it.each([
+    [false, 5, "call.no-answer"],
+    [true, 1, "call.no-answer"],
+  ])("effect %s: unanswered, exit %s, and the stop sequence still runs", async (effect, exit, code) => {
+    const argv = fx.script("deaf", "closes-stdin.sh");
+    const reg = { name: "deaf", argv };
+    const { proc } = await sup.ready(reg);
+    await waitFor(() => fx.logOf("deaf").some((m) => m.closedStdin));
+    const err = (await callPlugin(sup, ports.clock, reg, { ...exec, effect }).catch(
+      (e: unknown) => e,
+    )) as MuError;
+    expect([err.code, err.exit]).toEqual([code, exit]);
+    expect(err.line()).toMatch(/^mu: plugin: 'deaf' link\.exec got no answer \(exited\)/);
+    if (!effect) expect(err.line()).toContain("closed its stdin (EPIPE on write)");
+    expect(err.line()).not.toContain("\n");
+    // The plugin never reads stdin again, so only the kill after the grace ends it.
+    const record = await proc.stop("normal", "test");
+    expect(record.forced).toBe(true);
+    expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+    expect(fx.logOf("deaf").map((m) => m.method ?? "closed")).toEqual(["initialize", "closed"]);
   });
 });
 

@@ -52,6 +52,8 @@ export class Connection {
   private readonly cancelledWatches = new Set<string>();
   private readonly framer = new LineFramer();
   private stopRequested = false;
+  /** What asked for the stop first, for the message of the calls it leaves unanswered. */
+  private stopWhy: string | undefined;
   private stopBegun = false;
   state: ConnectionState = "open";
   brokenWhy: string | undefined;
@@ -171,6 +173,15 @@ export class Connection {
     this.requestStop("exited", "the plugin closed its stdout");
   }
 
+  /**
+   * A write to the plugin's stdin failed (EPIPE): nothing more reaches it.
+   * A call already written stays unanswered (it may have been read); the
+   * stop sequence runs as for any stop, and later calls are refused unsent.
+   */
+  inputLost(code: string): void {
+    this.requestStop("exited", `the plugin closed its stdin (${code} on write)`);
+  }
+
   private handleLine(line: string): void {
     const msg = decodeIncoming(line);
     switch (msg.type) {
@@ -269,7 +280,9 @@ export class Connection {
       this.abandoned.add(id);
       const why = this.brokenWhy
         ? `the plugin sent an invalid message (${this.brokenWhy})`
-        : `the plugin was stopped (${reason})`;
+        : reason === "exited" && this.stopWhy
+          ? `the plugin was stopped: ${this.stopWhy}`
+          : `the plugin was stopped (${reason})`;
       p.reject(new NoAnswer(p.method, reason, `${p.method} unanswered: ${why}`));
     }
   }
@@ -277,6 +290,7 @@ export class Connection {
   private requestStop(cause: StopCause, detail: string): void {
     if (this.stopRequested) return;
     this.stopRequested = true;
+    this.stopWhy = detail;
     this.opts.onStop(cause, detail);
   }
 }

@@ -47,6 +47,7 @@ export class PluginProcess {
     });
     child.onStdout((c) => this.conn.feed(c));
     child.onStdoutEnd(() => this.conn.end());
+    child.onInputError?.((code) => this.conn.inputLost(code));
     child.onStderr((c) => this.stderr.push(c));
     void child.exited.then(() => {
       this.leaderGone = true;

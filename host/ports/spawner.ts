@@ -32,8 +32,10 @@ export const realSpawner: ProcessSpawner = {
       child.once("error", reject);
       child.once("spawn", () => {
         child.removeListener("error", reject);
-        // A write to a plugin that died must not kill mu with EPIPE.
-        child.stdin.on("error", () => {});
+        // A write to a plugin that closed its stdin or died must not kill mu
+        // with EPIPE: it is reported, and the plugin is stopped.
+        let inputError: ((code: string) => void) | undefined;
+        child.stdin.on("error", (err: NodeJS.ErrnoException) => inputError?.(err.code ?? "EIO"));
         child.on("error", () => {});
         const pid = child.pid as number;
         const handle: ChildProcess = {
@@ -49,6 +51,9 @@ export const realSpawner: ProcessSpawner = {
           onStdout: (fn) => child.stdout.on("data", fn),
           onStderr: (fn) => child.stderr.on("data", fn),
           onStdoutEnd: (fn) => child.stdout.once("end", fn),
+          onInputError: (fn) => {
+            inputError = fn;
+          },
           exited,
           killGroup: (signal) => killGroup(pid, signal),
         };
