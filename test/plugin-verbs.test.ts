@@ -158,3 +158,35 @@ describe("mu plugin add / list / rm (real processes)", () => {
     ]);
   });
 });
+
+describe("mu's own stdout closed by its reader (EPIPE)", () => {
+  it("does not crash: the verb finishes, the plugin gets its stop sequence, exit 5 in one line", async () => {
+    const argv = fx.plugin("p", {
+      onCall: {
+        "link.exec": { result: { exitCode: 0, stdout: "hello\n", stderr: "", partial: false } },
+      },
+    });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "p", "--fetch", "true").code).toBe(0);
+    const child = spawn(process.execPath, [muBin, "host", "exec", "box", "--", "true"], {
+      env: { PATH: process.env.PATH ?? "", ...state.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // The reader goes away before mu writes a byte.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c;
+    });
+    const code = await new Promise((r) => child.on("close", r));
+    expect(stderr).toMatch(/^mu: output: stdout was closed before [^\n]*\(EPIPE\)[^\n]*\n$/);
+    expect(code).toBe(5);
+    // A crash would have killed the plugin's group at once, without a shutdown.
+    const seen = fx.logOf("p").map((m) => m.method ?? "EOF");
+    expect(seen.slice(seen.lastIndexOf("initialize"))).toEqual([
+      "initialize",
+      "link.exec",
+      "shutdown",
+    ]);
+  });
+});
