@@ -3,6 +3,7 @@ import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { realPorts } from "../host/ports/real.js";
 import { muBin, muProcess, tempState } from "./helpers.js";
 import { channelSeam, type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
@@ -188,5 +189,42 @@ describe("mu's own stdout closed by its reader (EPIPE)", () => {
       "link.exec",
       "shutdown",
     ]);
+  });
+});
+
+describe("a helper that escaped the plugin's group (setsid) and holds its pipes", () => {
+  const helpers: number[] = [];
+  afterEach(() => {
+    for (const pid of helpers.splice(0)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  it("does not keep mu alive once the plugin's stop is over", async () => {
+    const exec = { result: { exitCode: 0, stdout: "hello\n", stderr: "", partial: false } };
+    const argv = fx.plugin("p", { onCall: { "link.exec": exec } });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "p", "--fetch", "true").code).toBe(0);
+    // From here on every start of the plugin leaves a 30 s helper behind.
+    fx.plugin("p", { onCall: { "link.exec": exec }, helperHoldsPipes: true });
+    const child = spawn(process.execPath, [muBin, "host", "exec", "box", "--", "true"], {
+      env: { PATH: process.env.PATH ?? "", ...state.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c;
+    });
+    const code = await new Promise((r) => child.on("exit", r));
+    for (const m of fx.logOf("p")) if (typeof m.helperPid === "number") helpers.push(m.helperPid);
+    expect(helpers).toHaveLength(1);
+    // The order is the proof: mu was done while the helper still held the pipes.
+    // (A zombie counts as gone: the sleep may have ended, unreaped.)
+    expect(realPorts().liveness.startOf(helpers[0] as number)).not.toBeNull();
+    expect([code, stdout]).toEqual([0, "hello\n"]);
   });
 });

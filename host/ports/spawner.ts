@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import type { ChildProcess, ExitStatus, ProcessSpawner } from "./types.js";
 
 function killGroup(pgid: number, signal: "SIGKILL" | "SIGTERM"): void {
@@ -53,6 +54,11 @@ export const realSpawner: ProcessSpawner = {
           onStdoutEnd: (fn) => child.stdout.once("end", fn),
           onInputError: (fn) => {
             inputError = fn;
+          },
+          releasePipes: () => {
+            // Piped stdio is a net.Socket, which the stream types do not say.
+            for (const pipe of [child.stdin, child.stdout, child.stderr])
+              (pipe as unknown as Socket).unref();
           },
           exited,
           killGroup: (signal) => killGroup(pid, signal),
