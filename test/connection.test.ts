@@ -28,6 +28,25 @@ const watchParams = { ...target, afterRuns: 0 };
 const observation = { status: "idle", settled: true, since: 1, runs: 1, incarnation: 1 };
 
 describe("Connection", () => {
+  it("refuses a request over the line limit unsent, where JSON escaping is what overflows", async () => {
+    const { conn, sent, stops } = wire();
+    // 200,000 quotes fit any maxScriptBytes of 1 MiB, but encode to 400,000
+    // bytes; control characters to six bytes each.
+    const script = `${'"'.repeat(200_000)}${"\u0001".repeat(120_000)}`;
+    const err = await conn
+      .request("link.exec", { ...target, script, cwd: ".", timeoutMs: 1 }, { timeoutMs: 1000 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoAnswer);
+    expect([(err as NoAnswer).reason, (err as NoAnswer).written]).toEqual(["oversize", false]);
+    expect(sent).toEqual([]);
+    // Nothing reached the plugin, so it is not stopped and the next call goes.
+    expect(stops).toEqual([]);
+    const ok = conn.request("job.status", target, { timeoutMs: 1000 });
+    expect(sent).toHaveLength(1);
+    conn.beginStop();
+    await ok.catch(() => {});
+  });
+
   it("stamps every request but the handshake with a deadline, and numbers ids", async () => {
     const { conn, sent, reply } = wire();
     const a = conn.request(

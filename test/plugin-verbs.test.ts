@@ -228,3 +228,43 @@ describe("a helper that escaped the plugin's group (setsid) and holds its pipes"
     expect([code, stdout]).toEqual([0, "hello\n"]);
   });
 });
+
+describe("a request too long for the 1 MiB line once encoded", () => {
+  // Each control character becomes six bytes (\u0001) in JSON; two arguments
+  // keep each under the kernel's limit for one argv string.
+  const wide = "\u0001".repeat(100_000);
+
+  it("a script within maxScriptBytes is refused with exit 2, never sent", () => {
+    const link = { ...LINK, maxScriptBytes: 4 * 1024 * 1024 };
+    const argv = fx.plugin("p", { hello: hello("p", { link }) });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "p", "--fetch", "true").code).toBe(0);
+    const r = mu("host", "exec", "box", "--", wide, wide);
+    expect(r.stderr).toMatch(
+      /^mu: usage: 'p' link\.exec was not sent: its request would be \d+ bytes once encoded, over the 1048576-byte line limit; [^\n]+\n$/,
+    );
+    expect(r.code).toBe(2);
+    expect(fx.logOf("p").filter((m) => m.method === "link.exec")).toEqual([]);
+  });
+
+  it("an effect is refused with exit 2 and leaves no intent behind", () => {
+    const seams = { link: LINK, host: { acquire: { lookup: true, fenceKey: true } } };
+    const argv = fx.plugin("p", { hello: hello("p", seams) });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    const r = mu(
+      "host",
+      "acquire",
+      "--provider",
+      "p",
+      "h1",
+      "--param",
+      `a=${wide}`,
+      "--param",
+      `b=${wide}`,
+    );
+    expect(r.stderr).toMatch(/^mu: usage: 'p' host\.acquire was not sent: [^\n]+\n$/);
+    expect(r.code).toBe(2);
+    expect(fx.logOf("p").filter((m) => m.method === "host.acquire")).toEqual([]);
+    expect(mu("state", "--json").stdout.trim()).toBe("[]");
+  });
+});

@@ -2,6 +2,7 @@ import type { Clock } from "../ports/types.js";
 import { ErrorReply, NoAnswer, type NoAnswerReason } from "./call-errors.js";
 import { decodeIncoming } from "./envelope.js";
 import { encodeLine, LineFramer } from "./framing.js";
+import { checkRequestSize } from "./request-size.js";
 
 // JSON-RPC client side of one plugin process: ids, deadlines, $/cancel,
 // watch notifications, and the strict rule that any invalid message breaks
@@ -73,6 +74,11 @@ export class Connection {
       return Promise.reject(
         new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`),
       );
+    }
+    try {
+      checkRequestSize(method, params, call.bare);
+    } catch (err) {
+      return Promise.reject(err);
     }
     const id = this.nextId++;
     const deadline = this.opts.clock.now() + call.timeoutMs;
