@@ -467,7 +467,7 @@ describe("a plugin that closes its stdin (EPIPE on mu's write)", () => {
     )) as MuError;
     expect([err.code, err.exit]).toEqual([code, exit]);
     expect(err.line()).toMatch(/^mu: plugin: 'deaf' link\.exec got no answer \(exited\)/);
-    if (!effect) expect(err.line()).toContain("closed its stdin (EPIPE on write)");
+    if (!effect) expect(err.line()).toContain("the plugin was stopped: its stdin is closed (EPIPE on write)");
     expect(err.line()).not.toContain("\n");
     // The plugin never reads stdin again, so only the kill after the grace ends it.
     const record = await proc.stop("normal", "test");

@@ -176,16 +176,17 @@ export class Connection {
     if (this.framer.pending() > 0 && this.state === "open")
       this.invalid("an unterminated last line");
     if (this.state !== "broken") this.state = "closed";
-    this.requestStop("exited", "the plugin closed its stdout");
+    this.requestStop("exited", "it closed its stdout");
   }
 
   /**
-   * A write to the plugin's stdin failed (EPIPE): nothing more reaches it.
+   * A write to the plugin's stdin failed (EPIPE: the plugin closed it, or
+   * died before mu saw its exit): nothing more reaches it.
    * A call already written stays unanswered (it may have been read); the
    * stop sequence runs as for any stop, and later calls are refused unsent.
    */
   inputLost(code: string): void {
-    this.requestStop("exited", `the plugin closed its stdin (${code} on write)`);
+    this.requestStop("exited", `its stdin is closed (${code} on write)`);
   }
 
   private handleLine(line: string): void {
