@@ -457,24 +457,36 @@ describe("a plugin that closes its stdin (EPIPE on mu's write)", () => {
   it.each([
     [false, 5, "call.no-answer"],
     [true, 1, "call.no-answer"],
-  ])("effect %s: unanswered, exit %s, and the stop sequence still runs", async (effect, exit, code) => {
-    const argv = fx.script("deaf", "closes-stdin.sh");
-    const reg = { name: "deaf", argv };
-    const { proc } = await sup.ready(reg);
-    await waitFor(() => fx.logOf("deaf").some((m) => m.closedStdin));
-    const err = (await callPlugin(sup, ports.clock, reg, { ...exec, effect }).catch(
-      (e: unknown) => e,
-    )) as MuError;
-    expect([err.code, err.exit]).toEqual([code, exit]);
-    expect(err.line()).toMatch(/^mu: plugin: 'deaf' link\.exec got no answer \(exited\)/);
-    if (!effect) expect(err.line()).toContain("the plugin was stopped: its stdin is closed (EPIPE on write)");
-    expect(err.line()).not.toContain("\n");
-    // The plugin never reads stdin again, so only the kill after the grace ends it.
-    const record = await proc.stop("normal", "test");
-    expect(record.forced).toBe(true);
-    expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
-    expect(fx.logOf("deaf").map((m) => m.method ?? "closed")).toEqual(["initialize", "closed"]);
-  });
+  ])(
+    "effect %s: unanswered, exit %s, and the stop sequence still runs",
+    async (effect, exit, code) => {
+      const argv = fx.script("deaf", "closes-stdin.sh");
+      const reg = { name: "deaf", argv };
+      const { proc } = await sup.ready(reg);
+      await waitFor(() => fx.logOf("deaf").some((m) => m.closedStdin));
+      const err = (await callPlugin(sup, ports.clock, reg, { ...exec, effect }).catch(
+        (e: unknown) => e,
+      )) as MuError;
+      expect([err.code, err.exit]).toEqual([code, exit]);
+      expect(err.line()).toMatch(/^mu: plugin: 'deaf' link\.exec got no answer \(exited\)/);
+      if (!effect)
+        expect(err.line()).toContain(
+          "the plugin was stopped: its stdin is closed (EPIPE on write)",
+        );
+      expect(err.line()).not.toContain("\n");
+      // While the stop runs, a new call is refused before it is written: a
+      // definite refusal even for an effect.
+      const next = (await callPlugin(sup, ports.clock, reg, { ...exec, effect }).catch(
+        (e: unknown) => e,
+      )) as MuError;
+      expect([next.code, next.exit]).toEqual(["call.not-sent", 5]);
+      // The plugin never reads stdin again, so only the kill after the grace ends it.
+      const record = await proc.stop("normal", "test");
+      expect(record.forced).toBe(true);
+      expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+      expect(fx.logOf("deaf").map((m) => m.method ?? "closed")).toEqual(["initialize", "closed"]);
+    },
+  );
 });
 
 describe("error kinds", () => {
