@@ -28,6 +28,25 @@ const watchParams = { ...target, afterRuns: 0 };
 const observation = { status: "idle", settled: true, since: 1, runs: 1, incarnation: 1 };
 
 describe("Connection", () => {
+  it("on stdout's EOF asks for the stop and leaves the calls to it, so each gets its $/cancel", async () => {
+    const { conn, sent, stops } = wire();
+    let settled = false;
+    const call = conn.request("job.status", target, { timeoutMs: 60_000 }).finally(() => {
+      settled = true;
+    });
+    conn.end();
+    expect(stops.map(([cause]) => cause)).toEqual(["exited"]);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    conn.beginStop("exited");
+    expect(sent.slice(1)).toEqual([
+      { jsonrpc: "2.0", method: "$/cancel", params: { id: 1 } },
+      { jsonrpc: "2.0", method: "shutdown", params: {} },
+    ]);
+    const err = await call.catch((e: unknown) => e);
+    expect([(err as NoAnswer).reason, (err as NoAnswer).written]).toEqual(["exited", true]);
+  });
+
   it("refuses a request over the line limit unsent, where JSON escaping is what overflows", async () => {
     const { conn, sent, stops } = wire();
     // 200,000 quotes fit any maxScriptBytes of 1 MiB, but encode to 400,000
