@@ -226,15 +226,16 @@ describe("deliveries", () => {
   it.each([
     ["channel.send", { receiptExact: true }, "delivery.receipt"],
     ["channel.interrupt", { receiptExact: true, dedupeExact: true }, "delivery.receipt"],
-    // abort and answer carry no msgId: no receipt can name them.
+    // abort, answer and command carry no msgId: no receipt or dedupe can know them.
     [
       "channel.abort",
       { receiptExact: true, hasMsgId: false, dedupeExact: true },
-      "delivery.resend",
+      "delivery.no-msgid",
     ],
+    ["channel.command", { hasMsgId: false, dedupeExact: true }, "delivery.no-msgid"],
     ["channel.send", { dedupeExact: true }, "delivery.resend"],
     ["channel.send", { dedupeExact: true, newerWritten: true }, "delivery.superseded"],
-    ["channel.answer", { hasMsgId: false }, "unresolvable"],
+    ["channel.answer", { hasMsgId: false }, "delivery.no-msgid"],
     // Nothing could ever make such a resend safe again: it is let go.
     ["channel.command", { newerWritten: true }, "delivery.superseded"],
     ["channel.command", {}, "unresolvable"],
@@ -308,14 +309,15 @@ describe("the rule table", () => {
     for (const receiptExact of [true, false])
       for (const dedupeExact of [true, false])
         for (const newerWritten of [true, false])
-          reached.add(
-            decideFirst(intent("channel.send"), undefined, gone, {
-              receiptExact,
-              dedupeExact,
-              hasMsgId: true,
-              newerWritten,
-            }).row,
-          );
+          for (const hasMsgId of [true, false])
+            reached.add(
+              decideFirst(intent("channel.send"), undefined, gone, {
+                receiptExact,
+                dedupeExact,
+                hasMsgId,
+                newerWritten,
+              }).row,
+            );
     reached.add(decideReceipt({ state: "accepted", id: "m" }, "m"));
     reached.add(decideReceipt({ state: "not-accepted", id: "m" }, "m"));
     const atStart = {

@@ -142,6 +142,13 @@ export const RULE_TABLE: readonly RuleRow[] = [
     resolves: "as-the-reply",
   },
   {
+    id: "delivery.no-msgid",
+    effects: ["channel.command", "channel.abort", "channel.answer"],
+    situation: "the delivery carries no msgId (command, abort, answer)",
+    action: "resend nothing; its receipt says unknown",
+    resolves: "still-unknown",
+  },
+  {
     id: "delivery.superseded",
     effects: DELIVERIES,
     situation: "no exact receipt; a newer delivery to the agent was written",
