@@ -57,7 +57,7 @@ export interface AgentRow {
   state: "placeholder" | "live" | "closed";
   /** The channel's incarnation as last seen (a baseline, a reading); deliveries expect it. */
   channelInc: number | null;
-  /** The run count the next wait counts from: the last delivery's baseline, or the last settle. */
+  /** The run count the next wait counts from: the last delivery's baseline (0 after a restart). */
   waitAfter: number | null;
   createdAt: number;
 }
