@@ -1,9 +1,11 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
+import { GRACE_MS } from "../plugin/plugin-process.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
+import { MAX_RETRIES } from "../seams/call.js";
 import type { Store } from "../store/index.js";
 import {
   type DeliveryFacts,
@@ -89,12 +91,14 @@ export async function resolvePending(
     try {
       await resolveOne(io, store, sup, i, next, rules);
     } catch (err) {
-      // A delivery that stays unknown, or is still in another mu's hands,
-      // must not make the agent unreachable: say so and go on. Every later
-      // delivery then counts as newer, so it is never resent out of order.
+      // A delivery that stays unknown must not make the agent unreachable:
+      // say so and go on. Every later delivery then counts as newer, so it is
+      // never resent out of order. One still in another mu's hands is not
+      // unknown yet: that mu settles it soon, so the verb waits for it.
       if (
         rules.blocks?.(i) === false &&
-        (err instanceof UnknownOutcomeError || err instanceof RefusedError)
+        (err instanceof UnknownOutcomeError ||
+          (err instanceof RefusedError && !err.code.startsWith("effect.guard.")))
       ) {
         io.err(`${err.line()}\n`);
         continue;
@@ -104,18 +108,31 @@ export async function resolvePending(
   }
 }
 
+/**
+ * The latest a writer can still be waiting on its effect: every attempt's
+ * deadline and the grace after the last. Past it, a writer that still lives
+ * is stuck, not busy.
+ */
+export const WRITER_SPAN_MS = (MAX_RETRIES + 1) * EFFECT_MS + GRACE_MS;
+
 function guardRefusal(
   i: Intent,
   row: "guard.writer-alive" | "guard.resolver-alive",
   who: { pid: number },
+  now: number,
 ): RefusedError {
+  const by = i.writtenAt + WRITER_SPAN_MS;
+  const hint =
+    row === "guard.resolver-alive"
+      ? "wait for that mu to finish, then run the verb again"
+      : now < by
+        ? `it gives up by ${new Date(by).toISOString()} at the latest (its deadlines and grace); run the verb again after it ends`
+        : `it is past its deadlines and grace; if it hangs, end it (kill ${who.pid}), then run the verb again`;
   return new RefusedError(
     `effect.${row}`,
     "effect",
     `${i.method} for ${i.subject} is still in the hands of mu pid ${who.pid} (${row})`,
-    {
-      hint: "wait for that mu to finish, then run the verb again",
-    },
+    { hint },
   );
 }
 
@@ -130,7 +147,7 @@ async function resolveOne(
   const { liveness, clock } = io.ports;
   const me = liveness.self();
   // The writer guard needs no plugin: refuse before starting one.
-  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer);
+  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer, clock.now());
   const reg = await store.read((db) => getPlugin(db, i.plugin));
   if (!reg) {
     throw new RefusedError(
@@ -153,7 +170,7 @@ async function resolveOne(
     return "mine" as const;
   });
   if (claim === "gone") return;
-  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim);
+  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim, clock.now());
   const caps = rules.caps(hello, i);
   // Read the clock only now: starting the plugin can take a while, and a
   // window judged before it could close before the resend goes out.
