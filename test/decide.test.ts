@@ -221,6 +221,7 @@ describe("deliveries", () => {
     dedupeExact: false,
     hasMsgId: true,
     newerWritten: false,
+    jobEnded: false,
     ...over,
   });
   it.each([
@@ -239,6 +240,13 @@ describe("deliveries", () => {
     // Nothing could ever make such a resend safe again: it is let go.
     ["channel.command", { newerWritten: true }, "delivery.superseded"],
     ["channel.command", {}, "unresolvable"],
+    // A delivery to a job that ended is let go, even where a receipt could be asked.
+    ["channel.send", { receiptExact: true, jobEnded: true }, "delivery.job-ended"],
+    [
+      "channel.answer",
+      { hasMsgId: false, dedupeExact: true, jobEnded: true },
+      "delivery.job-ended",
+    ],
   ] as const)("%s with %j: %s", (method, over, row) => {
     expect(decideFirst(intent(method), undefined, gone, facts(over)).row).toBe(row);
   });
@@ -310,14 +318,16 @@ describe("the rule table", () => {
       for (const dedupeExact of [true, false])
         for (const newerWritten of [true, false])
           for (const hasMsgId of [true, false])
-            reached.add(
-              decideFirst(intent("channel.send"), undefined, gone, {
-                receiptExact,
-                dedupeExact,
-                hasMsgId,
-                newerWritten,
-              }).row,
-            );
+            for (const jobEnded of [true, false])
+              reached.add(
+                decideFirst(intent("channel.send"), undefined, gone, {
+                  receiptExact,
+                  dedupeExact,
+                  hasMsgId,
+                  newerWritten,
+                  jobEnded,
+                }).row,
+              );
     reached.add(decideReceipt({ state: "accepted", id: "m" }, "m"));
     reached.add(decideReceipt({ state: "not-accepted", id: "m" }, "m"));
     const atStart = {

@@ -220,7 +220,12 @@ async function resolveOne(
     say(io, i, rules.rowName(i, first.row));
     return;
   }
-  if ((first.row === "delivery.superseded" || first.row === "delivery.no-msgid") && rules.abandon) {
+  if (
+    (first.row === "delivery.superseded" ||
+      first.row === "delivery.no-msgid" ||
+      first.row === "delivery.job-ended") &&
+    rules.abandon
+  ) {
     // Never resent, and nothing will ever make a resend safe again: the
     // receipt says unknown from now on, and the intent has done its work.
     await settle(store, i, (db) => rules.abandon?.(db, i));

@@ -139,6 +139,12 @@ function newerDelivery(db: Database, i: Intent): boolean {
   return Number(pending) > 0 || Number(later) > 0;
 }
 
+/** The key of the job a delivery was sent to, as its target named it. */
+function deliveryJobKey(i: Intent): string {
+  const t = i.params.target as { job?: { key?: string } } | undefined;
+  return String(t?.job?.key ?? "");
+}
+
 export const jobRules: SubjectRules = {
   caps: (hello, i) => {
     const start = hello.seams.job?.start;
@@ -169,6 +175,7 @@ export const jobRules: SubjectRules = {
       dedupeExact: caps.dedupe === "exact",
       hasMsgId: typeof i.params.msgId === "string",
       newerWritten: newerDelivery(db, i),
+      jobEnded: jobByKey(db, deliveryJobKey(i))?.state !== "running",
     };
   },
   rollback: (db, i) => {
