@@ -126,11 +126,11 @@ export async function wait(
       // A restart starts the count again in the new incarnation. A settle
       // changes nothing: the next wait counts from the same delivery's
       // baseline, so the turn it reported answers it at once again.
-      const restarted = (channelInc: number) =>
+      const record = (channelInc: number, waitAfter?: number) =>
         writes.push(
           store.write((db) => {
             const row = agentOf(db, job.workstream, job.agent);
-            if (row) putAgent(db, { ...row, waitAfter: 0, channelInc });
+            if (row) putAgent(db, { ...row, waitAfter: waitAfter ?? row.waitAfter, channelInc });
           }),
         );
       proc.conn.onWatch(r.watchId, (method, params) => {
@@ -143,13 +143,15 @@ export async function wait(
             line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
             kind: "settled",
           });
+          // Only the incarnation is learnt (one a fresh left unknown, say).
+          if (o.incarnation !== agent?.channelInc) record(o.incarnation);
         } else {
           outcomes.push({
             agent: label,
             line: `${label} restarted (incarnation ${String(params.incarnation)})`,
             kind: "restarted",
           });
-          restarted(Number(params.incarnation));
+          record(Number(params.incarnation), 0);
         }
         const at = open.findIndex((w) => w.watchId === r.watchId);
         if (at !== -1) open.splice(at, 1);
