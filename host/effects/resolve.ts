@@ -1,11 +1,9 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
-import { GRACE_MS } from "../plugin/plugin-process.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
-import { MAX_RETRIES } from "../seams/call.js";
 import type { Store } from "../store/index.js";
 import {
   type DeliveryFacts,
@@ -18,7 +16,7 @@ import {
 } from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
-import { EFFECT_MS, READ_MS } from "./timeouts.js";
+import { EFFECT_MS, READ_MS, WRITER_SPAN_MS } from "./timeouts.js";
 
 // The next verb on a subject (a host, an agent) resolves whatever effect on
 // it is still pending, before it does anything else, by the rows of the rule
@@ -107,13 +105,6 @@ export async function resolvePending(
     }
   }
 }
-
-/**
- * The latest a writer can still be waiting on its effect: every attempt's
- * deadline and the grace after the last. Past it, a writer that still lives
- * is stuck, not busy.
- */
-export const WRITER_SPAN_MS = (MAX_RETRIES + 1) * EFFECT_MS + GRACE_MS;
 
 function guardRefusal(
   i: Intent,
