@@ -221,6 +221,12 @@ export function putReceipt(
   );
 }
 
+/** What mu recorded of a delivery, or undefined when it has no receipt of it. */
+export function receiptState(db: Database, msgId: string): string | undefined {
+  const v = db.exec("SELECT state FROM receipts WHERE msg_id = ?", [msgId])[0]?.values[0]?.[0];
+  return v === undefined || v === null ? undefined : String(v);
+}
+
 export function deleteReceipt(db: Database, msgId: string): void {
   db.run("DELETE FROM receipts WHERE msg_id = ?", [msgId]);
 }
