@@ -1,5 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { agentOf, agentSubject, allJobs } from "../jobs/records.js";
@@ -17,28 +18,6 @@ interface Notice {
   next: string;
 }
 
-/** The verb that settles a pending effect, as a user would type it. */
-function nextVerb(subject: string, method: string, params: Record<string, unknown>): string {
-  const [kind, name = ""] = subject.split(":");
-  if (kind === "host") return `mu host status ${name}`;
-  const [ws, agent] = name.split("/");
-  const p = params as {
-    msgId?: string;
-    target?: { host?: { name?: string } };
-    spec?: { firstPrompt?: { msgId: string } };
-  };
-  if (method === "job.start") {
-    const first = p.spec?.firstPrompt?.msgId;
-    return first
-      ? `mu agent check ${agent} ${first} -w ${ws}`
-      : `mu agent spawn ${agent} --host ${p.target?.host?.name ?? "<host>"} -w ${ws}`;
-  }
-  if (method === "job.stop") return `mu agent close ${agent} -w ${ws}`;
-  return p.msgId
-    ? `mu agent check ${agent} ${p.msgId} -w ${ws}`
-    : `mu agent read ${agent} -w ${ws}`;
-}
-
 export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
   const margin = deadlineMarginMs(io.ports.env);
   const now = io.ports.clock.now();
@@ -54,7 +33,7 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
         method: String(method),
         key: String(key),
         since: Number(at),
-        next: nextVerb(String(subject), String(method), JSON.parse(String(params))),
+        next: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
       }),
     );
     const jobs = allJobs(db);
