@@ -1,6 +1,7 @@
 import type { Database } from "sql.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { allAgents, allJobs } from "../jobs/records.js";
+import type { SeamName } from "../protocol/declaration.js";
 import { listProfiles } from "./profiles.js";
 import { listHosts } from "./records.js";
 
@@ -15,6 +16,8 @@ export interface Holder {
   kind: "effect" | "agent" | "machine" | "profile";
   /** The agent's workstream/name, the machine's state, the effect's method. */
   name: string;
+  /** The seams of the plugin it still calls on: a re-add may not drop them. */
+  needs: SeamName[];
 }
 
 const closeVerb = (ws: string, name: string) => `mu agent close ${name} -w ${ws}`;
@@ -25,18 +28,25 @@ function agentHolders(
   on: (a: { host: string; plugin: string }) => boolean,
 ): Holder[] {
   const seen = new Map<string, Holder>();
-  const add = (ws: string, name: string) =>
-    seen.set(`${ws}/${name}`, {
+  const add = (ws: string, name: string, needs: SeamName[]) => {
+    const h = seen.get(`${ws}/${name}`) ?? {
       what: `agent ${ws}/${name}`,
       name: `${ws}/${name}`,
       free: closeVerb(ws, name),
-      kind: "agent",
-    });
+      kind: "agent" as const,
+      needs: [],
+    };
+    h.needs = [...new Set([...h.needs, ...needs])];
+    seen.set(`${ws}/${name}`, h);
+  };
+  // A job is stopped through the job seam and read through the channel; its
+  // tree, if any, is collected and removed through the link.
   for (const j of allJobs(db))
-    if (on({ host: j.host, plugin: j.plugin })) add(j.workstream, j.agent);
+    if (on({ host: j.host, plugin: j.plugin }))
+      add(j.workstream, j.agent, j.site ? ["job", "channel", "link"] : ["job", "channel"]);
   for (const a of allAgents(db))
     if (a.state !== "closed" && on({ host: a.host, plugin: a.channelPlugin }))
-      add(a.workstream, a.name);
+      add(a.workstream, a.name, ["channel"]);
   return [...seen.values()];
 }
 
@@ -49,6 +59,7 @@ function effectHolders(db: Database, where: string, arg: string): Holder[] {
     free: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
     kind: "effect" as const,
     name: String(method),
+    needs: [String(method).split(".")[0] as SeamName],
   }));
 }
 
@@ -68,6 +79,7 @@ export function hostHolders(db: Database, name: string): Holder[] {
       free: `mu host release ${name}`,
       kind: "machine",
       name: h.state,
+      needs: ["host", "link"],
     });
   return out;
 }
@@ -85,6 +97,7 @@ export function pluginHolders(db: Database, name: string): Holder[] {
         free: machineHeld(h.state) ? `mu host release ${h.name}` : `mu host rm ${h.name}`,
         kind: "machine",
         name: h.state,
+        needs: machineHeld(h.state) ? ["host", "link"] : [],
       });
   for (const p of listProfiles(db))
     if (p.plugin === name)
@@ -93,13 +106,18 @@ export function pluginHolders(db: Database, name: string): Holder[] {
         free: `mu host rm ${p.name}`,
         kind: "profile",
         name: p.name,
+        needs: ["link"],
       });
   return out;
 }
 
-/** "mu agent close a -w crew (agent crew/a); mu host rm box (…)", each verb once. */
-export function freeingHint(holders: readonly Holder[], withWhat: boolean): string {
+/** "free it: mu agent close a -w crew (agent crew/a); mu host rm box (…)", each verb once. */
+export function freeingHint(
+  holders: readonly Holder[],
+  withWhat: boolean,
+  lead = "free it",
+): string {
   const verbs = new Map<string, string>();
   for (const h of holders) if (!verbs.has(h.free)) verbs.set(h.free, h.what);
-  return `free it: ${[...verbs].map(([verb, what]) => (withWhat ? `${verb} (${what})` : verb)).join("; ")}`;
+  return `${lead}: ${[...verbs].map(([verb, what]) => (withWhat ? `${verb} (${what})` : verb)).join("; ")}`;
 }
