@@ -69,14 +69,10 @@ export function simMux(ports: Ports): Mux {
       if (mode === "dies") {
         // Dies a moment after it was reported, as a view command that exits
         // at once does: after the backend's own look, inside mu's window.
-        spawn(
-          "/bin/sh",
-          ["-c", `sleep ${DIES_AFTER_MS / 1000}; kill -9 -${pid} 2>/dev/null`],
-          {
-            detached: true,
-            stdio: "ignore",
-          },
-        ).unref();
+        spawn("/bin/sh", ["-c", `sleep ${DIES_AFTER_MS / 1000}; kill -9 -${pid} 2>/dev/null`], {
+          detached: true,
+          stdio: "ignore",
+        }).unref();
       }
       return { id, pid };
     },
