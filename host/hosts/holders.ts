@@ -117,6 +117,7 @@ export function freeingHint(
   withWhat: boolean,
   lead = "free it",
 ): string {
+  if (holders.length === 0) return "see: mu state";
   const verbs = new Map<string, string>();
   for (const h of holders) if (!verbs.has(h.free)) verbs.set(h.free, h.what);
   return `${lead}: ${[...verbs].map(([verb, what]) => (withWhat ? `${verb} (${what})` : verb)).join("; ")}`;

@@ -81,8 +81,9 @@ export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<v
 
 export async function hostRm(io: Io, name: string): Promise<void> {
   await openStore(io.ports).write((db) => {
-    const provider = getProfile(db, name) ? undefined : getHost(db, name);
-    if (!getProfile(db, name) && !provider) {
+    const profile = getProfile(db, name);
+    const provider = profile ? undefined : getHost(db, name);
+    if (!profile && !provider) {
       throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
         hint: "see: mu host list",
       });
