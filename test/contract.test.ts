@@ -21,7 +21,7 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
   },
   {
     variant: "leaks the canary in a reply",
-    faults: [{ on: "link.exec", times: "always", do: { leakCanary: "reply" } }],
+    faults: [{ on: "link.checkSteps", times: "always", do: { leakCanary: "reply" } }],
     fails: "canary",
   },
   {
