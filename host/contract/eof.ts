@@ -21,12 +21,17 @@ const show = (ps: Escapee[]) =>
     ? ["(the group emptied at the last moment)"]
     : ps.map((p) => `pid ${p.pid}: ${p.cmdline}`);
 
-function inFlight(s: Session, hello: InitializeResult): string {
+function inFlight(ctx: RunContext, s: Session, hello: InitializeResult): string {
   if (!hello.seams.link) return "no call in flight (no link seam)";
   // Its answer, or its lack, is not what this check is about.
   s.call(
     "link.exec",
-    { target: profileTarget(hello), script: INFLIGHT_SCRIPT, cwd: ".", timeoutMs: 10_000 },
+    {
+      target: ctx.linkTarget ?? profileTarget(hello),
+      script: INFLIGHT_SCRIPT,
+      cwd: ".",
+      timeoutMs: 10_000,
+    },
     10_000 + GRACE_MS,
   ).catch(() => {});
   return `link.exec '${INFLIGHT_SCRIPT}' in flight`;
@@ -37,7 +42,7 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   let what = "";
 
   const a = await Session.open(ctx, "eof", []);
-  what = inFlight(a, hello);
+  what = inFlight(ctx, a, hello);
   await a.sleep(SETTLE_MS);
   let left: Escapee[] = [];
   const look = ctx.io.ports.clock.setTimer(GRACE_MS - LOOK_BEFORE_KILL_MS, () => {
@@ -56,7 +61,7 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   const stopMs = a.now() - t0;
 
   const b = await Session.open(ctx, "eof", []);
-  inFlight(b, hello);
+  inFlight(ctx, b, hello);
   await b.sleep(SETTLE_MS);
   const t1 = b.now();
   b.proc.child.closeInput();

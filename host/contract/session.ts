@@ -9,7 +9,8 @@ import {
 import type { Clock, Ports, ProcessSpawner } from "../ports/types.js";
 import { protocolChecks } from "../protocol/checks.js";
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
-import { type Escapee, sweep } from "./escapees.js";
+import { type Escapee, sweep, type Watch } from "./escapees.js";
+import type { Target } from "./target.js";
 import { WireLog } from "./wire.js";
 
 // One fresh start of the plugin for one check, through the host's own
@@ -28,6 +29,12 @@ export interface RunContext {
   /** Random per run: marker values and keys of two runs never meet. */
   runId: string;
   logs: StartLog[];
+  /** Runs each start as a child subreaper (subreaper.ts); absent where that cannot be done. */
+  launcher?: string[];
+  /** --host: where every link call goes, the probes' too. */
+  linkTarget?: Target;
+  /** Why there is no launcher, for the containment line. */
+  noLauncher?: string;
 }
 
 export interface StartLog {
@@ -37,12 +44,19 @@ export interface StartLog {
   pgid?: number;
   wire: WireLog;
   escapees: Escapee[];
+  /** Descendants of this start seen by any scan, pid to start time. */
+  known: Map<number, number>;
 }
 
-function tapped(base: ProcessSpawner, log: StartLog): ProcessSpawner {
+function tapped(
+  base: ProcessSpawner,
+  log: StartLog,
+  launcher: readonly string[] = [],
+): ProcessSpawner {
   return {
     async spawn(argv, opts) {
-      const child = await base.spawn(argv, opts);
+      // Trust was judged on the plugin's own argv; the launcher only wraps the exec.
+      const child = await base.spawn([...launcher, ...argv], opts);
       log.pgid = child.pid;
       return {
         ...child,
@@ -105,12 +119,13 @@ export class Session {
       mark: `${ctx.runId}-${ctx.logs.length + 1}`,
       wire: new WireLog(),
       escapees: [],
+      known: new Map(),
     };
     ctx.logs.push(log);
     const ports: Ports = {
       ...ctx.io.ports,
       env: { ...ctx.io.ports.env, [CANARY_VAR]: ctx.canary, [MARK_VAR]: log.mark },
-      spawner: tapped(ctx.io.ports.spawner, log),
+      spawner: tapped(ctx.io.ports.spawner, log, ctx.launcher),
     };
     const sup = new Supervisor(ports, protocolChecks());
     try {
@@ -132,10 +147,11 @@ export class Session {
 
   /** Catches a helper outside the group while it still runs: it might be gone by close. */
   scan(): void {
-    this.log.escapees.push(...sweep(MARK_VAR, this.log.mark, this.proc.pgid));
+    this.log.escapees.push(...sweep(watch(this.log, this.proc.pgid)));
   }
 
   close(): Promise<void> {
+    this.scan();
     return finish(this.sup, this.log);
   }
 }
@@ -146,5 +162,9 @@ async function finish(sup: Supervisor, log: StartLog): Promise<void> {
   // The group is empty now, so whatever still carries the marker left it.
   // (Its own group is still excluded: a member mu's kill has not reaped yet
   // did not escape.)
-  log.escapees.push(...sweep(MARK_VAR, log.mark, log.pgid));
+  log.escapees.push(...sweep(watch(log, log.pgid)));
+}
+
+function watch(log: StartLog, leader: number | undefined): Watch {
+  return { name: MARK_VAR, value: log.mark, known: log.known, ...(leader ? { leader } : {}) };
 }

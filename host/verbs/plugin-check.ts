@@ -4,6 +4,7 @@ import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
 import { junit, line, summary } from "../contract/report.js";
 import type { RunContext } from "../contract/session.js";
+import { subreaperLauncher } from "../contract/subreaper.js";
 import { type CheckedSeam, runSuite, type SuiteOptions } from "../contract/suite.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
@@ -93,6 +94,10 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
     runId: io.ports.random.hex(4),
     logs: [],
   };
+  if (aim) ctx.linkTarget = aim.target;
+  const launcher = subreaperLauncher(io.ports.env);
+  if ("argv" in launcher) ctx.launcher = launcher.argv;
+  else ctx.noLauncher = launcher.why;
   if (!opts.json) io.out(`checking plugin ${name} (${rec.argv.join(" ")})\n`);
   const verdicts = await runSuite(
     ctx,
