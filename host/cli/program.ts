@@ -61,7 +61,7 @@ export function buildProgram(io: Io): Built {
     .argument("<name>", "the plugin's name")
     .option(
       "--seam <seam>",
-      "also run the checks that make real things for this seam: link, host, job or channel (repeatable)",
+      "also run the checks that make real things on this seam: host, job or channel (link is accepted; its checks always run) (repeatable)",
       collect,
     )
     .option(

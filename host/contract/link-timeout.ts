@@ -109,7 +109,7 @@ export async function linkTimeout(
   if (ranOn.length > 0) {
     throw new CheckFailed(
       `remoteOnTimeout is '${link.remoteOnTimeout}', yet ${ranOn.join(" and ")} the script started went on running after the answer${link.remoteOnTimeout === "stopping" ? ` and its ${GRACE_MS} ms grace` : ""}`,
-      [`it wrote its marker in the login directory ${lateS} s after the script began`],
+      [`each wrote its marker in the login directory ${lateS} s after the script began`],
     );
   }
   return pass(
