@@ -1,10 +1,13 @@
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
 import { junit, line, summary } from "../contract/report.js";
 import type { RunContext } from "../contract/session.js";
 import { subreaperLauncher } from "../contract/subreaper.js";
+import type { Verdict } from "../contract/verdict.js";
 import { type CheckedSeam, runSuite, type SuiteOptions } from "../contract/suite.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
@@ -96,16 +99,23 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
   };
   if (aim) ctx.linkTarget = aim.target;
   const launcher = subreaperLauncher(io.ports.env);
-  if ("argv" in launcher) ctx.launcher = launcher.argv;
-  else ctx.noLauncher = launcher.why;
+  // The launcher's reports are the suite's own scratch, gone with the run.
+  const reports = "launch" in launcher ? mkdtempSync(join(tmpdir(), "mu-check-")) : undefined;
+  if ("launch" in launcher && reports) ctx.launcher = { launch: launcher.launch, reports };
+  else if ("why" in launcher) ctx.noLauncher = launcher.why;
   if (!opts.json) io.out(`checking plugin ${name} (${rec.argv.join(" ")})\n`);
-  const verdicts = await runSuite(
-    ctx,
-    { seams, params, repeat, ...(aim ? { host: aim } : {}) },
-    (v) => {
-      if (!opts.json) io.out(`${line(v)}\n`);
-    },
-  );
+  let verdicts: Verdict[];
+  try {
+    verdicts = await runSuite(
+      ctx,
+      { seams, params, repeat, ...(aim ? { host: aim } : {}) },
+      (v) => {
+        if (!opts.json) io.out(`${line(v)}\n`);
+      },
+    );
+  } finally {
+    if (reports) rmSync(reports, { recursive: true, force: true });
+  }
   const failed = verdicts.filter((v) => v.result === "fail");
   if (opts.junit !== undefined) await writeJunit(io, resolve(opts.junit), junit(name, verdicts));
   if (opts.json) printJson(io, { plugin: name, ok: failed.length === 0, repeat, checks: verdicts });
