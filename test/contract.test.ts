@@ -13,7 +13,7 @@ import { mu, muBin, tempState } from "./helpers.js";
 // every check; each broken variant fails exactly the check aimed at it.
 
 /** The variant table, also in README's "Checking a plugin" section. */
-const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
+const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId; headline?: RegExp }[] = [
   {
     variant: "leaks the canary to stderr",
     faults: [{ on: "initialize", times: "always", do: { leakCanary: "stderr" } }],
@@ -38,6 +38,8 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
     variant: "a second release of a released host errors",
     faults: [{ on: "host.release", times: "always", do: { releaseErrorsWhenGone: true } }],
     fails: "host.idempotency",
+    headline:
+      /: a second host\.release of the released host: host\.release answered an error \(\w[\w-]*\): /,
   },
   {
     variant: "link.exec does not enforce timeoutMs",
@@ -48,6 +50,7 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
     variant: "a lookup that answers none for a started job",
     faults: [{ on: "job.lookup", times: "always", do: { reply: { none: true } } }],
     fails: "job.idempotency",
+    headline: /: job\.lookup of a started job answered \{"none":true\}, not found$/,
   },
   {
     variant: "a receipt that echoes another msgId",
@@ -59,6 +62,7 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
       },
     ],
     fails: "channel.lifecycle",
+    headline: /answered state accepted for msgId msg-someone-else, not accepted for /,
   },
   {
     variant: "an unknown field in a reply",
@@ -159,7 +163,7 @@ describe("mu plugin check on the correct sim", () => {
 describe.concurrent("each broken sim variant fails exactly its check", () => {
   it.each(VARIANTS)(
     "$variant -> $fails",
-    async ({ faults, fails }) => {
+    async ({ faults, fails, headline }) => {
       const w = await registered(faults);
       try {
         const r = await run([...CHECK, "--junit", join(w.dir, "junit.xml")], w.env);
@@ -180,6 +184,7 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
         // The failure shows its evidence under the FAIL line.
         const lines = r.stdout.split("\n");
         const at = lines.findIndex((l) => l.startsWith(`FAIL  ${fails} `));
+        if (headline) expect(lines[at], r.stdout).toMatch(headline);
         expect(lines[at + 1], r.stdout).toMatch(/^ {8}\S/);
         expect(readFileSync(join(w.dir, "junit.xml"), "utf8")).toContain(
           `failures="1" skipped="0"`,
