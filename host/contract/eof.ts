@@ -4,6 +4,7 @@ import { type Escapee, members } from "./escapees.js";
 import { type RunContext, Session } from "./session.js";
 import { profileTarget } from "./target.js";
 import { fail, type Outcome, pass } from "./verdict.js";
+import { clip } from "./wire.js";
 
 // How a plugin ends. Two starts: one stopped by mu's stop sequence with a
 // call in flight ($/cancel, shutdown, EOF), one that only sees stdin close,
@@ -16,10 +17,13 @@ const SETTLE_MS = 200;
 /** When to look at who is still in the group, just before mu's kill would hide them. */
 const LOOK_BEFORE_KILL_MS = 300;
 
-const show = (ps: Escapee[]) =>
-  ps.length === 0
+/** What was still in the group, less the suite's own launcher (its leader when there is one). */
+const show = (ctx: RunContext, all: Escapee[], leader: number) => {
+  const ps = ctx.launcher ? all.filter((p) => p.pid !== leader) : all;
+  return ps.length === 0
     ? ["(the group emptied at the last moment)"]
-    : ps.map((p) => `pid ${p.pid}: ${p.cmdline}`);
+    : ps.map((p) => `pid ${p.pid}: ${clip(p.cmdline)}`);
+};
 
 function inFlight(ctx: RunContext, s: Session, hello: InitializeResult): string {
   if (!hello.seams.link) return "no call in flight (no link seam)";
@@ -55,7 +59,7 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   if (stopped.forced) {
     evidence.push(
       `after $/cancel, shutdown and EOF the group (${a.proc.pgid}) still ran ${GRACE_MS} ms later and mu killed it:`,
-      ...show(left),
+      ...show(ctx, left, a.proc.pgid),
     );
   }
   const stopMs = a.now() - t0;
@@ -77,7 +81,7 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   if (!emptied) {
     evidence.push(
       `after stdin closed (no shutdown) the group (${b.proc.pgid}) still ran ${GRACE_MS} ms later:`,
-      ...show(members(b.proc.pgid)),
+      ...show(ctx, members(b.proc.pgid), b.proc.pgid),
     );
     b.proc.killNow();
   }
