@@ -12,8 +12,8 @@ import type { Clock, Ports, ProcessSpawner } from "../ports/types.js";
 import { protocolChecks } from "../protocol/checks.js";
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
 import { type Escapee, sweep, type Watch } from "./escapees.js";
-import type { Target } from "./target.js";
 import type { Launcher } from "./subreaper.js";
+import type { Target } from "./target.js";
 import { WireLog } from "./wire.js";
 
 // One fresh start of the plugin for one check, through the host's own
