@@ -224,6 +224,25 @@ describe("mu plugin check usage", () => {
     expect(r.stderr).toMatch(/^mu: plugin: no plugin named 'nope'; register it first: /);
   });
 
+  it("--host runs a provider's link checks on a host mu acquired, without --seam host", async () => {
+    const acq = await mu(
+      ["host", "acquire", "--provider", "sim", "h1", "--param", "size=small"],
+      w.env,
+    );
+    expect(acq.code, acq.stderr).toBe(0);
+    try {
+      const r = await run(["plugin", "check", "sim", "--host", "h1", "--repeat", "1"], w.env);
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      for (const id of ["link.exec", "link.push", "link.fetch", "link.timeout"])
+        expect([id, got[id]]).toEqual([id, "ok"]);
+      expect(got["host.lifecycle"]).toBe("skip");
+      expect(r.stdout).toMatch(/^ok +link\.exec +on host h1: /m);
+    } finally {
+      expect((await mu(["host", "release", "h1"], w.env)).code).toBe(0);
+    }
+  }, 120_000);
+
   it("without --seam host the host checks are skipped, saying why", async () => {
     const r = await run(["plugin", "check", "sim", "--repeat", "1"], w.env);
     expect(r.code).toBe(0);

@@ -94,7 +94,7 @@ export async function linkTimeout(
       [canonical(r)],
     );
   }
-  const answered = `answered exitCode null after ${took} ms (timeoutMs ${timeoutMs})`;
+  const answered = `${place.label}: answered exitCode null after ${took} ms (timeoutMs ${timeoutMs})`;
   if (!seen.includes("MU-CHECK:started")) {
     throw new CheckFailed(`${answered}, but the script never began`, [
       `it would have written ${start} in the login directory at once; the next script found none`,
