@@ -142,8 +142,15 @@ export async function runSuite(
     ),
   );
   const afterExec =
-    (id: CheckId, fn: (s: Session, place: LinkPlace, link: LinkSeam) => Promise<Outcome>) =>
+    (
+      id: CheckId,
+      fn: (s: Session, place: LinkPlace, link: LinkSeam) => Promise<Outcome>,
+      absent: (link: LinkSeam) => string | undefined = () => undefined,
+    ) =>
     (h: InitializeResult): Promise<Outcome> => {
+      // Before any start: an undeclared capability needs no plugin, nor a machine.
+      const why = h.seams.link && absent(h.seams.link);
+      if (why) return Promise.resolve(skip(why));
       if (out.find((v) => v.id === "link.exec")?.result === "fail")
         return Promise.resolve(
           skip("link.exec did not pass, and this check reads its results back through link.exec"),
@@ -153,24 +160,24 @@ export async function runSuite(
   await run(
     "link.push",
     gate(
-      afterExec("link.push", (s, place, link) =>
-        link.push
-          ? linkPush(s, place, link, `${ctx.runId}-push`, ctx.io.ports.random.hex(16))
-          : Promise.resolve(skip("the link does not declare push: true")),
+      afterExec(
+        "link.push",
+        (s, place, link) =>
+          linkPush(s, place, link, `${ctx.runId}-push`, ctx.io.ports.random.hex(16)),
+        (link) => (link.push ? undefined : "the link does not declare push: true"),
       ),
     ),
   );
   await run(
     "link.fetch",
     gate(
-      afterExec("link.fetch", (s, place, link) =>
-        link.fetch
-          ? linkFetch(s, place, `${ctx.runId}-fetch`, ctx.io.ports.random.hex(16))
-          : Promise.resolve(
-              skip(
-                "the link declares fetch: false (mu fetches with the profile's --fetch template)",
-              ),
-            ),
+      afterExec(
+        "link.fetch",
+        (s, place) => linkFetch(s, place, `${ctx.runId}-fetch`, ctx.io.ports.random.hex(16)),
+        (link) =>
+          link.fetch
+            ? undefined
+            : "the link declares fetch: false (mu fetches with the profile's --fetch template)",
       ),
     ),
   );
