@@ -197,6 +197,37 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
   );
 });
 
+describe("mu plugin check on a link without push or fetch", () => {
+  it("skips link.push and link.fetch, saying why, and runs the rest", async () => {
+    const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+    const state = tempState();
+    try {
+      const world = World.create(join(dir, "world"), {
+        preset: "link-only",
+        instance: "sim-1",
+        hello: { seams: { link: { fetch: false, push: false } } },
+      });
+      expect(
+        (await run(["plugin", "add", "sim", "--", sim, "--world", world.dir], state.env)).code,
+      ).toBe(0);
+      const r = await run(["plugin", "check", "sim"], state.env);
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      expect([got["link.exec"], got["link.push"], got["link.fetch"], got["link.timeout"]]).toEqual([
+        "ok",
+        "skip",
+        "skip",
+        "ok",
+      ]);
+      expect(r.stdout).toMatch(/^skip +link\.push +the link does not declare push: true$/m);
+      expect(r.stdout).toMatch(/^skip +link\.fetch +the link declares fetch: false /m);
+    } finally {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe("mu plugin check usage", () => {
   let w: Awaited<ReturnType<typeof registered>>;
   beforeAll(async () => {
