@@ -13,22 +13,39 @@ import { mu, muBin, tempState } from "./helpers.js";
 // aimed at it (issue 21).
 
 const BREAKS = [
-  { broken: "do-nothing", fails: "link.exec", headline: /came back with exitCode 0 and no output/ },
+  {
+    broken: "do-nothing",
+    fails: ["link.exec"],
+    headline: /came back with exitCode 0 and no output/,
+  },
+  {
+    broken: "fake-push",
+    fails: ["link.push"],
+    headline:
+      /^link\.push answered exitCode 0, yet the remote repository does not hold [0-9a-f]{40}$/,
+  },
+  {
+    // The push check fetches its commit back, so a fake fetch fails both.
+    broken: "fake-fetch",
+    fails: ["link.push", "link.fetch"],
+    headline:
+      /link\.fetch of .* answered exitCode 0 but left no FETCH_HEAD in the local repository$/,
+  },
   {
     broken: "shell-only-kill",
-    fails: "link.timeout",
+    fails: ["link.timeout"],
     headline: /a background job and a pipeline member the script started went on running/,
   },
   {
     broken: "blank-env-escapee",
-    fails: "containment",
+    fails: ["containment"],
     headline: /left its process group/,
     evidence:
       /\(pgid \d+, sid \d+\), not in the plugin's group \d+, found by ancestry: sleep 300; killed/,
   },
   {
     broken: "unknown-host",
-    fails: "link.exec",
+    fails: ["link.exec"],
     headline: /link\.exec answered an error \(retryable\): unknown host mu-check$/,
   },
 ] as const;
@@ -127,13 +144,13 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
         expect(
           failed.map(([id]) => id),
           r.stdout,
-        ).toEqual([b.fails]);
-        expect(got[b.fails]?.detail, r.stdout).toMatch(b.headline);
+        ).toEqual([...b.fails]);
+        for (const id of b.fails) expect(got[id]?.detail, r.stdout).toMatch(b.headline);
         if ("evidence" in b) expect(r.stdout).toMatch(b.evidence);
         expect(r.code).toBe(4);
         expect(r.stderr).toMatch(
           new RegExp(
-            `^mu: check: 'brk' failed 1 of \\d+ checks \\(${b.fails.replace(".", "\\.")}\\); `,
+            `^mu: check: 'brk' failed ${b.fails.length} of \\d+ checks \\(${b.fails.join(", ").replaceAll(".", "\\.")}\\); `,
           ),
         );
       } finally {
