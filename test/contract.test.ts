@@ -197,6 +197,26 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
   );
 });
 
+describe("mu plugin check never writes the canary", () => {
+  it("a canary in link.exec's stdout fails link.exec and canary; no line or file shows its value", async () => {
+    const w = await registered([{ on: "link.exec", times: "always", do: { leakCanary: "reply" } }]);
+    try {
+      const junitFile = join(w.dir, "junit.xml");
+      const r = await run([...CHECK, "--junit", junitFile], w.env);
+      expect(r.code).toBe(4);
+      const got = results(r.stdout);
+      expect(got["link.exec"]).toBe("FAIL");
+      expect(got.canary).toBe("FAIL");
+      const value = /canary-[0-9a-f]{32}/;
+      expect(r.stdout).toContain("<canary>");
+      for (const text of [r.stdout, r.stderr, readFileSync(junitFile, "utf8")])
+        expect(text).not.toMatch(value);
+    } finally {
+      w.done();
+    }
+  }, 180_000);
+});
+
 describe("mu plugin check on a link without push or fetch", () => {
   it("skips link.push and link.fetch, saying why, and runs the rest", async () => {
     const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));

@@ -49,7 +49,16 @@ async function timed(
         ? fail(err.detail, err.evidence)
         : fail(`the check could not run: ${describeCall(err)}`, [describeCall(err)]);
   }
-  const v: Verdict = { id, ...o, ms: ctx.io.ports.clock.now() - t0 };
+  // Evidence quotes what the plugin sent; the canary must not ride along
+  // into the terminal, --json or a JUnit file.
+  const mask = (t: string) => t.replaceAll(ctx.canary, "<canary>");
+  const v: Verdict = {
+    id,
+    ...o,
+    detail: mask(o.detail),
+    evidence: o.evidence.map(mask),
+    ms: ctx.io.ports.clock.now() - t0,
+  };
   emit(v);
   return v;
 }
