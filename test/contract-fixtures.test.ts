@@ -47,6 +47,7 @@ const BREAKS = [
     broken: "unknown-host",
     fails: ["link.exec"],
     headline: /link\.exec answered an error \(retryable\): unknown host mu-check$/,
+    evidence: /a link that reaches only hosts it knows needs --host <profile>/,
   },
 ] as const;
 

@@ -8,7 +8,7 @@ import { GRACE_MS } from "../plugin/plugin-process.js";
 import type { LinkSeam } from "../protocol/declaration.js";
 import { shQuote as q } from "../sh-quote.js";
 import type { Session } from "./session.js";
-import type { LinkPlace } from "./target.js";
+import { CHECK_HOST, type LinkPlace } from "./target.js";
 import { CheckFailed, describeCall, failedCall, type Outcome, pass } from "./verdict.js";
 import { clip } from "./wire.js";
 
@@ -43,7 +43,12 @@ export async function exec(
       timeoutMs + GRACE_MS,
     )) as ExecResult;
   } catch (err) {
-    throw new CheckFailed(failedCall("link.exec", err), [describeCall(err)]);
+    const evidence = [describeCall(err)];
+    if (place.target.host.name === CHECK_HOST && !place.target.host.handle)
+      evidence.push(
+        `the suite named the host '${CHECK_HOST}': a link that reaches only hosts it knows needs --host <profile>`,
+      );
+    throw new CheckFailed(failedCall("link.exec", err), evidence);
   }
 }
 
