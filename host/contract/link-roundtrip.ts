@@ -81,7 +81,8 @@ export async function linkExec(
   tag: string,
   hex: (bytes: number) => string,
 ): Promise<ExecProof> {
-  const [a, b, c] = [hex(3), hex(3), hex(3)].map((h) => Number.parseInt(h, 16)) as [
+  // 15 bits each, so a * b + c fits even a shell with 32-bit arithmetic.
+  const [a, b, c] = [hex(2), hex(2), hex(2)].map((h) => Number.parseInt(h, 16) & 0x7fff) as [
     number,
     number,
     number,
