@@ -217,6 +217,21 @@ describe("mu plugin check --host and --help", () => {
     }
   });
 
+  it("mu's own runs start the plugin as mu's child, with no launcher", async () => {
+    const w = await registered();
+    try {
+      expect((await mu(["host", "add", "box", "--plugin", "brk"], w.env)).code).toBe(0);
+      // The script's parent is the plugin; the plugin's parent must be mu itself.
+      const script = `tr '\\0' ' ' < /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/cmdline`;
+      const r = await run(["host", "exec", "box", "--", script], w.env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(muBin);
+      expect(r.stdout).not.toMatch(/prctl|python/);
+    } finally {
+      w.done();
+    }
+  });
+
   it("--help names all four seams and what --param is for", async () => {
     const r = await mu(["plugin", "check", "--help"], {});
     expect(r.code).toBe(0);
