@@ -5,6 +5,7 @@ import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
 import type { Store } from "../store/index.js";
+import { planted } from "../testbed-plant.js";
 import {
   type DeliveryFacts,
   decideFirst,
@@ -67,11 +68,14 @@ function unresolved(i: Intent, row: string, why: string, next: string): UnknownO
 /**
  * The testbed's planted bug, inert unless MU_TESTBED_PLANT names it: the
  * explorer must find it. `resend-without-lookup` resends a keyed effect
- * instead of looking it up, which can make a second machine or job.
+ * instead of looking it up, which can make a second machine or job;
+ * `resend-no-msgid` resends a delivery nothing can dedupe (host/testbed-plant.ts).
  */
 function plantedBug(env: Readonly<Record<string, string | undefined>>, first: First): First {
-  if (env.MU_TESTBED_PLANT === "resend-without-lookup" && first.row === "keyed")
+  if (planted(env, "resend-without-lookup") && first.row === "keyed")
     return { row: "acquire.dedupe.inside", ask: "resend" };
+  if (planted(env, "resend-no-msgid") && first.row === "delivery.no-msgid")
+    return { row: "delivery.resend", ask: "resend" };
   return first;
 }
 

@@ -5,6 +5,7 @@ import type { LinkHost } from "../hosts/link-host.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
 import type { Store } from "../store/index.js";
+import { planted } from "../testbed-plant.js";
 import { fencedRead, type JobTarget } from "./job-calls.js";
 import { agentOf, agentSubject, type JobRecord, putAgent, putReceipt } from "./records.js";
 
@@ -71,7 +72,9 @@ export async function deliver(
           putAgent(db, {
             ...a,
             waitAfter: after ?? a.waitAfter,
-            channelInc: incarnationAfter(d.method, r?.incarnation, a.channelInc),
+            channelInc: planted(io.ports.env, "fresh-keeps-incarnation")
+              ? (r?.incarnation ?? a.channelInc)
+              : incarnationAfter(d.method, r?.incarnation, a.channelInc),
           });
         }
       },

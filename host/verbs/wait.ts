@@ -6,6 +6,7 @@ import { inLifeCollect } from "../jobs/in-life-collect.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { agentOf, putAgent } from "../jobs/records.js";
 import { openStore, type Store } from "../store/index.js";
+import { planted } from "../testbed-plant.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu wait: one channel.watch per agent, each ended by its one notification
@@ -144,7 +145,8 @@ export async function wait(
             kind: "settled",
           });
           // Only the incarnation is learnt (one a fresh left unknown, say).
-          if (o.incarnation !== agent?.channelInc) record(o.incarnation);
+          if (planted(io.ports.env, "wait-uses-settle")) record(o.incarnation, o.runs);
+          else if (o.incarnation !== agent?.channelInc) record(o.incarnation);
         } else {
           outcomes.push({
             agent: label,

@@ -1,0 +1,23 @@
+// The testbed's planted bugs: each re-introduces, in mu's own code path, a
+// bug that was found and fixed, so the explorer can prove it still finds that
+// class. Inert unless MU_TESTBED_PLANT names the plant; the list below is
+// what test/explore.test.ts checks the explorer finds and shrinks.
+
+export const PLANTS = [
+  // A keyed effect resent without its lookup (a second machine or job).
+  "resend-without-lookup",
+  // A delivery without a msgId (command, abort, answer) resent after a crash (issue 15.1).
+  "resend-no-msgid",
+  // A fresh whose new incarnation is never learned (issue 15.3).
+  "fresh-keeps-incarnation",
+  // A wait that records its settle as the next wait's baseline (issue 15.4).
+  "wait-uses-settle",
+  // host rm of a profile that live agents still need (issue 15.5).
+  "host-rm-live-agents",
+] as const;
+
+export type Plant = (typeof PLANTS)[number];
+
+export function planted(env: Readonly<Record<string, string | undefined>>, plant: Plant): boolean {
+  return env.MU_TESTBED_PLANT === plant;
+}
