@@ -55,27 +55,39 @@ function firstDifference(a: VirtualOutcome, b: VirtualOutcome): string | undefin
 /**
  * Steps a shrink must not drop. Time passing: the mu steps after it carry the
  * same offset, and dropping the world's half alone would skew the two clocks.
- * The last close of each agent: the real engine fails a run that leaves an
- * agent's view running, whatever else it found.
+ * The settle and liveness steps, from the last clearing of the faults on:
+ * they are the check, not the workload; dropping one (a close, say) makes a
+ * later liveness check fail for a reason of the shrink's own making.
  */
 function kept(steps: LoadedScenario["steps"], i: number): boolean {
   const st = steps[i];
   if (!st) return false;
-  if ("world" in st) return st.world.clockOffsetMs !== undefined;
-  if (!("mu" in st) || typeof st.mu !== "string" || !st.mu.startsWith("agent close ")) return false;
-  return !steps.slice(i + 1).some((later) => "mu" in later && later.mu === st.mu);
+  if ("world" in st && st.world.clockOffsetMs !== undefined) return true;
+  for (let j = steps.length - 1; j >= 0; j--) {
+    const x = steps[j];
+    if (x && "world" in x && x.world.faults?.length === 0) return i >= j;
+  }
+  return false;
 }
 
-/** Drops steps, one at a time from the end, for as long as the run still breaks an invariant. */
-export async function shrink(s: LoadedScenario): Promise<LoadedScenario> {
+/**
+ * Drops steps, one at a time from the end, for as long as the run still
+ * breaks the invariant it first broke: another one (a liveness check that
+ * fails only because its set-up was dropped) is not the same finding.
+ */
+export async function shrink(s: LoadedScenario, broken?: string): Promise<LoadedScenario> {
   let cur = s;
+  // Step numbers move as steps go: compare without them.
+  const bare = (line: string) => line.replace(/^step \d+ /, "step ");
+  const still = (b: string[]) =>
+    broken === undefined ? b.length > 0 : b.map(bare).includes(bare(broken));
   for (let changed = true; changed; ) {
     changed = false;
     // The first step registers the plugin; everything else may go, but what kept() keeps.
     for (let i = cur.steps.length - 1; i >= 1; i--) {
       if (kept(cur.steps, i)) continue;
       const next = { ...cur, steps: cur.steps.filter((_, j) => j !== i) };
-      if ((await check(next)).length > 0) {
+      if (still(await check(next))) {
         cur = next;
         changed = true;
       }
@@ -104,7 +116,7 @@ export async function explore(
     // One run in ten is repeated, to catch a run that is not a function of its seed.
     const broken = await check(s, seed % 10 === 0);
     if (broken.length > 0) {
-      const small = await shrink(s);
+      const small = await shrink(s, broken[0]);
       const o = await runVirtual(small, { lenient: true });
       return {
         seed,
@@ -135,6 +147,8 @@ export function toYaml(f: Finding): string {
       if (!("mu" in st)) return `  - ${JSON.stringify(st)}`;
       const signal = f.signals[mu];
       const exit = f.exits[mu++] ?? 0;
+      // A liveness check keeps the exit it expects: the real engine must fail there too.
+      if (st.exit !== undefined) return `  - ${JSON.stringify(st)}`;
       if (signal) return `  - ${JSON.stringify({ ...st, signalled: signal })}`;
       return `  - ${JSON.stringify(exit === 0 ? st : { ...st, exit })}`;
     }),

@@ -7,7 +7,20 @@ import type { VirtualOutcome } from "./run-scenario.js";
 type Ran = Extract<VirtualOutcome, { ran: true }>;
 
 /** Effects a plugin applies at most once per key or msgId, whatever mu resends. */
-const ONCE = ["host.acquire:", "job.start:", "channel.send:", "channel.fresh:", "channel.command:"];
+const ONCE = ["host.acquire:", "job.start:", "channel.send:", "channel.fresh:"];
+
+/** How often each msgId-less effect was asked for: `agent command <a> <name>` steps, by name. */
+function commandsAsked(s: LoadedScenario): Map<string, number> {
+  const asked = new Map<string, number>();
+  for (const st of s.steps) {
+    if (!("mu" in st)) continue;
+    const w = typeof st.mu === "string" ? st.mu.split(" ") : st.mu;
+    if (w[0] !== "agent" || w[1] !== "command" || !w[3]) continue;
+    const key = `channel.command:${w[3]}`;
+    asked.set(key, (asked.get(key) ?? 0) + 1);
+  }
+  return asked;
+}
 
 /** mu's exit codes (README's table): 6 is unused. */
 const EXITS = [0, 1, 2, 3, 4, 5, 7];
@@ -22,6 +35,12 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   for (const [effect, n] of Object.entries(o.effects))
     if (n > 1 && ONCE.some((p) => effect.startsWith(p)))
       broken.push(`${effect} was applied ${n} times: one intent, two effects`);
+  // A command carries no msgId a dedupe could know it by: each must be
+  // applied at most once per time it was asked for, never resent.
+  for (const [effect, asked] of commandsAsked(s)) {
+    const n = o.effects[effect] ?? 0;
+    if (n > asked) broken.push(`${effect} was applied ${n} times but asked for ${asked}`);
+  }
 
   // Nothing the world holds may be unknown to mu: neither recorded nor journaled.
   const pending = new Set(o.pendingKeys);
@@ -66,6 +85,10 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
         broken.push(`step ${step} (${String(st.mu)}) was killed with nothing set to kill it`);
     } else if (code === null || code === undefined || !EXITS.includes(code))
       broken.push(`step ${step} (${String(st.mu)}) exited ${code}, outside mu's table`);
+    // A liveness check (workloads.ts): mu must still be usable here. The
+    // line names no step number, so a shrink keeps to the same failure.
+    else if (st.exit !== undefined && code !== st.exit)
+      broken.push(`mu is no longer usable: '${String(st.mu)}' exited ${code}, not ${st.exit}`);
   }
   return broken;
 }

@@ -84,11 +84,22 @@ class Script {
   }
 
   /** A verb; now and then mu is set to die at one of its crash points. */
-  verb(mu: string, mayDie = true): void {
-    const env: Record<string, string> = {};
+  verb(mu: string, mayDie = true, extra: Record<string, string> = {}): void {
+    const env: Record<string, string> = { ...extra };
     if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
     if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = pick(this.r, this.points);
     this.steps.push(Object.keys(env).length > 0 ? { mu, env } : { mu });
+  }
+
+  /**
+   * A liveness check: with no fault left and mu not set to die, this verb
+   * must exit 0. The step carries its expected exit, which the invariants
+   * read (invariants.ts) and a found scenario keeps.
+   */
+  must(mu: string): void {
+    const env: Record<string, string> =
+      this.offset > 0 ? { MU_CLOCK_OFFSET_MS: String(this.offset) } : {};
+    this.steps.push(Object.keys(env).length > 0 ? { mu, env, exit: 0 } : { mu, exit: 0 });
   }
 }
 
@@ -168,41 +179,87 @@ const AGENT_CALLS = [
   "job.lookup",
   "job.status",
   "job.stop",
+  "job.attach",
   "channel.send",
+  "channel.fresh",
+  "channel.command",
+  "channel.interrupt",
+  "channel.abort",
+  "channel.answer",
   "channel.receipt",
   "channel.status",
   "channel.watch",
 ];
 
+/** The call a verb makes that matters most, so a fault can meet it. */
+function callOf(mu: string): string | undefined {
+  const w = mu.split(" ");
+  if (w[0] === "wait") return "channel.watch";
+  if (w[1] === "spawn") return "job.start";
+  if (w[1] === "close") return "job.stop";
+  if (w[1] === "reattach") return "job.attach";
+  if (w[1] === "read" || w[1] === "list") return "channel.status";
+  if (w[1] === "send") return w.includes("--fresh") ? "channel.fresh" : "channel.send";
+  if (["command", "interrupt", "abort", "answer"].includes(w[1] ?? "")) return `channel.${w[1]}`;
+  return undefined;
+}
+
+/** Every verb an agent workload may run, by weight: the whole agent alphabet. */
+function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () => number): string {
+  const first = atStart ? ` --send first-${n()}` : "";
+  return weighted<() => string>(r, [
+    [3, () => `agent spawn ${a} --host box${first}`],
+    [1, () => `agent spawn ${a} --host box --send first-${n()}`],
+    [3, () => `agent send ${a} hello-${n()}`],
+    [1, () => `agent send ${a} steer-${n()} --steer`],
+    [1, () => `agent send ${a} fresh-${n()} --fresh`],
+    [1, () => `agent send ${a} force-${n()} --force`],
+    [2, () => `agent command ${a} compact --instructions c-${n()}`],
+    [1, () => `agent interrupt ${a} stop-${n()}`],
+    [1, () => `agent abort ${a}`],
+    [1, () => `agent answer ${a} y`],
+    [2, () => `agent read ${a}`],
+    [1, () => "agent list"],
+    [1, () => "state"],
+    [1, () => `wait ${a} --timeout 2`],
+    [1, () => `wait ${a} ${other} --timeout 2`],
+    [1, () => `wait ${a} ${other} --any --timeout 2`],
+    [1, () => `agent reattach ${a}`],
+    [2, () => `agent close ${a}`],
+    [1, () => "host rm box"],
+  ] as const)();
+}
+
 function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
+  const atStart = r() < 0.25;
   w.verb("plugin add sim -- ${sim} --world ${world}", false);
   w.verb("host add box --plugin sim", false);
   const n = 2 + Math.floor(r() * 7);
   let texts = 0;
+  const next = () => ++texts;
   for (let i = 0; i < n; i++) {
+    w.maybePass();
+    const a = pick(r, agents);
+    const other = a === "a" ? "b" : "a";
+    // Mostly verbs on an agent that runs: spawns first, and often.
+    const mu =
+      i === 0
+        ? `agent spawn ${a} --host box${atStart ? ` --send first-${next()}` : ""}`
+        : agentVerb(r, a, other, atStart, next);
     if (r() < 0.4) {
-      const on = pick(r, AGENT_CALLS);
+      // Half the faults meet the verb's own call, so each verb meets each fault.
+      const on = r() < 0.5 ? (callOf(mu) ?? pick(r, AGENT_CALLS)) : pick(r, AGENT_CALLS);
       // A watch may also settle after mu cancelled it, crossing the cancel.
       const act =
         on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
       w.fault(on, act);
     }
-    w.maybePass();
-    const a = pick(r, agents);
-    // Mostly verbs on an agent that runs: spawns first, and often.
-    const mu =
-      i === 0
-        ? `agent spawn ${a} --host box`
-        : weighted(r, [
-            [3, `agent spawn ${a} --host box`],
-            [3, `agent send ${a} hello-${++texts}`],
-            [2, `agent read ${a}`],
-            [1, `wait ${a} --timeout 2`],
-            [2, `agent close ${a}`],
-          ] as const);
-    w.verb(mu);
+    // A view that the backend reports and that dies a moment later.
+    const view: Record<string, string> =
+      mu.startsWith("agent reattach") && r() < 0.5 ? { MU_MUX_SIM: "dies" } : {};
+    w.verb(mu, true, view);
   }
   // Settle: no faults, every agent read (which resolves what it owes), then closed.
   w.clear();
@@ -210,13 +267,44 @@ function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env">
     w.verb(`agent read ${a}`, false);
     w.verb(`agent close ${a}`, false);
   }
+  const turnMs = pick(r, [0, 300, 60_000]);
+  liveness(w, r, atStart, next, turnMs);
   const world: WorldConfig = {
-    preset: "link-job",
+    preset: atStart ? "reply-at-start" : "link-job",
     instance: "sim-1",
-    turnMs: pick(r, [0, 300, 60_000]),
+    turnMs,
     hello: { seams: pick(r, AGENT_CAPS) },
   };
   return { world, env: { MU_MUX: "sim" }, steps: w.steps };
+}
+
+/**
+ * mu stays usable, whatever came before: with no fault left, a new agent
+ * spawns, takes a delivery of any kind and then a send, a wait on its settled
+ * turn returns, and again, and every record can be ended through verbs.
+ */
+function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turnMs: number): void {
+  // The profile may have been removed: add it back (refused when it is there).
+  w.verb("host add box --plugin sim", false);
+  w.must(`agent spawn a --host box${atStart ? ` --send first-${next()}` : ""}`);
+  w.must(
+    pick(r, [
+      `agent send a live-${next()}`,
+      `agent send a live-${next()} --steer`,
+      `agent send a live-${next()} --fresh`,
+      `agent command a compact --instructions live-${next()}`,
+    ]),
+  );
+  w.must(`agent send a after-${next()}`);
+  // Three queued turns must settle inside the virtual engine's 120 s a step:
+  // with minute-long turns they cannot, so those runs do not wait.
+  if (turnMs <= 300) {
+    w.must("wait a --timeout 60");
+    w.must("wait a --timeout 60");
+  }
+  w.must("agent close a");
+  w.must("host rm box");
+  w.must("plugin rm sim");
 }
 
 /** One random workload: a world and the steps mu runs in it. */
