@@ -1,66 +1,150 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { packageRoot } from "../../host/package-root.js";
-import { explore, toYaml } from "./explore.js";
+import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
-// npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--out DIR]
+// npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME]
+//                    [--workers N] [--shard I/N] [--json FILE] [--out DIR]
+// npm run explore -- --merge results/*.json [--out DIR]
 // Seeded runs on the virtual engine; the first run that breaks an invariant
 // is reported with the seed that replays it, shrunk, and written out as a
-// scenario file (under scenarios/found/ unless --out says elsewhere).
+// scenario file (under scenarios/found/ unless --out says elsewhere). A shard
+// takes every N-th seed from S + I; --json writes its result for --merge.
 
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
     "time-limit": { type: "string" },
     plant: { type: "string" },
     out: { type: "string" },
+    workers: { type: "string" },
+    shard: { type: "string" },
+    json: { type: "string" },
+    merge: { type: "boolean", default: false },
   },
 });
+
+/** One run's (or shard's) outcome, as --json writes it and --merge reads it. */
+interface ResultFile {
+  seed: number;
+  runs: number;
+  shard: string | null;
+  plant: string | null;
+  held: number;
+  last: number | null;
+  finding: null | { seed: number; broken: string[]; replay: string; yaml: string };
+}
+
+const usage = (why: string): never => {
+  process.stderr.write(`explore: ${why}; see the README's explorer section\n`);
+  process.exit(2);
+};
+
+const dir = values.out ?? join(packageRoot(), "scenarios", "found");
+
+/** Prints a finding and writes its scenario file. */
+function report(f: { seed: number; broken: string[]; replay: string; yaml: string }): void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `seed-${f.seed}.yaml`);
+  writeFileSync(file, f.yaml);
+  process.stdout.write(
+    `explore: seed ${f.seed} breaks an invariant: ${f.broken.join("; ")}\n` +
+      `explore: replay it with: ${f.replay}\n` +
+      `explore: shrunk to ${file}\n`,
+  );
+}
+
+if (values.merge) {
+  if (positionals.length === 0) usage("--merge takes the result files to merge");
+  let results: ResultFile[] = [];
+  try {
+    results = positionals.map((p) => JSON.parse(readFileSync(p, "utf8")) as ResultFile);
+  } catch (err) {
+    usage(`cannot read a result file: ${(err as Error).message}`);
+  }
+  const held = results.reduce((a, r) => a + r.held, 0);
+  const found = results
+    .flatMap((r) => (r.finding ? [r.finding] : []))
+    .sort((a, b) => a.seed - b.seed);
+  for (const f of found) report(f);
+  process.stdout.write(
+    found.length === 0
+      ? `explore: merged ${results.length} results: ${held} runs, every invariant held\n`
+      : `explore: merged ${results.length} results: ${held} runs held, ${found.length} broke an invariant\n`,
+  );
+  process.exit(found.length === 0 ? 0 : 1);
+}
+
 const seed = Number(values.seed);
 const runs = Number(values.runs);
 const limit = values["time-limit"] === undefined ? undefined : Number(values["time-limit"]);
+const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
+const m = values.shard === undefined ? undefined : /^(\d+)\/(\d+)$/.exec(values.shard);
+const shard = m ? { index: Number(m[1]), count: Number(m[2]) } : undefined;
 if (
   !Number.isInteger(seed) ||
   !Number.isInteger(runs) ||
   runs < 1 ||
-  (limit !== undefined && !(limit > 0))
-) {
-  process.stderr.write(
-    "explore: --seed and --runs take whole numbers, --time-limit a number of seconds; see the README's explorer section\n",
-  );
-  process.exit(2);
-}
+  (limit !== undefined && !(limit > 0)) ||
+  !Number.isInteger(workers) ||
+  workers < 1
+)
+  usage("--seed, --runs and --workers take whole numbers, --time-limit a number of seconds");
+if (values.shard !== undefined && (!shard || shard.count < 1 || shard.index >= shard.count))
+  usage("--shard takes I/N, with I from 0 to N-1");
+
 const env: Record<string, string> = values.plant ? { MU_TESTBED_PLANT: values.plant } : {};
+const seeds = seedsOf(seed, runs, shard);
 const t0 = Date.now();
 const tty = process.stderr.isTTY;
-let last = seed - 1;
-const found = await explore(seed, runs, {
+const out = await exploreSeeds(seeds, {
   env,
+  workers,
   ...(limit !== undefined ? { timeLimitMs: limit * 1000 } : {}),
   onRun: (s) => {
-    last = s;
     if (tty && s % 10 === 0) process.stderr.write(`\rexplore: seed ${s} of ${seed + runs - 1}`);
   },
 });
 if (tty) process.stderr.write("\n");
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
-if (!found) {
-  const done = last - seed + 1;
-  const cut = done < runs ? ` (the time limit stopped it; --seed ${last + 1} goes on)` : "";
+const replay = (f: Finding) =>
+  `npm run explore -- --seed ${f.seed} --runs 1${values.plant ? ` --plant ${values.plant}` : ""}`;
+if (values.json) {
+  const result: ResultFile = {
+    seed,
+    runs,
+    shard: values.shard ?? null,
+    plant: values.plant ?? null,
+    held: out.held,
+    last: out.last ?? null,
+    finding: out.finding
+      ? {
+          seed: out.finding.seed,
+          broken: out.finding.broken,
+          replay: replay(out.finding),
+          yaml: toYaml(out.finding),
+        }
+      : null,
+  };
+  writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
+}
+const what = shard ? `shard ${shard.index}/${shard.count} of ` : "";
+if (!out.finding) {
+  const next = seeds[out.held];
+  const cut = next !== undefined ? ` (the time limit stopped it; --seed ${next} goes on)` : "";
   process.stdout.write(
-    `explore: ${done} runs from seed ${seed}, every invariant held (${secs} s)${cut}\n`,
+    `explore: ${out.held} runs from ${what}seed ${seed}, every invariant held (${secs} s)${cut}\n`,
   );
   process.exit(0);
 }
-const dir = values.out ?? join(packageRoot(), "scenarios", "found");
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `seed-${found.seed}.yaml`);
-writeFileSync(file, toYaml(found));
-process.stdout.write(
-  `explore: seed ${found.seed} breaks an invariant: ${found.broken.join("; ")}\n` +
-    `explore: replay it with: npm run explore -- --seed ${found.seed} --runs 1${values.plant ? ` --plant ${values.plant}` : ""}\n` +
-    `explore: shrunk to ${file}\n`,
-);
+report({
+  seed: out.finding.seed,
+  broken: out.finding.broken,
+  replay: replay(out.finding),
+  yaml: toYaml(out.finding),
+});
 process.exit(1);

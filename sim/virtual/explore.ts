@@ -1,4 +1,5 @@
 import type { LoadedScenario } from "../runner/scenario.js";
+import { type PoolResult, runPool } from "./explore-pool.js";
 import { canaryFor, invariants } from "./invariants.js";
 import { needsRealEngine, runVirtual, type VirtualOutcome } from "./run-scenario.js";
 import { workload } from "./workloads.js";
@@ -101,6 +102,70 @@ export interface ExploreOptions {
   onRun?: (seed: number) => void;
   /** Stop starting runs after this many wall milliseconds. */
   timeLimitMs?: number;
+  /** Run seeds in this many child processes (explore-pool.ts); 1 runs them here. */
+  workers?: number;
+  /** Only every count-th seed from first + index (a shard of a fanned-out run). */
+  shard?: { index: number; count: number };
+}
+
+/** The seeds a run (or its shard) takes, in order. */
+export function seedsOf(first: number, runs: number, shard?: ExploreOptions["shard"]): number[] {
+  const all = Array.from({ length: runs }, (_, k) => first + k);
+  return shard ? all.filter((_, k) => k % shard.count === shard.index) : all;
+}
+
+/** How a run went: the finding, or how many seeds held and the last one tried. */
+export interface Explored {
+  finding?: Finding;
+  held: number;
+  last: number | undefined;
+}
+
+/** Runs the seeds in order until one breaks an invariant, they are used up, or time is. */
+export async function exploreSeeds(
+  seeds: readonly number[],
+  opts: ExploreOptions = {},
+): Promise<Explored> {
+  const until = opts.timeLimitMs === undefined ? Infinity : Date.now() + opts.timeLimitMs;
+  const env = opts.env ?? {};
+  const pool =
+    (opts.workers ?? 1) > 1
+      ? await runPool(seeds, opts.workers ?? 1, env, until, opts.onRun)
+      : await inOrder(seeds, env, until, opts.onRun);
+  if (!pool.broken) return { held: pool.held, last: pool.last };
+  const { seed, lines } = pool.broken;
+  const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env });
+  const small = await shrink(s, lines[0]);
+  const o = await runVirtual(small, { lenient: true });
+  const finding = {
+    seed,
+    broken: o.ran ? invariants(o, small) : lines,
+    scenario: small,
+    exits: o.ran ? o.exits : [],
+    signals: o.ran ? o.signals : [],
+  };
+  return { finding, held: pool.held, last: pool.last };
+}
+
+async function inOrder(
+  seeds: readonly number[],
+  env: Record<string, string>,
+  until: number,
+  onRun?: (seed: number) => void,
+): Promise<PoolResult> {
+  let held = 0;
+  let last: number | undefined;
+  for (const seed of seeds) {
+    if (Date.now() >= until) break;
+    last = seed;
+    onRun?.(seed);
+    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env });
+    // One run in ten is repeated, to catch a run that is not a function of its seed.
+    const broken = await check(s, seed % 10 === 0);
+    if (broken.length > 0) return { broken: { seed, lines: broken }, held, last };
+    held++;
+  }
+  return { held, last };
 }
 
 /** Runs seeds first.. until one breaks an invariant, runs are used up, or time is. */
@@ -109,25 +174,7 @@ export async function explore(
   runs: number,
   opts: ExploreOptions = {},
 ): Promise<Finding | undefined> {
-  const until = opts.timeLimitMs === undefined ? Infinity : Date.now() + opts.timeLimitMs;
-  for (let seed = first; seed < first + runs && Date.now() < until; seed++) {
-    opts.onRun?.(seed);
-    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...opts.env });
-    // One run in ten is repeated, to catch a run that is not a function of its seed.
-    const broken = await check(s, seed % 10 === 0);
-    if (broken.length > 0) {
-      const small = await shrink(s, broken[0]);
-      const o = await runVirtual(small, { lenient: true });
-      return {
-        seed,
-        broken: o.ran ? invariants(o, small) : broken,
-        scenario: small,
-        exits: o.ran ? o.exits : [],
-        signals: o.ran ? o.signals : [],
-      };
-    }
-  }
-  return undefined;
+  return (await exploreSeeds(seedsOf(first, runs, opts.shard), opts)).finding;
 }
 
 const ONCE_PER_KEY = { "host.acquire": 1, "job.start": 1, "channel.send": 1 };
