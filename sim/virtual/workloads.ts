@@ -303,7 +303,8 @@ function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env">
 
 /**
  * mu stays usable, whatever came before: with no fault left, a new agent
- * spawns, takes a delivery of any kind and then a send, a wait on its settled
+ * (z, a name the workload never uses, so an agent it left unresolvable
+ * does not stand in the way) spawns, takes a delivery of any kind and then a send, a wait on its settled
  * turn returns, and again, and every record can be ended through verbs.
  */
 function liveness(
@@ -316,23 +317,23 @@ function liveness(
 ): void {
   // The profile may have been removed: add it back (refused when it is there).
   w.verb("host add box --plugin sim", false);
-  w.must(`agent spawn a --host box${atStart ? ` --send first-${next()}` : ""}`);
+  w.must(`agent spawn z --host box${atStart ? ` --send first-${next()}` : ""}`);
   w.must(
     pick(r, [
-      `agent send a live-${next()}`,
-      `agent send a live-${next()} --steer`,
-      `agent send a live-${next()} --fresh`,
-      `agent command a compact --instructions live-${next()}`,
+      `agent send z live-${next()}`,
+      `agent send z live-${next()} --steer`,
+      `agent send z live-${next()} --fresh`,
+      `agent command z compact --instructions live-${next()}`,
     ]),
   );
-  w.must(`agent send a after-${next()}`);
+  w.must(`agent send z after-${next()}`);
   // Three queued turns must settle inside the virtual engine's 120 s a step:
   // with minute-long turns they cannot, so those runs do not wait.
   if (turnMs <= 300) {
-    w.must("wait a --timeout 60");
-    w.must("wait a --timeout 60");
+    w.must("wait z --timeout 60");
+    w.must("wait z --timeout 60");
   }
-  w.must("agent close a");
+  w.must("agent close z");
   if (!endable) return;
   w.must("host rm box");
   w.must("plugin rm sim");

@@ -94,7 +94,9 @@ try {
     ...waiting,
   ]);
   const suite = await virtualSuite();
-  const rate = await explorerRate(Number(process.env.MU_BENCH_EXPLORE_RUNS ?? 40));
+  const exploreRuns = Number(process.env.MU_BENCH_EXPLORE_RUNS ?? 40);
+  const rate = await explorerRate(exploreRuns);
+  const rate2 = await explorerRate(exploreRuns, 2);
   const commits = [];
   for (const n of [100, 1_000, 10_000]) commits.push({ n, ms: await commitAt(n) });
   const base = commits[0]?.ms ?? 1;
@@ -115,7 +117,7 @@ try {
     "",
     `The ${suite.count} scenarios the virtual engine can run: ${(suite.wallMs / 1000).toFixed(1)} s of wall time for ${(suite.simulatedMs / 1000).toFixed(1)} s of virtual time.`,
     "",
-    `Explorer: ${rate.toFixed(1)} runs a second on one core.`,
+    `Explorer: ${rate.toFixed(1)} runs a second with one worker, ${rate2.toFixed(1)} with --workers 2 (${(rate2 / rate).toFixed(2)}x).`,
     "",
     "| jobs in the database | one intent's commit (write + durable persist) | vs 100 |",
     "|---|---|---|",

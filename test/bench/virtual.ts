@@ -71,8 +71,9 @@ export async function virtualSuite(): Promise<{
   return { count, wallMs, simulatedMs };
 }
 
-export async function explorerRate(runs: number): Promise<number> {
-  const ms = await wall(() => explore(100_000, runs));
+/** Explorer runs a second, with its seeds in `workers` child processes (1: in this one). */
+export async function explorerRate(runs: number, workers = 1): Promise<number> {
+  const ms = await wall(() => explore(100_000, runs, { workers }));
   return runs / (ms / 1000);
 }
 
