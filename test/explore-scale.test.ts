@@ -36,8 +36,9 @@ describe("the explorer, scaled out", () => {
     expect(one.code, one.out).toBe(1);
     const two = await explore([...plant, "--workers", "2", "--out", join(tmp, "two")]);
     expect(same(two.out)).toBe(same(one.out));
-    expect(readFileSync(join(tmp, "two", /seed-(\d+)/.exec(two.out)?.[0] + ".yaml"), "utf8")).toBe(
-      readFileSync(join(tmp, "one", /seed-(\d+)/.exec(one.out)?.[0] + ".yaml"), "utf8"),
+    const file = (out: string) => `${/seed-\d+/.exec(out)?.[0]}.yaml`;
+    expect(readFileSync(join(tmp, "two", file(two.out)), "utf8")).toBe(
+      readFileSync(join(tmp, "one", file(one.out)), "utf8"),
     );
     const shards = [0, 1].map((i) => join(tmp, `shard-${i}.json`));
     for (const [i, f] of shards.entries())
