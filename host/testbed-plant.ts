@@ -14,6 +14,8 @@ export const PLANTS = [
   "wait-uses-settle",
   // host rm of a profile that live agents still need (issue 15.5).
   "host-rm-live-agents",
+  // A reattach that looks at its new view once, not through the readiness window (issue 15.2).
+  "reattach-without-window",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

@@ -62,6 +62,13 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
     broken: /no longer usable: 'wait z --timeout 60' exited 5/,
     verbs: 0,
   },
+  // 15.2: a reattach whose view dies a moment after it opened exits 0.
+  {
+    plant: "reattach-without-window",
+    seeds: 150,
+    broken: /a reattach left no live view: 'agent reattach [ab]' exited 0/,
+    verbs: 2,
+  },
   // 15.5: host rm with a live agent leaves it unreachable.
   {
     plant: "host-rm-live-agents",

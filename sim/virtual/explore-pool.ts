@@ -54,9 +54,12 @@ export async function runPool(
   try {
     await Promise.all(children.map(one));
   } finally {
+    // SIGKILL: a worker holds nothing real (the virtual engine is all in
+    // memory), and a SIGTERM would reach the signal handling of a mu running
+    // in it, which stops its plugins and prints what they left unanswered.
     for (const c of children) {
       c.removeAllListeners("exit");
-      c.kill();
+      c.kill("SIGKILL");
     }
   }
   const below = worst ? [...held].filter((s) => s < (worst as { seed: number }).seed) : [...held];

@@ -57,6 +57,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
       broken.push(`job ${key} runs, but mu neither records it nor has an intent for it`);
   }
 
+  for (const d of o.deadViews) broken.push(`a reattach left no live view: ${d}`);
   for (const c of o.crossings)
     broken.push(`a call went to another instance than its subject's: ${c}`);
   if (o.dbProblem) broken.push(`mu's database does not read back: ${o.dbProblem}`);

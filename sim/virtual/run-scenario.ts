@@ -2,9 +2,10 @@ import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { listHosts } from "../../host/hosts/records.js";
-import { allJobs } from "../../host/jobs/records.js";
+import { agentOf, allJobs } from "../../host/jobs/records.js";
 import { openStore } from "../../host/store/index.js";
 import { sqlJs } from "../../host/store/sqljs.js";
+import { viewReadyMs } from "../../host/view/mux.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
 import { capture, checkMu, expandPatterns, type Ran } from "../runner/execute.js";
@@ -55,6 +56,8 @@ export type VirtualOutcome =
       dbBytes: Uint8Array | null;
       /** Virtual time the scenario took. */
       virtualMs: number;
+      /** Reattaches that exited 0 while the view they recorded died within the readiness window. */
+      deadViews: string[];
     };
 
 /** Why a scenario needs the real engine, or undefined when this one can run it. */
@@ -141,6 +144,7 @@ export async function runVirtual(
   };
   const exits: (number | null)[] = [];
   const signals: (string | null)[] = [];
+  const deadViews: string[] = [];
   let output = "";
   let failure: string | undefined;
   const problem = (i: number, what: string) => {
@@ -158,6 +162,10 @@ export async function runVirtual(
       exits.push(r.exit);
       signals.push(r.signal);
       output += r.stdout + r.stderr;
+      if (opts.lenient && r.exit === 0) {
+        const dead = await viewDied(w, muxes, argv(step.mu), { ...s.env, ...step.env });
+        if (dead) deadViews.push(`'${String(step.mu)}' exited 0, but ${dead}`);
+      }
       for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient)) problem(i, p);
       for (const p of capture(places, step.capture, r)) problem(i, p);
       continue;
@@ -200,7 +208,33 @@ export async function runVirtual(
     output,
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
+    deadViews,
   };
+}
+
+/**
+ * After a reattach that exited 0: whether the view it recorded is dead once
+ * the readiness window has passed (issue 15.2: a reattach reported success
+ * with a view that died a moment later). The explorer's check only; it lets
+ * that window of virtual time pass.
+ */
+async function viewDied(
+  w: VirtualWorld,
+  muxes: ReturnType<typeof virtualMux>,
+  words: string[],
+  env: Record<string, string>,
+): Promise<string | undefined> {
+  if (words[0] !== "agent" || words[1] !== "reattach" || !words[2]) return undefined;
+  const ws = words.includes("-w") ? (words[words.indexOf("-w") + 1] ?? "main") : "main";
+  const name = words[2];
+  const ports = w.ports(env);
+  await w.clock.run(ports.clock.sleep(viewReadyMs(ports.env)));
+  const pane = await w.clock.run(
+    openStore(ports).read((db) => agentOf(db, ws, name)?.pane ?? null),
+  );
+  const mux = muxes.sim?.(ports);
+  if (!pane || !mux || (await mux.alive(pane))) return undefined;
+  return `the view it recorded (${pane}) died within ${viewReadyMs(ports.env)} ms`;
 }
 
 /** What mu's database holds at the end, read as a new mu would; a store that does not open says why. */
