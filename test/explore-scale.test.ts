@@ -42,7 +42,7 @@ describe("the explorer, scaled out", () => {
     );
     const shards = [0, 1].map((i) => join(tmp, `shard-${i}.json`));
     for (const [i, f] of shards.entries())
-      await explore([...plant, "--workers", "1", "--shard", `${i}/2`, "--json", f]);
+      await explore([...plant, "--workers", "1", "--shard", `${i}/2`, "--json", f, "--out", tmp]);
     const merged = await explore(["--merge", ...shards, "--out", join(tmp, "merged")]);
     expect(merged.code, merged.out).toBe(1);
     // The lowest failing seed, its broken invariants and its replay come first, as one run reports them.
