@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
-import { EXIT, type ExitCode } from "../errors.js";
+import { EXIT, type ExitCode, MuError } from "../errors.js";
 import { packageVersion } from "../package-root.js";
+import { restoreTail, setTailAside } from "./argv-tail.js";
 import { handle } from "./handle.js";
 import type { Io } from "./io.js";
 
@@ -15,7 +16,7 @@ interface Built {
   result(): ExitCode;
 }
 
-export function buildProgram(io: Io): Built {
+export function buildProgram(io: Io, tail: string[] = []): Built {
   const state = { code: EXIT.ok as ExitCode };
   const run = async (verb: Verb) => {
     state.code = await handle(io, () => verb(io));
@@ -25,7 +26,8 @@ export function buildProgram(io: Io): Built {
     .description("mu's reference host for plugin protocol v1")
     .version(packageVersion(), "-V, --version", "print mu's version")
     .helpOption("-h, --help", "show help")
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .hook("preAction", restoreTail(tail));
 
   const plugin = namespace(
     program,
@@ -95,15 +97,19 @@ export function buildProgram(io: Io): Built {
   host
     .command("exec")
     .description("run a POSIX sh script on a host; exits with the script's code (124: timed out)")
-    .usage("<name> [--timeout MS] -- <script...>")
+    .usage("<name> [--timeout MS] [--cwd DIR] (-- <script...> | --file PATH|-)")
     .argument("<name>", "the host's name")
-    .argument("<script...>", "the script (words are joined by spaces)")
-    .option("--timeout <ms>", "the script's time limit (default 20000)")
-    .action(async (name: string, script: string[], opts: { timeout?: string }) => {
-      await run(async (io) =>
-        (await import("../verbs/host-exec.js")).hostExec(io, name, script, opts),
-      );
-    });
+    .argument("[script...]", "the script (words are joined by spaces)")
+    .option("--file <path>", "read the script from this file (- reads stdin)")
+    .option("--cwd <dir>", "run it in this directory (default: the host's login directory)")
+    .option("--timeout <ms>", "the script's time limit in milliseconds (default 20000)")
+    .action(
+      async (name: string, script: string[], opts: import("../verbs/host-exec.js").ExecOptions) => {
+        await run(async (io) =>
+          (await import("../verbs/host-exec.js")).hostExec(io, name, script, opts),
+        );
+      },
+    );
   host
     .command("fetch")
     .description("fetch a host repository's HEAD into your checkout's FETCH_HEAD")
@@ -388,13 +394,18 @@ function hasAction(cmd: Command): boolean {
 
 /** Parses argv and runs the verb; returns mu's exit code. */
 export async function runProgram(io: Io, argv: string[]): Promise<ExitCode> {
-  const { program, result } = buildProgram(io);
+  const { parsed, tail } = setTailAside(argv);
+  const { program, result } = buildProgram(io, tail);
   try {
-    await program.parseAsync(argv, { from: "user" });
+    await program.parseAsync(parsed, { from: "user" });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and version are successes; every other parse failure is usage.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof MuError) {
+      io.err(`${err.line()}\n`);
+      return err.exit;
     }
     throw err;
   }
