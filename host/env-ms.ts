@@ -1,8 +1,39 @@
 import { UsageError } from "./errors.js";
 
-// mu's tunable waits and margins come from the environment in milliseconds;
-// a value that is not a number is a usage error naming the variable.
+// Every number a person types (a flag, an environment variable) has a unit
+// and a range, checked before anything runs. The ceilings are far below
+// what a timer can hold (2^31-1 ms), so no wait ever overflows into firing
+// at once.
 
+/** The longest wait mu accepts for any one timeout or margin: one day. */
+export const MAX_MS = 86_400_000;
+
+export interface Bound {
+  /** How the value is named in the message: `--timeout` or `MU_SLOT_WAIT_MS`. */
+  name: string;
+  unit: string;
+  min: number;
+  max: number;
+  /** Whole numbers only (milliseconds, counts); seconds may be fractional. */
+  whole: boolean;
+  example: number;
+  code: string;
+}
+
+/** The number in `raw`, or a one-line usage error saying the unit and the range. */
+export function bounded(raw: string, b: Bound): number {
+  const n = raw.trim() === "" ? Number.NaN : Number(raw);
+  const ok = Number.isFinite(n) && (!b.whole || Number.isInteger(n)) && n >= b.min && n <= b.max;
+  if (!ok) {
+    const kind = b.whole ? "a whole number" : "a number";
+    throw new UsageError(b.code, "usage", `${b.name} '${raw}' is not valid`, {
+      hint: `give ${kind} of ${b.unit} from ${b.min} to ${b.max}, e.g. ${b.name.startsWith("-") ? `${b.name} ` : `${b.name}=`}${b.example}`,
+    });
+  }
+  return n;
+}
+
+/** mu's tunable waits and margins, from the environment in milliseconds. */
 export function envMs(
   env: Readonly<Record<string, string | undefined>>,
   name: string,
@@ -10,11 +41,13 @@ export function envMs(
 ): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new UsageError("env.ms", "usage", `${name}='${raw}' is not valid`, {
-      hint: `give a number of milliseconds, e.g. ${name}=${fallback}`,
-    });
-  }
-  return ms;
+  return bounded(raw, {
+    name,
+    unit: "milliseconds",
+    min: 0,
+    max: MAX_MS,
+    whole: true,
+    example: fallback,
+    code: "env.ms",
+  });
 }

@@ -90,3 +90,43 @@ describe("tasks (the first write verb)", () => {
     expect(JSON.parse((await mu(["plugin", "list", "--json"], state.env)).stdout)).toEqual([]);
   });
 });
+
+describe("numbers a person types", () => {
+  it.each([
+    [["host", "exec", "box", "--timeout", "99999999999", "--", "true"], /--timeout '99999999999'/],
+    [["host", "exec", "box", "--timeout", "1.5", "--", "true"], /milliseconds from 1 to 86400000/],
+    [["host", "fetch", "box", "--timeout", "0"], /--timeout '0'/],
+    [["host", "push", "box", "--timeout", "-3"], /--timeout '-3'/],
+    [["wait", "a", "--timeout", "99999999999"], /seconds from 0\.001 to 86400\b/],
+    [["wait", "a", "--timeout", "soon"], /--timeout 'soon'/],
+    [["host", "add", "box", "--plugin", "p", "--max-sessions", "100000"], /--max-sessions/],
+  ])("%j is one usage line with the unit and range (exit 2)", (args, pattern) => {
+    // A real process: Node's TimeoutOverflowWarning would show on its stderr.
+    const r = muProcess(args, state.env);
+    expect(r.stderr).toMatch(/^mu: usage: [^\n]+\n$/);
+    expect(r.stderr).toMatch(pattern);
+    expect(r.code).toBe(2);
+  });
+
+  it("checks mu's millisecond variables the same way", async () => {
+    for (const bad of ["abc", "1e12", "-1", "2.5"]) {
+      const r = await mu(["task", "add", "t1"], { ...state.env, MU_LOCK_TIMEOUT_MS: bad });
+      expect(r.stderr).toMatch(
+        /^mu: usage: MU_LOCK_TIMEOUT_MS '[^']*' is not valid; give a whole number of milliseconds from 0 to 86400000/,
+      );
+      expect(r.code).toBe(2);
+    }
+  });
+
+  it("says the unit of every timeout in --help", async () => {
+    for (const [verb, unit] of [
+      [["host", "exec"], "milliseconds"],
+      [["host", "fetch"], "milliseconds"],
+      [["host", "push"], "milliseconds"],
+      [["wait"], "seconds"],
+    ] as const) {
+      const r = await mu([...verb, "--help"], state.env);
+      expect(r.stdout).toMatch(new RegExp(`--timeout <\\w+>\\s+[^\\n]*\\b${unit}\\b`));
+    }
+  });
+});

@@ -81,7 +81,7 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .option("--plugin <plugin>", "the plugin that is the host's link")
     .option("--fetch <template>", "how to fetch when the link cannot (required then)")
     .option("--repo <path>", "the repository on the host")
-    .option("--max-sessions <n>", "at most this many channels at once")
+    .option("--max-sessions <n>", "at most this many channels at once (1 to 1000)")
     .option("--shell <cmd>", "not for a --plugin host")
     .option("--exec <cmd>", "not for a --plugin host")
     .action(async (name: string, opts: import("../verbs/host-profile.js").AddOptions) => {
@@ -119,7 +119,7 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
       "the repository on the host (default: the host's --repo, else its login directory)",
     )
     .option("--into <path>", "the local checkout (default: the one you are in)")
-    .option("--timeout <ms>", "the fetch's time limit (default 20000)")
+    .option("--timeout <ms>", "the fetch's time limit in milliseconds (default 20000)")
     .action(async (name: string, opts: { from?: string; into?: string; timeout?: string }) => {
       await run(async (io) => (await import("../verbs/host-git.js")).hostFetch(io, name, opts));
     });
@@ -129,7 +129,7 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .argument("<name>", "the host's name")
     .option("--rev <rev>", "the commit (default HEAD)")
     .option("--to <path>", "the repository on the host (default: the host's --repo)")
-    .option("--timeout <ms>", "each push's time limit (default 20000)")
+    .option("--timeout <ms>", "each push's time limit in milliseconds (default 20000)")
     .action(async (name: string, opts: { rev?: string; to?: string; timeout?: string }) => {
       await run(async (io) => (await import("../verbs/host-git.js")).hostPush(io, name, opts));
     });
@@ -324,7 +324,7 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     )
     .argument("<agents...>", "the agents' names")
     .option("-w, --workstream <ws>", "the workstream (default main)")
-    .option("--timeout <s>", "give up after this many seconds")
+    .option("--timeout <seconds>", "give up after this many seconds (fractions allowed)")
     .option("--any", "return when the first one settles")
     .action(
       async (names: string[], opts: { workstream?: string; timeout?: string; any?: boolean }) => {

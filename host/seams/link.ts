@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { bounded, MAX_MS } from "../env-ms.js";
 import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { commitOf, fetchHeadPath, fillTemplate, runTemplate } from "../git/local.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
@@ -216,14 +217,14 @@ export function notACheckout(path: string): UsageError {
 
 /** Parses a --timeout in milliseconds. */
 export function timeoutOption(raw: string | undefined, verb: string): number {
-  const ms = raw === undefined ? DEFAULT_LINK_TIMEOUT_MS : Number(raw);
-  if (!Number.isInteger(ms) || ms < 1) {
-    throw new UsageError(
-      `host.${verb}.timeout`,
-      "usage",
-      `--timeout '${raw}' is not a whole number of milliseconds`,
-      { hint: "e.g. --timeout 20000" },
-    );
-  }
-  return ms;
+  if (raw === undefined) return DEFAULT_LINK_TIMEOUT_MS;
+  return bounded(raw, {
+    name: "--timeout",
+    unit: "milliseconds",
+    min: 1,
+    max: MAX_MS,
+    whole: true,
+    example: DEFAULT_LINK_TIMEOUT_MS,
+    code: `host.${verb}.timeout`,
+  });
 }

@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { bounded, MAX_MS } from "../env-ms.js";
 import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from "../errors.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
@@ -22,16 +23,17 @@ interface Outcome {
 
 function parseTimeout(raw: string | undefined): number | null {
   if (raw === undefined) return null;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0) {
-    throw new UsageError(
-      "wait.timeout",
-      "usage",
-      `--timeout '${raw}' is not a positive number of seconds`,
-      { hint: "e.g. --timeout 600" },
-    );
-  }
-  return s * 1000;
+  // Seconds, unlike the link verbs' milliseconds: a wait is for turns of minutes.
+  const s = bounded(raw, {
+    name: "--timeout",
+    unit: "seconds",
+    min: 0.001,
+    max: MAX_MS / 1000,
+    whole: false,
+    example: 600,
+    code: "wait.timeout",
+  });
+  return Math.round(s * 1000);
 }
 
 /** The earliest deadline margin of the hosts the agents run on, not yet fired. */
