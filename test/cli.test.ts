@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
@@ -129,4 +129,21 @@ describe("numbers a person types", () => {
       expect(r.stdout).toMatch(new RegExp(`--timeout <\\w+>\\s+[^\\n]*\\b${unit}\\b`));
     }
   });
+});
+
+describe("host names", () => {
+  it.each([[""], ["a b"], ["a/b"], ["../../x"], ["x".repeat(300)], ["a\nb"], [".hidden"]])(
+    "%j is refused by host add and host acquire, in one line, before the DB (exit 2)",
+    async (name) => {
+      for (const args of [
+        ["host", "add", name, "--plugin", "p"],
+        ["host", "acquire", name, "--provider", "p"],
+      ]) {
+        const r = await mu(args, state.env);
+        expect(r.stderr).toMatch(/^mu: usage: host name '[^\n]*' is not valid; use 1-64 [^\n]*\n$/);
+        expect(r.code).toBe(2);
+      }
+      expect(readdirSync(state.dir)).toEqual([]);
+    },
+  );
 });

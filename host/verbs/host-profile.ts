@@ -3,6 +3,7 @@ import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
 import { deleteProfile, getProfile, identity, putProfile } from "../hosts/profiles.js";
 import { getHost } from "../hosts/records.js";
+import { checkName } from "../names.js";
 import { getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
@@ -20,6 +21,7 @@ export interface AddOptions {
 const MAX_SESSIONS = 1000;
 
 export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<void> {
+  checkName("host name", name, "host.name");
   if (!opts.plugin) {
     throw new UsageError("host.add.plugin", "usage", "this mu adds hosts on a plugin link only", {
       hint: `use: mu host add ${name} --plugin <plugin>`,

@@ -1,6 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { bounded, MAX_MS } from "../env-ms.js";
-import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from "../errors.js";
+import { DeadlineEvent, EXIT, type ExitCode, UnavailableError } from "../errors.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
 import { inLifeCollect } from "../jobs/in-life-collect.js";
