@@ -26,8 +26,11 @@ export function bounded(raw: string, b: Bound): number {
   const ok = Number.isFinite(n) && (!b.whole || Number.isInteger(n)) && n >= b.min && n <= b.max;
   if (!ok) {
     const kind = b.whole ? "a whole number" : "a number";
-    throw new UsageError(b.code, "usage", `${b.name} '${raw}' is not valid`, {
-      hint: `give ${kind} of ${b.unit} from ${b.min} to ${b.max}, e.g. ${b.name.startsWith("-") ? `${b.name} ` : `${b.name}=`}${b.example}`,
+    // A flag reads as typed on the command line, a variable as in the shell.
+    const sep = b.name.startsWith("-") ? " " : "=";
+    const shown = JSON.stringify(raw).slice(1, -1);
+    throw new UsageError(b.code, "usage", `${b.name}${sep}'${shown}' is not valid`, {
+      hint: `give ${kind} of ${b.unit} from ${b.min} to ${b.max}, e.g. ${b.name}${sep}${b.example}`,
     });
   }
   return n;

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { sqlJs } from "../host/store/sqljs.js";
 import { mu, muProcess, tempState } from "./helpers.js";
 
 const version = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
@@ -112,7 +113,7 @@ describe("numbers a person types", () => {
     for (const bad of ["abc", "1e12", "-1", "2.5"]) {
       const r = await mu(["task", "add", "t1"], { ...state.env, MU_LOCK_TIMEOUT_MS: bad });
       expect(r.stderr).toMatch(
-        /^mu: usage: MU_LOCK_TIMEOUT_MS '[^']*' is not valid; give a whole number of milliseconds from 0 to 86400000/,
+        /^mu: usage: MU_LOCK_TIMEOUT_MS='[^']*' is not valid; give a whole number of milliseconds from 0 to 86400000/,
       );
       expect(r.code).toBe(2);
     }
@@ -146,4 +147,32 @@ describe("host names", () => {
       expect(readdirSync(state.dir)).toEqual([]);
     },
   );
+});
+
+describe("a database that is not mu's", () => {
+  it.each([
+    ["version 0 with another program's table", 0],
+    ["a later version without mu's tables", 7],
+  ])("%s is refused (exit 5, one line) and left byte-identical", async (_what, version) => {
+    const SQL = await sqlJs();
+    const other = new SQL.Database();
+    other.exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
+      INSERT INTO notes (body) VALUES ('keep me'); PRAGMA user_version = ${version};`);
+    const path = join(state.dir, "other.db");
+    writeFileSync(path, other.export());
+    other.close();
+    const before = readFileSync(path);
+    for (const args of [
+      ["task", "add", "t1"],
+      ["task", "list"],
+      ["plugin", "list", "--json"],
+    ]) {
+      const r = muProcess(args, { ...state.env, MU_DB_PATH: path });
+      expect(r.stderr).toMatch(
+        /^mu: store: [^\n]*other\.db is an SQLite database, but not mu's [^\n]*\n$/,
+      );
+      expect(r.code).toBe(5);
+    }
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
 });
