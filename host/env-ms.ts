@@ -5,8 +5,14 @@ import { UsageError } from "./errors.js";
 // what a timer can hold (2^31-1 ms), so no wait ever overflows into firing
 // at once.
 
-/** The longest wait mu accepts for any one timeout or margin: one day. */
+/** The longest wait mu accepts for any one timeout: one day. */
 export const MAX_MS = 86_400_000;
+
+/**
+ * A margin is subtracted from a date, never handed to a timer, so it may be
+ * long: up to about 300 years, which covers any deadline a provider names.
+ */
+export const MAX_MARGIN_MS = 10_000_000_000_000;
 
 export interface Bound {
   /** How the value is named in the message: `--timeout` or `MU_SLOT_WAIT_MS`. */
@@ -41,6 +47,7 @@ export function envMs(
   env: Readonly<Record<string, string | undefined>>,
   name: string,
   fallback: number,
+  max = MAX_MS,
 ): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -48,7 +55,7 @@ export function envMs(
     name,
     unit: "milliseconds",
     min: 0,
-    max: MAX_MS,
+    max,
     whole: true,
     example: fallback,
     code: "env.ms",

@@ -22,3 +22,34 @@ function shown(value: string): string {
   const escaped = JSON.stringify(value).slice(1, -1);
   return escaped.length > 70 ? `${escaped.slice(0, 70)}…` : escaped;
 }
+
+/**
+ * An agent as the user typed it: `name` in `-w`'s workstream (default main),
+ * or `<workstream>/<name>`, the way mu prints agents. The two may agree, not
+ * contradict.
+ */
+export function agentRef(
+  typed: string,
+  workstream: string | undefined,
+): { workstream: string; name: string } {
+  const slash = typed.indexOf("/");
+  if (slash === -1) return { workstream: workstream ?? "main", name: typed };
+  const ws = typed.slice(0, slash);
+  const name = typed.slice(slash + 1);
+  if (ws === "" || name === "" || name.includes("/")) {
+    throw new UsageError("agent.ref", "usage", `'${typed}' is not an agent name`, {
+      hint: "give <name> or <workstream>/<name>",
+    });
+  }
+  if (workstream !== undefined && workstream !== ws) {
+    throw new UsageError(
+      "agent.ref",
+      "usage",
+      `'${typed}' is in workstream ${ws}, but -w says ${workstream}`,
+      {
+        hint: `drop -w, or give just the name`,
+      },
+    );
+  }
+  return { workstream: ws, name };
+}

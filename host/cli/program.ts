@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { EXIT, type ExitCode, MuError } from "../errors.js";
+import { agentRef } from "../names.js";
 import { packageVersion } from "../package-root.js";
 import { restoreTail, setTailAside } from "./argv-tail.js";
 import { handle } from "./handle.js";
@@ -192,25 +193,32 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .option("--role <role>", "full-access (default) or read-only")
     .option("--harness <name>", "the agent harness (default claude)")
     .action(async (name: string, opts: import("../verbs/agent-spawn.js").SpawnOptions) => {
-      await run(async (io) => (await import("../verbs/agent-spawn.js")).agentSpawn(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-spawn.js")).agentSpawn(io, a.name, a.opts);
+      });
     });
   agent
     .command("close")
     .description("stop an agent's job and close its view")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, opts: { workstream?: string }) => {
-      await run(async (io) => (await import("../verbs/agent-close.js")).agentClose(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-close.js")).agentClose(io, a.name, a.opts);
+      });
     });
   agent
     .command("reattach")
     .description("open a new view of a detached job, on the same agent row")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, opts: { workstream?: string }) => {
-      await run(async (io) =>
-        (await import("../verbs/agent-close.js")).agentReattach(io, name, opts),
-      );
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-close.js")).agentReattach(io, a.name, a.opts);
+      });
     });
   agent
     .command("list")
@@ -223,16 +231,19 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
   agent
     .command("read")
     .description("one agent's liveness, turn state and last settled turn")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--json", "print JSON")
     .action(async (name: string, opts: { workstream?: string; json?: boolean }) => {
-      await run(async (io) => (await import("../verbs/agent-read.js")).agentRead(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-read.js")).agentRead(io, a.name, a.opts);
+      });
     });
   agent
     .command("send")
     .description("deliver a message (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<text>", "the message")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--steer", "into the running turn")
@@ -240,13 +251,16 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .option("--force", "even when the agent is not idle")
     .action(
       async (name: string, text: string, opts: import("../verbs/agent-deliver.js").SendOptions) => {
-        await run(async (io) => (await deliverVerbs()).agentSend(io, name, text, opts));
+        await run(async (io) => {
+          const a = named(name, opts);
+          return (await deliverVerbs()).agentSend(io, a.name, text, a.opts);
+        });
       },
     );
   agent
     .command("command")
     .description("run one of the harness's named commands (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<command>", "the command")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--instructions <text>", "text the command takes")
@@ -257,50 +271,64 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
         command: string,
         opts: { workstream?: string; instructions?: string; force?: boolean },
       ) => {
-        await run(async (io) => (await deliverVerbs()).agentCommand(io, name, command, opts));
+        await run(async (io) => {
+          const a = named(name, opts);
+          return (await deliverVerbs()).agentCommand(io, a.name, command, a.opts);
+        });
       },
     );
   agent
     .command("interrupt")
     .description("stop the running turn and deliver a message (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<text>", "the message")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, text: string, opts: { workstream?: string }) => {
-      await run(async (io) => (await deliverVerbs()).agentInterrupt(io, name, text, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await deliverVerbs()).agentInterrupt(io, a.name, text, a.opts);
+      });
     });
   agent
     .command("abort")
     .description("stop the running turn (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, opts: { workstream?: string }) => {
-      await run(async (io) => (await deliverVerbs()).agentAbort(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await deliverVerbs()).agentAbort(io, a.name, a.opts);
+      });
     });
   agent
     .command("answer")
     .description("answer the agent's pending dialog with keys (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<keys...>", "the keys to press, in order")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--force", "even when no dialog is seen")
     .action(
       async (name: string, keys: string[], opts: { workstream?: string; force?: boolean }) => {
-        await run(async (io) => (await deliverVerbs()).agentAnswer(io, name, keys, opts));
+        await run(async (io) => {
+          const a = named(name, opts);
+          return (await deliverVerbs()).agentAnswer(io, a.name, keys, a.opts);
+        });
       },
     );
   agent
     .command("check")
     .description(
-      "report a delivery's state (0: accepted; 1: not accepted, unreachable or unresolved)",
+      "report a delivery's state (0: accepted; 1: not accepted, unreachable or unresolved; 3: mu never sent it)",
     )
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<msgId>", "the delivery")
     .option("-w, --workstream <ws>", "the workstream (default main)")
-    .action(async (name: string, msgId: string, opts: { workstream?: string }) => {
-      await run(async (io) =>
-        (await import("../verbs/agent-read.js")).agentCheck(io, name, msgId, opts),
-      );
+    .option("--json", "print JSON")
+    .action(async (name: string, msgId: string, opts: { workstream?: string; json?: boolean }) => {
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-read.js")).agentCheck(io, a.name, msgId, a.opts);
+      });
     });
   const task = namespace(program, "task", "minimal tasks for --task spawns");
   task
@@ -322,12 +350,16 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .description(
       "wait for agents' turns to settle (0: settled; 5: timed out or dead; 7: a host deadline)",
     )
-    .argument("<agents...>", "the agents' names")
+    .argument("<agents...>", "the agents: <name> (in -w's workstream) or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--timeout <seconds>", "give up after this many seconds (fractions allowed)")
     .option("--any", "return when the first one settles")
+    .option("--json", "print JSON")
     .action(
-      async (names: string[], opts: { workstream?: string; timeout?: string; any?: boolean }) => {
+      async (
+        names: string[],
+        opts: { workstream?: string; timeout?: string; any?: boolean; json?: boolean },
+      ) => {
         await run(async (io) => (await import("../verbs/wait.js")).wait(io, names, opts));
       },
     );
@@ -344,6 +376,15 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
+
+/** The verb's name and options once a `<workstream>/<name>` is split. */
+function named<O extends { workstream?: string }>(
+  typed: string,
+  opts: O,
+): { name: string; opts: O } {
+  const r = agentRef(typed, opts.workstream);
+  return { name: r.name, opts: { ...opts, workstream: r.workstream } };
+}
 
 function namespace(parent: Command, name: string, description: string): Command {
   return parent.command(name).description(description);
