@@ -44,17 +44,27 @@ describe("usage errors", () => {
   it.each([
     [
       ["plugin", "list", "--bogus"],
-      /^mu: usage: unknown option '--bogus'\nusage: mu plugin list \[options\]\n$/,
+      /^mu: usage: unknown option '--bogus'; usage: mu plugin list \[options\]\n$/,
     ],
-    [["task", "add"], /^mu: usage: missing required argument 'id'\nusage: mu task add/],
-    [["task", "add", "a", "b"], /^mu: usage: too many arguments/],
-    [["nope"], /^mu: usage: unknown command 'nope'/],
-    [["plugin"], /^mu: usage: 'mu plugin' needs a verb/],
-  ])("%j exits 2 with one error line and the usage", async (args, pattern) => {
+    [["task", "add"], /^mu: usage: missing required argument 'id'; usage: mu task add [^\n]*\n$/],
+    [["task", "add", "a", "b"], /^mu: usage: too many arguments[^\n]*\n$/],
+    [["nope"], /^mu: usage: unknown command 'nope'[^\n]*\n$/],
+    [["plugin"], /^mu: usage: 'mu plugin' needs a verb; its verbs: add, rm, list, check[^\n]*\n$/],
+    [["host", "spawn"], /^mu: usage: 'mu host' has no verb 'spawn'; its verbs: add, [^\n]*\n$/],
+    [["agent", "spawn", "a"], /^mu: usage: required option '--host <host>' not specified; [^\n]*\n$/],
+  ])("%j exits 2 with one line: the error and the usage", async (args, pattern) => {
     const r = await mu(args, state.env);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(pattern);
     expect(r.stdout).toBe("");
+  });
+
+  it("host add --help lists no flag mu refuses for a plugin host", async () => {
+    const r = await mu(["host", "add", "--help"], state.env);
+    expect(r.stdout).toMatch(/--plugin/);
+    expect(r.stdout).not.toMatch(/--shell|--exec/);
+    const refused = await mu(["host", "add", "box", "--plugin", "p", "--shell", "x"], state.env);
+    expect(refused.stderr).toMatch(/^mu: usage: a --plugin host takes no --shell/);
   });
 
   it("help and version are successes, not usage errors", async () => {

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { EXIT, type ExitCode, MuError } from "../errors.js";
 import { agentRef } from "../names.js";
 import { packageVersion } from "../package-root.js";
@@ -83,8 +83,9 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .option("--fetch <template>", "how to fetch when the link cannot (required then)")
     .option("--repo <path>", "the repository on the host")
     .option("--max-sessions <n>", "at most this many channels at once (1 to 1000)")
-    .option("--shell <cmd>", "not for a --plugin host")
-    .option("--exec <cmd>", "not for a --plugin host")
+    // Kept only to refuse them with a reason: a --plugin host's link is the plugin.
+    .addOption(new Option("--shell <cmd>").hideHelp())
+    .addOption(new Option("--exec <cmd>").hideHelp())
     .action(async (name: string, opts: import("../verbs/host-profile.js").AddOptions) => {
       await run(async (io) => (await import("../verbs/host-profile.js")).hostAdd(io, name, opts));
     });
@@ -406,19 +407,27 @@ function configure(cmd: Command, io: Io, state: { code: ExitCode }): void {
   cmd.configureOutput({
     writeOut: (s) => io.out(s),
     writeErr: (s) => io.err(s),
-    // Commander's own message, as mu's one line, then the verb's usage so the
-    // fix is in view.
+    // Commander's own message, and the verb's usage so the fix is in view,
+    // as mu's one line.
     outputError: (message, write) => {
-      const text = message.replace(/^error:\s*/, "").trim();
-      write(`mu: usage: ${text}\nusage: ${path(cmd)} ${cmd.usage()}\n`);
+      const text = message
+        .replace(/^error:\s*/, "")
+        .replace(/\s+/g, " ")
+        .trim();
+      write(`mu: usage: ${text}; usage: ${path(cmd)} ${cmd.usage()}\n`);
     },
   });
-  // A namespace or unbuilt verb with no action: say what exists instead of
-  // silently succeeding.
+  // A namespace: a missing or unknown verb is named, with the verbs there are.
   if (cmd.parent && cmd.commands.length > 0) {
-    cmd.action(() => {
-      io.err(`mu: usage: '${path(cmd)}' needs a verb\n`);
-      io.err(cmd.helpInformation());
+    cmd.allowExcessArguments(true);
+    cmd.action((_opts: unknown, self: Command) => {
+      const verbs = cmd.commands.map((c) => c.name()).join(", ");
+      const typed = self.args[0];
+      const what =
+        typed === undefined
+          ? `'${path(cmd)}' needs a verb`
+          : `'${path(cmd)}' has no verb '${typed}'`;
+      io.err(`mu: usage: ${what}; its verbs: ${verbs} (see: ${path(cmd)} --help)\n`);
       state.code = EXIT.usage;
     });
   } else if (cmd.parent && !hasAction(cmd)) {

@@ -212,7 +212,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       );
     }
     const { hello } = await sup.ready(h.reg, ["job", "channel"]);
-    sameInstance(opts.host, h.reg.name, h.instance, hello.instance);
+    sameInstance(opts.host, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
     const job = hello.seams.job ?? declared;
     const atStart = job.firstTurn === "at-start";
     const key = `job-${io.ports.random.hex(8)}`;

@@ -1,6 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { NotFoundError, RefusedError } from "../errors.js";
-import { deletePlugin, getPlugin, referencesTo } from "../plugin/registry.js";
+import { clearingSteps, deletePlugin, getPlugin, referencesTo } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 
 export async function pluginRm(io: Io, name: string): Promise<void> {
@@ -17,7 +17,7 @@ export async function pluginRm(io: Io, name: string): Promise<void> {
         "plugin",
         `'${name}' is still named by ${refs.join(", ")}`,
         {
-          hint: "remove those first; see: mu state",
+          hint: `remove those first (${clearingSteps(db, name).join("; ")}); see: mu host list, mu agent list, mu state`,
         },
       );
     }
