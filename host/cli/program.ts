@@ -2,8 +2,10 @@ import { Command, CommanderError, Option } from "commander";
 import { EXIT, type ExitCode, MuError } from "../errors.js";
 import { agentRef } from "../names.js";
 import { packageVersion } from "../package-root.js";
+import { terminator } from "../plugin/terminator.js";
 import { restoreTail, setTailAside } from "./argv-tail.js";
 import { handle } from "./handle.js";
+import { interruptedLine } from "./interrupted.js";
 import type { Io } from "./io.js";
 
 // Verb modules are imported inside their actions: a CLI's start-up time is a
@@ -17,10 +19,15 @@ interface Built {
   result(): ExitCode;
 }
 
-export function buildProgram(io: Io, tail: string[] = []): Built {
+export function buildProgram(io: Io, tail: string[] = [], argv: string[] = []): Built {
   const state = { code: EXIT.ok as ExitCode };
+  let interrupted = false;
   const run = async (verb: Verb) => {
-    state.code = await handle(io, () => verb(io));
+    state.code = await handle(
+      io,
+      () => verb(io),
+      () => terminator.terminating || interrupted,
+    );
   };
 
   const program = new Command("mu")
@@ -28,7 +35,15 @@ export function buildProgram(io: Io, tail: string[] = []): Built {
     .version(packageVersion(), "-V, --version", "print mu's version")
     .helpOption("-h, --help", "show help")
     .showSuggestionAfterError(true)
-    .hook("preAction", restoreTail(tail));
+    .hook("preAction", restoreTail(tail))
+    .hook("preAction", (_root, action) => {
+      // From here on a signal interrupts this verb: say which, and what next.
+      const verb = path(action).replace(/^mu /, "");
+      terminator.explainWith((signal) => {
+        interrupted = true;
+        io.err(interruptedLine(verb, argv, signal));
+      });
+    });
 
   const plugin = namespace(
     program,
@@ -445,7 +460,7 @@ function hasAction(cmd: Command): boolean {
 /** Parses argv and runs the verb; returns mu's exit code. */
 export async function runProgram(io: Io, argv: string[]): Promise<ExitCode> {
   const { parsed, tail } = setTailAside(argv);
-  const { program, result } = buildProgram(io, tail);
+  const { program, result } = buildProgram(io, tail, argv);
   try {
     await program.parseAsync(parsed, { from: "user" });
   } catch (err) {

@@ -7,6 +7,7 @@ import { inLifeCollect } from "../jobs/in-life-collect.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { agentOf, putAgent } from "../jobs/records.js";
 import { agentRef } from "../names.js";
+import { terminator } from "../plugin/terminator.js";
 import { openStore, type Store } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -126,7 +127,9 @@ export async function wait(
         open.splice(at, 1);
         outcomes.push({
           agent: label,
-          line: `${label} unknown (the plugin stopped before the turn settled)`,
+          line: terminator.terminating
+            ? `${label} unknown (mu was interrupted before the turn settled)`
+            : `${label} unknown (the plugin stopped before the turn settled)`,
           kind: "no-answer",
         });
         if (done()) wake();
