@@ -51,7 +51,10 @@ describe("usage errors", () => {
     [["nope"], /^mu: usage: unknown command 'nope'[^\n]*\n$/],
     [["plugin"], /^mu: usage: 'mu plugin' needs a verb; its verbs: add, rm, list, check[^\n]*\n$/],
     [["host", "spawn"], /^mu: usage: 'mu host' has no verb 'spawn'; its verbs: add, [^\n]*\n$/],
-    [["agent", "spawn", "a"], /^mu: usage: required option '--host <host>' not specified; [^\n]*\n$/],
+    [
+      ["agent", "spawn", "a"],
+      /^mu: usage: required option '--host <host>' not specified; [^\n]*\n$/,
+    ],
   ])("%j exits 2 with one line: the error and the usage", async (args, pattern) => {
     const r = await mu(args, state.env);
     expect(r.code).toBe(2);
