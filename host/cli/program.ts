@@ -155,8 +155,9 @@ export function buildProgram(io: Io, tail: string[] = [], argv: string[] = []): 
     .description("run the plugin's check steps for a host, as a checklist")
     .argument("<name>", "the host's name")
     .option("--phase <phase>", "only this phase: template, reach or agent")
+    .option("--harness <name>", "the harness the agent phase checks (default claude)")
     .option("--json", "print JSON")
-    .action(async (name: string, opts: { phase?: string; json?: boolean }) => {
+    .action(async (name: string, opts: { phase?: string; json?: boolean; harness?: string }) => {
       await run(async (io) => (await import("../verbs/host-check.js")).hostCheck(io, name, opts));
     });
   host
