@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -49,7 +50,10 @@ describe("usage errors", () => {
     [["task", "add"], /^mu: usage: missing required argument 'id'; usage: mu task add [^\n]*\n$/],
     [["task", "add", "a", "b"], /^mu: usage: too many arguments[^\n]*\n$/],
     [["nope"], /^mu: usage: unknown command 'nope'[^\n]*\n$/],
-    [["plugin"], /^mu: usage: 'mu plugin' needs a verb; its verbs: add, rm, list, check[^\n]*\n$/],
+    [
+      ["plugin"],
+      /^mu: usage: 'mu plugin' needs a verb; its verbs: add, rm, list, schema, check[^\n]*\n$/,
+    ],
     [["host", "spawn"], /^mu: usage: 'mu host' has no verb 'spawn'; its verbs: add, [^\n]*\n$/],
     [
       ["agent", "spawn", "a"],
@@ -187,5 +191,18 @@ describe("a database that is not mu's", () => {
       expect(r.code).toBe(5);
     }
     expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});
+
+describe("mu plugin schema", () => {
+  it("prints the schema file's path and the sha256 of its exact bytes, without a DB", async () => {
+    const file = join(packageRoot(), "schemas/plugin-protocol-v1.json");
+    const want = `sha256:${createHash("sha256").update(readFileSync(file)).digest("hex")}`;
+    const r = await mu(["plugin", "schema"], state.env);
+    expect(r.stdout).toBe(`${file}\n${want}\n`);
+    expect((await mu(["plugin", "schema", "--digest"], state.env)).stdout).toBe(`${want}\n`);
+    const j = JSON.parse((await mu(["plugin", "schema", "--json"], state.env)).stdout);
+    expect(j).toEqual({ path: file, digest: want });
+    expect(readdirSync(state.dir)).toEqual([]);
   });
 });

@@ -74,6 +74,14 @@ export function buildProgram(io: Io, tail: string[] = [], argv: string[] = []): 
       await run(async (io) => (await import("../verbs/plugin-list.js")).pluginList(io, opts));
     });
   plugin
+    .command("schema")
+    .description("print the protocol schema file's path and the digest a handshake must name")
+    .option("--digest", "print only the digest (sha256 of the file's exact bytes)")
+    .option("--json", "print JSON")
+    .action(async (opts: { digest?: boolean; json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/plugin-schema.js")).pluginSchema(io, opts));
+    });
+  plugin
     .command("check")
     .description("run a registered plugin through its contract, as a checklist")
     .argument("<name>", "the plugin's name")
