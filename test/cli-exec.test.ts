@@ -48,6 +48,12 @@ describe("mu host exec", () => {
     expect(r.code).toBe(3);
   });
 
+  it("reads the script from stdin when the script is a lone -", () => {
+    const r = withStdin(["host", "exec", "box", "--", "-"], "echo lone-dash\n");
+    expect(r.stdout).toBe("lone-dash\n");
+    expect(r.code).toBe(0);
+  });
+
   it("refuses both a file and words, neither, or a missing file, in one line (exit 2)", () => {
     const file = join(st.dir, "s.sh");
     writeFileSync(file, "true\n");

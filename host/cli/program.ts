@@ -122,9 +122,9 @@ export function buildProgram(io: Io, tail: string[] = [], argv: string[] = []): 
   host
     .command("exec")
     .description("run a POSIX sh script on a host; exits with the script's code (124: timed out)")
-    .usage("<name> [--timeout MS] [--cwd DIR] (-- <script...> | --file PATH|-)")
+    .usage("<name> [--timeout MS] [--cwd DIR] (-- <script...> | - | --file PATH)")
     .argument("<name>", "the host's name")
-    .argument("[script...]", "the script (words are joined by spaces)")
+    .argument("[script...]", "the script (words are joined by spaces; a lone - reads stdin)")
     .option("--file <path>", "read the script from this file (- reads stdin)")
     .option("--cwd <dir>", "run it in this directory (default: the host's login directory)")
     .option("--timeout <ms>", "the script's time limit in milliseconds (default 20000)")

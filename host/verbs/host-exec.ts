@@ -63,16 +63,20 @@ export interface ExecOptions {
  * The script comes from the words or from --file (`-` is stdin), never both:
  * a file is the way round the kernel's limit on one argv word.
  */
-async function readScript(io: Io, words: string[], file: string | undefined): Promise<string> {
+async function readScript(io: Io, words: string[], given: string | undefined): Promise<string> {
+  // A lone `-` for the script is stdin too, as for most Unix tools: sh has no
+  // command named `-`, so nothing meaningful is lost.
+  const fromStdin = given === undefined && words.length === 1 && words[0] === "-";
+  const file = fromStdin ? "-" : given;
   if (file === undefined) {
     if (words.length === 0) {
       throw new UsageError("host.exec.no-script", "usage", "no script given", {
-        hint: "put it after --, or use --file PATH (--file - reads stdin)",
+        hint: "put it after --, or use --file PATH (- or --file - reads stdin)",
       });
     }
     return words.join(" ");
   }
-  if (words.length > 0) {
+  if (words.length > 0 && !fromStdin) {
     throw new UsageError("host.exec.two-scripts", "usage", "both --file and script words given", {
       hint: "use one of them",
     });
