@@ -136,6 +136,14 @@ describe("numbers a person types", () => {
     }
   });
 
+  it("checks the testbed's signed MU_CLOCK_OFFSET_MS too, in one line from the real binary", () => {
+    const r = muProcess(["task", "list"], { ...state.env, MU_CLOCK_OFFSET_MS: "soon" });
+    expect(r.stderr).toMatch(/^mu: usage: MU_CLOCK_OFFSET_MS='soon' is not valid; [^\n]+\n$/);
+    expect(r.code).toBe(2);
+    const back = muProcess(["task", "list"], { ...state.env, MU_CLOCK_OFFSET_MS: "-5000" });
+    expect(back.code).toBe(0);
+  });
+
   it("says the unit of every timeout in --help", async () => {
     for (const [verb, unit] of [
       [["host", "exec"], "milliseconds"],

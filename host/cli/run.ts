@@ -11,7 +11,9 @@ export interface RunOptions {
 }
 
 /** Runs mu in this process: the bin's body, and the fast tier's way in. */
-export function runCli(argv: string[], opts: RunOptions = {}): Promise<ExitCode> {
+// async: a bad environment found while building the ports (a malformed
+// MU_CLOCK_OFFSET_MS) rejects, so the caller prints it as one line.
+export async function runCli(argv: string[], opts: RunOptions = {}): Promise<ExitCode> {
   const io: Io = {
     ports: opts.ports ?? realPorts(),
     out: opts.out ?? ((s) => process.stdout.write(s)),
