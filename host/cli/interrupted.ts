@@ -15,6 +15,10 @@ const NEXT: Record<string, (argv: string) => string> = {
   "agent check": (argv) => `nothing was changed; check again: mu ${argv}`,
   "host check": (argv) => `nothing was changed; check again: mu ${argv}`,
   "host status": (argv) => `run it again: mu ${argv}`,
+  "host exec": () =>
+    "the script may have run in part on the host; look there before running it again",
+  "host fetch": (argv) => `a fetch is safe to repeat: mu ${argv}`,
+  "host push": (argv) => `a push is safe to repeat: mu ${argv}`,
   "plugin add": () => "nothing was recorded; run it again",
   "plugin check": () => "nothing was recorded; run it again",
 };
