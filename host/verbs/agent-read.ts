@@ -1,3 +1,4 @@
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
 import { EXIT, type ExitCode, MuError, NotFoundError, UnknownOutcomeError } from "../errors.js";
@@ -188,7 +189,7 @@ export async function agentCheck(
 }
 
 /** Which agent (`ws/name`) mu's receipts say a msgId was sent to, or null. */
-function sentBy(db: import("sql.js").Database, msgId: string): string | null {
+function sentBy(db: Database, msgId: string): string | null {
   const row = db.exec("SELECT workstream, agent FROM receipts WHERE msg_id = ?", [msgId])[0]
     ?.values[0];
   return row ? `${row[0]}/${row[1]}` : null;
