@@ -69,44 +69,16 @@ export function channelHolder(db: Database, channel: string, except: string): st
  * that can name a plugin (host profiles, host records, jobs, effects) adds
  * its query here as it lands.
  */
-export const REFERENCE_QUERIES: { what: string; sql: string; next?: string }[] = [
-  {
-    what: "host profile(s)",
-    sql: "SELECT count(*) FROM host_profiles WHERE plugin = ?",
-    next: "mu host rm <host>",
-  },
-  {
-    what: "host record(s)",
-    sql: "SELECT count(*) FROM hosts WHERE plugin = ?",
-    next: "mu host release <host>",
-  },
-  {
-    what: "pending effect(s)",
-    sql: "SELECT count(*) FROM intents WHERE plugin = ?",
-    next: "mu state",
-  },
-  {
-    what: "job record(s)",
-    sql: "SELECT count(*) FROM jobs WHERE plugin = ?",
-    next: "mu agent close <agent>",
-  },
+export const REFERENCE_QUERIES: { what: string; sql: string }[] = [
+  { what: "host profile(s)", sql: "SELECT count(*) FROM host_profiles WHERE plugin = ?" },
+  { what: "host record(s)", sql: "SELECT count(*) FROM hosts WHERE plugin = ?" },
+  { what: "pending effect(s)", sql: "SELECT count(*) FROM intents WHERE plugin = ?" },
+  { what: "job record(s)", sql: "SELECT count(*) FROM jobs WHERE plugin = ?" },
   {
     what: "agent(s) on its channel",
     sql: "SELECT count(*) FROM agents WHERE channel_plugin = ? AND state != 'closed'",
-    next: "mu agent close <agent>",
   },
 ];
-
-/** What to run to clear each kind of reference that names a plugin. */
-export function clearingSteps(db: Database, name: string): string[] {
-  const steps: string[] = [];
-  for (const q of REFERENCE_QUERIES) {
-    const n = Number(db.exec(q.sql, [name])[0]?.values[0]?.[0] ?? 0);
-    const next = q.next ?? "mu state";
-    if (n > 0 && !steps.includes(next)) steps.push(next);
-  }
-  return steps;
-}
 
 export function referencesTo(db: Database, name: string): string[] {
   const found: string[] = [];

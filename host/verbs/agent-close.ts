@@ -17,7 +17,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
-import { muxFor, requireCommandLines } from "../view/mux.js";
+import { livesThroughWindow, muxFor, requireCommandLines, viewReadyMs } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./agent-spawn.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -36,13 +36,18 @@ export async function agentClose(
   const mux = muxFor(io.ports);
   await withPlugins(io, async (sup) => {
     const first = await store.read((db) => findAgent(db, ws, name));
-    await resolveAgent(io, store, sup, ws, name, `mu agent close ${name} -w ${ws}`);
+    const next = `mu agent close ${name} -w ${ws}`;
+    await resolveAgent(io, store, sup, ws, name, next);
     // A pending stop resolved above may have ended the record already.
     const found = await store.read((db) =>
       jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,
     );
+    // Deliveries to the job just ended can never be taken now: settled here
+    // (delivery.job-ended), they do not follow the name to its next agent.
+    const settleEnded = () => resolveAgent(io, store, sup, ws, name, next);
     if (!found) {
       if (first.agent?.pane) await mux.kill(first.agent.pane);
+      await settleEnded();
       io.out(`closed ${ws}/${name}\n`);
       return;
     }
@@ -52,6 +57,7 @@ export async function agentClose(
       // never sent. Nothing runs; the attempt is simply taken back.
       refuseWhileWriterLives(io, job);
       await store.write((db) => rollBackSpawn(db, job.key));
+      await settleEnded();
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
     }
@@ -66,6 +72,7 @@ export async function agentClose(
     // And any pane of this agent nothing recorded.
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
     if (job.owesCollect) await finalCollect(io, store, sup, host, job);
+    await settleEnded();
     io.out(`closed ${ws}/${name}\n`);
   });
 }
@@ -141,15 +148,18 @@ export async function agentReattach(
     // Panes nothing records (a reattach that died before it wrote its row) go first.
     for (const orphan of await mux.panesOf(ws, name))
       if (orphan !== agent?.pane) await mux.kill(orphan);
-    // A view that fails to start leaves the row's pane as it was.
+    // A view that fails to start, even after the backend reported it, leaves
+    // the row's pane as it was: the row changes only once it lived through
+    // the readiness window.
+    const openedAt = io.ports.clock.now();
     const pane = await openPane(mux, ws, name, view);
     const old = agent?.pane ?? null;
-    if (!(await mux.alive(pane.id))) {
+    if (!(await livesThroughWindow(mux, io.ports, pane.id, openedAt))) {
       await mux.kill(pane.id);
       throw new UnavailableError(
         "reattach.died",
         "view",
-        `the new view of ${ws}/${name} (pane ${pane.id}) died as it opened`,
+        `the new view of ${ws}/${name} (pane ${pane.id}) died within ${viewReadyMs(io.ports.env)} ms of opening`,
         {
           hint: old ? `the agent keeps its view ${old}; try again` : "try again",
         },

@@ -4,7 +4,7 @@ import { printJson } from "../cli/io.js";
 import { EXIT, type ExitCode, MuError, NotFoundError, UnknownOutcomeError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
-import { allAgents, jobOf } from "../jobs/records.js";
+import { allAgents, jobOf, receiptState } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { finish } from "./agent-spawn.js";
@@ -128,7 +128,9 @@ export async function agentCheck(
     if (opts.json) printJson(io, full);
     else {
       const runs = c.runs !== undefined ? ` runs=${c.runs}` : "";
-      io.out(`${c.state} ${msgId}${runs}${c.reason ? `: ${c.reason}` : ""}\n`);
+      // An accepted delivery's reason is a footnote; any other state's is the why.
+      const why = c.reason ? (c.state === "accepted" ? ` (${c.reason})` : `: ${c.reason}`) : "";
+      io.out(`${c.state} ${msgId}${runs}${why}\n`);
     }
     return code;
   };
@@ -152,9 +154,7 @@ export async function agentCheck(
     const { hello } = await jobPlugin(sup, host, job);
     if (hello.seams.channel?.caps.receipt !== "exact") {
       // The channel keeps no receipts mu may ask for: what mu recorded is all there is.
-      const state = await store.read(
-        (db) => db.exec("SELECT state FROM receipts WHERE msg_id = ?", [msgId])[0]?.values[0]?.[0],
-      );
+      const state = await store.read((db) => receiptState(db, msgId));
       if (state === "accepted") return report({ state: "accepted" }, EXIT.ok);
       return report(
         state === undefined
@@ -178,6 +178,14 @@ export async function agentCheck(
     if (r.state === "accepted") {
       return report(
         { state: "accepted", ...(r.runs !== undefined ? { runs: r.runs } : {}) },
+        EXIT.ok,
+      );
+    }
+    // mu recorded the channel's own definite reply: a channel that has since
+    // forgotten it (a fresh session, a restart) does not take it back.
+    if ((await store.read((db) => receiptState(db, msgId))) === "accepted") {
+      return report(
+        { state: "accepted", reason: `by mu's receipt; the channel now says ${r.state}` },
         EXIT.ok,
       );
     }
