@@ -1,0 +1,120 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { World, type WorldConfig } from "../sim/plugin/world.js";
+import { muProcess } from "./helpers.js";
+
+// MU_TRACE_DIR: each mu invocation leaves one NDJSON trace of how it was
+// called, every plugin line both ways and how it ended; free text is kept
+// only as length and hash unless MU_TRACE_CONTENT=1, and the values of mu's
+// secret-named variables never appear, content or not (spec: Secrets).
+
+const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "mu-trace-"));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function setup(world: Partial<WorldConfig>) {
+  World.create(join(root, "world"), { preset: "link-job", instance: "sim-1", ...world });
+  const env = {
+    MU_STATE_DIR: join(root, "state"),
+    HOME: root,
+    MU_TRACE_DIR: join(root, "traces"),
+    MU_MUX: "sim",
+  };
+  return (args: string[], more: Record<string, string> = {}) =>
+    muProcess(args, { ...env, ...more });
+}
+
+function traces(): string[] {
+  const dir = join(root, "traces");
+  return readdirSync(dir)
+    .sort()
+    .map((f) => readFileSync(join(dir, f), "utf8"));
+}
+
+function records(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+describe("MU_TRACE_DIR", () => {
+  it("records argv, each plugin line with its time, the plugin's exit and mu's exit", () => {
+    const mu = setup({});
+    expect(mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")]).code).toBe(0);
+    const [t] = traces();
+    const recs = records(t ?? "");
+    expect(recs[0]).toMatchObject({ ev: "mu" });
+    expect((recs[0]?.argv as string[] | undefined)?.slice(0, 5)).toEqual([
+      "plugin",
+      "add",
+      "sim",
+      "--",
+      sim,
+    ]);
+    const evs = recs.map((r) => r.ev);
+    expect(evs).toEqual(
+      expect.arrayContaining(["spawn", "out", "in", "stdin-closed", "exit", "end"]),
+    );
+    expect(recs.find((r) => r.ev === "in")).toMatchObject({ p: 1, msg: { id: 1 } });
+    expect(recs.at(-1)).toMatchObject({ ev: "end", exit: 0 });
+    const times = recs.map((r) => Number(r.t));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it("records the crash point that ended mu, and no end", () => {
+    const mu = setup({ preset: "link-job" });
+    mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")]);
+    mu(["host", "add", "box", "--plugin", "sim"]);
+    const r = mu(["agent", "spawn", "a", "--host", "box"], {
+      MU_CRASH_AT: "effect.request-written",
+    });
+    expect(r.signal).toBe("SIGKILL");
+    const recs = records(traces().at(-1) ?? "");
+    expect(recs.at(-1)).toMatchObject({ ev: "crash", point: "effect.request-written" });
+    expect(recs[0]).toMatchObject({ env: { MU_CRASH_AT: "effect.request-written" } });
+  });
+
+  it("keeps free text only as length and hash by default", () => {
+    const mu = setup({});
+    mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")]);
+    mu(["host", "add", "box", "--plugin", "sim"]);
+    const r = mu(["host", "exec", "box", "--", "echo", "plain-words-here"]);
+    expect(r.stdout).toContain("plain-words-here");
+    const all = traces().join("");
+    expect(all).not.toContain("plain-words-here");
+    expect(all).toMatch(/"script":"\[len=21 sha=[0-9a-f]{12}\]"/);
+  });
+
+  it("never holds the canary, even with MU_TRACE_CONTENT=1", () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}`;
+    const mu = setup({
+      preset: "provider-full",
+      faults: [
+        { on: "initialize", times: "always", do: { leakCanary: "stderr" } },
+        { on: "link.exec", times: "always", do: { leakCanary: "reply" } },
+      ],
+    });
+    const env = { MU_PLUGIN_CANARY: canary, MU_TRACE_CONTENT: "1" };
+    expect(mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")], env).code).toBe(
+      0,
+    );
+    expect(
+      mu(["host", "acquire", "h1", "--provider", "sim", "--param", `t=${canary}`], env).code,
+    ).toBe(0);
+    const r = mu(["host", "exec", "h1", "--", "echo", "visible", canary], env);
+    // The plugin really leaked it, and mu really ran with it.
+    expect(r.stdout).toContain(canary);
+    const all = traces().join("");
+    expect(all).toContain("visible");
+    expect(all).toContain("[masked]");
+    expect(all).not.toContain(canary);
+  });
+});
