@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ReplayPlugin } from "./plugin/replay.js";
+import { ReplayPlugin, replayFromWorld } from "./plugin/replay.js";
 import { SimPlugin } from "./plugin/serve.js";
 import { processIo, SimSession } from "./plugin/sim-io.js";
 import { World } from "./plugin/world.js";
@@ -24,44 +24,35 @@ function fail(line: string): never {
   process.exit(2);
 }
 
-function replaySession(world: World | undefined) {
-  const config = world?.config();
-  let sessions = config?.replay?.sessions;
-  let content = config?.replay?.content ?? false;
-  if (values.replay) {
-    let inv: ReturnType<typeof parseTrace>;
-    try {
-      inv = parseTrace(readFileSync(values.replay, "utf8"), values.replay);
-    } catch (err) {
-      fail(`cannot replay ${values.replay}: ${(err as Error).message}`);
-    }
-    sessions = inv.sessions;
-    content = inv.content;
+/** A trace file named on the command line: its Nth plugin process (default the first). */
+function replayFile(file: string): ReplayPlugin {
+  let inv: ReturnType<typeof parseTrace>;
+  try {
+    inv = parseTrace(readFileSync(file, "utf8"), file);
+  } catch (err) {
+    fail(`cannot replay ${file}: ${(err as Error).message}`);
   }
-  if (!sessions) return undefined;
-  // Each process of the plugin plays the next recorded one, unless told which.
-  let n = values.session ? Number(values.session) : 1;
-  if (!values.session && world)
-    world.update((s) => {
-      s.replayed = (s.replayed ?? 0) + 1;
-      n = s.replayed;
-    });
-  const session = sessions[n - 1];
-  if (!session) fail(`the trace holds ${sessions.length} plugin process(es), not a number ${n}`);
-  return { session, content };
+  const n = values.session ? Number(values.session) : 1;
+  const session = inv.sessions[n - 1];
+  if (!session) fail(`${file} holds ${inv.sessions.length} plugin process(es), not a number ${n}`);
+  const plugin = new ReplayPlugin(session, inv.content, processIo, (dir, msg) =>
+    world?.record(dir, msg),
+  );
+  plugin.start();
+  return plugin;
 }
 
 if (!values.world && !values.replay) fail("--world DIR or --replay TRACE is required");
 const world = values.world ? new World(values.world) : undefined;
-const replay = replaySession(world);
 process.stdin.setEncoding("utf8");
+const replay = values.replay
+  ? replayFile(values.replay)
+  : world
+    ? replayFromWorld(world, processIo)
+    : undefined;
 if (replay) {
-  const plugin = new ReplayPlugin(replay.session, replay.content, processIo, (dir, msg) =>
-    world?.record(dir, msg),
-  );
-  process.stdin.on("data", (chunk: string) => plugin.feed(chunk));
-  process.stdin.on("end", () => plugin.end());
-  plugin.start();
+  process.stdin.on("data", (chunk: string) => replay.feed(chunk));
+  process.stdin.on("end", () => replay.end());
 } else if (world) {
   const sim = new SimPlugin(world, processIo);
   const session = new SimSession(sim, (dir, msg) => world.record(dir, msg), processIo);

@@ -1,6 +1,7 @@
 import { Redactor } from "../../host/trace/redact.js";
 import type { PluginSession, TraceRecord } from "../trace/read.js";
 import type { SimIo } from "./sim-io.js";
+import type { World } from "./world.js";
 
 // mu-plugin-sim --replay: plays one plugin process recorded in a mu trace.
 // Each message mu sends is matched to a recorded one (same method and
@@ -204,4 +205,32 @@ export class ReplayPlugin {
     this.record("out", msg);
     this.io.out(`${JSON.stringify(msg)}\n`);
   }
+}
+
+/**
+ * The replaying plugin for a world whose config holds recorded sessions,
+ * started; undefined for a simulated world. Each process takes the next
+ * session, counted in the world's state.
+ */
+export function replayFromWorld(world: World, io: SimIo): ReplayPlugin | undefined {
+  const replay = world.config().replay;
+  if (!replay) return undefined;
+  let n = 0;
+  world.update((s) => {
+    s.replayed = (s.replayed ?? 0) + 1;
+    n = s.replayed;
+  });
+  const session = replay.sessions[n - 1];
+  if (!session) {
+    io.err(
+      `mu-plugin-sim: the trace holds ${replay.sessions.length} plugin process(es), not a number ${n}\n`,
+    );
+    io.exit(2);
+    return undefined;
+  }
+  const plugin = new ReplayPlugin(session, replay.content ?? false, io, (dir, msg) =>
+    world.record(dir, msg),
+  );
+  plugin.start();
+  return plugin;
 }

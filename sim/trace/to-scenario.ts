@@ -1,0 +1,79 @@
+import type { Scenario, Step } from "../runner/scenario.js";
+import type { Invocation } from "./read.js";
+
+// A scenario from the traces of one session: the world replays the recorded
+// plugin processes in order, each step is one recorded mu invocation with
+// how it ended, and the last expect is what mu's database held at the end.
+// The maintainer then names the rule and sets the exit code that should
+// have been: the scenario fails until the bug is fixed.
+
+export interface FromTrace {
+  id: string;
+  /** When the traces were recorded, for the about text. */
+  when?: string;
+}
+
+/** `plugin add NAME -- <argv>`: the real plugin becomes the sim replaying it. */
+function replayed(argv: string[]): string[] {
+  const dashes = argv.indexOf("--");
+  if (argv[0] !== "plugin" || argv[1] !== "add" || dashes === -1) return argv;
+  // The runner's own placeholders, not template strings.
+  return [...argv.slice(0, dashes + 1), "$" + "{sim}", "--world", "$" + "{world}"];
+}
+
+function methodCounts(invs: Invocation[]): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const inv of invs)
+    for (const s of inv.sessions)
+      for (const e of s.events) {
+        const m = e.ev === "out" ? e.msg?.method : undefined;
+        if (typeof m === "string") c[m] = (c[m] ?? 0) + 1;
+      }
+  return c;
+}
+
+export function toScenario(traces: Invocation[], opts: FromTrace): Scenario {
+  const invs = [...traces].sort((a, b) => a.at - b.at);
+  // What every invocation had alike goes to the scenario; the rest to its step.
+  const shared: Record<string, string> = { ...invs[0]?.env };
+  for (const inv of invs)
+    for (const [k, v] of Object.entries(shared)) if (inv.env[k] !== v) delete shared[k];
+  const steps: Step[] = invs.map((inv) => {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(inv.env)) if (shared[k] !== v) env[k] = v;
+    const step: Step = { mu: replayed(inv.argv) };
+    if (Object.keys(env).length > 0) step.env = env;
+    if (inv.end && "exit" in inv.end) {
+      if (inv.end.exit !== 0) step.exit = inv.end.exit;
+    } else if (inv.end && "signal" in inv.end) {
+      step.signalled = inv.end.signal as "SIGINT" | "SIGTERM" | "SIGHUP";
+    } else {
+      // A crash point, or a SIGKILL from outside: either way mu left no end.
+      step.signalled = "SIGKILL";
+    }
+    return step;
+  });
+  const last = invs.at(-1);
+  const expect: Extract<Step, { expect: unknown }>["expect"] = {
+    transcript: { in: methodCounts(invs) },
+  };
+  if (last?.state) {
+    expect.intents = last.state.intents.length;
+    if (Object.keys(last.state.hosts).length > 0) expect.hosts = last.state.hosts;
+  }
+  steps.push({ expect });
+  const content = invs.some((i) => i.content);
+  const sessions = invs.flatMap((i) => i.sessions);
+  return {
+    scenario: opts.id,
+    about:
+      `Field trace${opts.when ? ` of ${opts.when}` : ""}: ${invs.length} mu invocation(s) and ` +
+      `${sessions.length} plugin process(es), replayed as recorded; the exit codes are the ones ` +
+      "mu gave then. TODO: say what went wrong, name the rule it breaks in `proves`, and set " +
+      "the exit code (or expect) that should have been, so this fails until it is fixed.",
+    proves: [`field.${opts.id.split("/").at(-1)}`],
+    ...(Object.keys(shared).length > 0 ? { env: shared } : {}),
+    world: { replay: { ...(content ? { content } : {}), sessions } },
+    steps,
+  };
+}
