@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { FaultProxy } from "./plugin/proxy.js";
 import { ReplayPlugin, replayFromWorld } from "./plugin/replay.js";
 import { SimPlugin } from "./plugin/serve.js";
 import { processIo, SimSession } from "./plugin/sim-io.js";
@@ -10,12 +11,16 @@ import { parseTrace } from "./trace/read.js";
 // behaviour and faults come from the simulated world in DIR.
 // mu-plugin-sim --replay TRACE [--session N]: plays a plugin process recorded
 // in a mu trace (a world whose `replay` holds sessions does the same).
+// mu-plugin-sim --world DIR --proxy -- ARGV: a real plugin behind the
+// world's fault script (a world whose `proxy` holds ARGV does the same).
 
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     world: { type: "string" },
     replay: { type: "string" },
     session: { type: "string" },
+    proxy: { type: "boolean" },
   },
 });
 
@@ -43,6 +48,7 @@ function replayFile(file: string): ReplayPlugin {
 }
 
 if (!values.world && !values.replay) fail("--world DIR or --replay TRACE is required");
+if (values.proxy && !values.world) fail("--proxy needs --world DIR for its fault script");
 const world = values.world ? new World(values.world) : undefined;
 process.stdin.setEncoding("utf8");
 const replay = values.replay
@@ -50,9 +56,19 @@ const replay = values.replay
   : world
     ? replayFromWorld(world, processIo)
     : undefined;
+const proxied = values.proxy ? positionals : world?.config().proxy;
 if (replay) {
   process.stdin.on("data", (chunk: string) => replay.feed(chunk));
   process.stdin.on("end", () => replay.end());
+} else if (proxied && world) {
+  if (proxied.length === 0) fail("--proxy needs the real plugin's argv after --");
+  // The scenario's own placeholders: this launcher and this world.
+  const argv = proxied.map((a) =>
+    a.replaceAll("$" + "{sim}", process.argv[1] ?? "").replaceAll("$" + "{world}", world.dir),
+  );
+  const proxy = new FaultProxy(argv, world, processIo);
+  process.stdin.on("data", (chunk: string) => proxy.feed(chunk));
+  process.stdin.on("end", () => proxy.end());
 } else if (world) {
   const sim = new SimPlugin(world, processIo);
   const session = new SimSession(sim, (dir, msg) => world.record(dir, msg), processIo);

@@ -67,6 +67,8 @@ export interface WorldConfig {
   turnMs?: number;
   /** Recorded plugin processes (from a mu trace): each new process plays the next one. */
   replay?: { content?: boolean; sessions: PluginSession[] };
+  /** A real plugin's argv: the sim stands in front of it and applies the faults on the way. */
+  proxy?: string[];
 }
 
 export interface SimHost {
@@ -131,6 +133,8 @@ export interface WorldState {
   sessions?: Record<string, { active: number; peak: number }>;
   /** How many plugin processes have taken a recorded session to replay. */
   replayed?: number;
+  /** The instance a proxy's setInstance fault makes the real plugin's handshake name. */
+  proxyInstance?: string;
 }
 
 /** The file calls the world makes: node's own, or memfs's in the virtual engine. */

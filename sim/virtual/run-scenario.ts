@@ -68,6 +68,7 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
       return `a ${kind} fault needs real processes`;
   }
+  if (s.world?.proxy) return "a proxied plugin is a real process";
   const replay = s.world?.replay;
   for (const st of s.steps) {
     // The virtual views read the recorded view's env, which a trace keeps
