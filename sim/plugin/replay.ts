@@ -1,5 +1,5 @@
 import { Redactor } from "../../host/trace/redact.js";
-import type { PluginSession, TraceRecord } from "../trace/read.js";
+import { ownEndAt, type PluginSession, type TraceRecord } from "../trace/read.js";
 import type { SimIo } from "./sim-io.js";
 import type { World } from "./world.js";
 
@@ -70,6 +70,8 @@ export class ReplayPlugin {
   private readonly ignoresEof: boolean;
   private readonly byRecordedId = new Map<unknown, Step>();
   private buf = "";
+  /** When the recorded plugin ended by itself, if it did. */
+  private readonly ended: number | undefined;
 
   constructor(
     private readonly session: PluginSession,
@@ -78,6 +80,7 @@ export class ReplayPlugin {
     private readonly record: (dir: "in" | "out" | "note", msg: unknown) => void = () => {},
   ) {
     this.redact = new Redactor({}, content);
+    this.ended = ownEndAt(session);
     let current: Step | undefined;
     for (const e of session.events) {
       if (e.ev === "out" && e.msg) {
@@ -170,13 +173,15 @@ export class ReplayPlugin {
   }
 
   private emit(e: TraceRecord, step: Step | undefined): void {
-    if (e.ev === "exit") {
-      // Only an exit mu did not cause: mu's stop is replayed by mu itself.
-      if (!this.stoppedByMu(e))
-        this.io.exit(e.code === null || e.code === undefined ? 70 : Number(e.code));
+    if (e.ev === "exit" || e.ev === "stdout-end") {
+      // Only an end the plugin came to by itself: mu's stop is replayed by mu.
+      if (!this.ownEnd(e)) return;
+      if (e.unterminated === true) this.io.out('{"jsonrpc":"2.0"');
+      const exit = this.session.events.find((x) => x.ev === "exit");
+      const code = exit?.code;
+      this.io.exit(code === null || code === undefined ? 70 : Number(code));
       return;
     }
-    if (e.ev === "stdout-end") return;
     if (e.bad !== undefined) {
       const line =
         e.raw !== undefined ? `${e.raw}\n` : (BAD_LINES[e.bad] ?? BAD_LINES["not-json"])?.();
@@ -191,14 +196,8 @@ export class ReplayPlugin {
     this.send(out);
   }
 
-  private stoppedByMu(exit: TraceRecord): boolean {
-    return this.session.events.some(
-      (e) =>
-        e.t <= exit.t &&
-        (e.ev === "stdin-closed" ||
-          e.ev === "kill" ||
-          (e.ev === "out" && e.msg?.method === "shutdown")),
-    );
+  private ownEnd(end: TraceRecord): boolean {
+    return this.ended !== undefined && end.t <= this.ended;
   }
 
   private send(msg: unknown): void {

@@ -71,3 +71,22 @@ export function parseTrace(text: string, name = "trace"): Invocation {
     for (const s of inv.sessions) if (!s.events.some((e) => e.ev === "exit")) s.muKilled = true;
   return inv;
 }
+
+/** True for mu's own steps to stop a plugin: shutdown, closing stdin, a group kill. */
+function stopsIt(e: TraceRecord): boolean {
+  return (
+    e.ev === "stdin-closed" || e.ev === "kill" || (e.ev === "out" && e.msg?.method === "shutdown")
+  );
+}
+
+/**
+ * When the plugin ended by itself (its stdout closed or it exited before mu
+ * began to stop it), or undefined when mu stopped it.
+ */
+export function ownEndAt(s: PluginSession): number | undefined {
+  for (const e of s.events) {
+    if (stopsIt(e)) return undefined;
+    if (e.ev === "stdout-end" || e.ev === "exit") return e.t;
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import type { Scenario, Step } from "../runner/scenario.js";
-import type { Invocation } from "./read.js";
+import { type Invocation, ownEndAt } from "./read.js";
 
 // A scenario from the traces of one session: the world replays the recorded
 // plugin processes in order, each step is one recorded mu invocation with
@@ -24,11 +24,14 @@ function replayed(argv: string[]): string[] {
 function methodCounts(invs: Invocation[]): Record<string, number> {
   const c: Record<string, number> = {};
   for (const inv of invs)
-    for (const s of inv.sessions)
+    for (const s of inv.sessions) {
+      // What mu wrote after the plugin ended by itself never reached it.
+      const end = ownEndAt(s) ?? Number.POSITIVE_INFINITY;
       for (const e of s.events) {
-        const m = e.ev === "out" ? e.msg?.method : undefined;
+        const m = e.ev === "out" && e.t <= end ? e.msg?.method : undefined;
         if (typeof m === "string") c[m] = (c[m] ?? 0) + 1;
       }
+    }
   return c;
 }
 
