@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import { packageRoot } from "../host/package-root.js";
 import { World, type WorldConfig } from "../sim/plugin/world.js";
 import { runScenario } from "../sim/runner/execute.js";
 import type { LoadedScenario } from "../sim/runner/scenario.js";
-import { muProcess } from "./helpers.js";
+import { muBin, muProcess } from "./helpers.js";
 
 // What a recorded plugin did that was not a reply comes back in the replay
 // at the same point: an invalid line, an exit of its own, an error, an EOF
@@ -22,7 +22,13 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 type Ran = { code: number | null; signal: string | null; stderr: string };
 
-async function roundTrip(world: Partial<WorldConfig>, session: string[][]) {
+type Runner = (args: string[], env: Record<string, string>) => Ran | Promise<Ran>;
+
+async function roundTrip(
+  world: Partial<WorldConfig>,
+  session: string[][],
+  run: Runner = (args, env) => muProcess(args, env),
+) {
   root = mkdtempSync(join(tmpdir(), "mu-replay-fault-"));
   World.create(join(root, "world"), { preset: "provider-full", instance: "sim-1", ...world });
   const env = {
@@ -32,8 +38,8 @@ async function roundTrip(world: Partial<WorldConfig>, session: string[][]) {
   };
   const recorded: Ran[] = [
     muProcess(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")], env),
-    ...session.map((args) => muProcess(args, env)),
   ];
+  for (const args of session) recorded.push(await run(args, env));
   const traces = readdirSync(join(root, "traces")).map((f) => join(root, "traces", f));
   const out = join(root, "s.yaml");
   const conv = spawnSync(
@@ -80,6 +86,44 @@ describe("replay of what was not a reply", () => {
     },
     60_000,
   );
+
+  it("a signal mu died by, sent again at the same call", async () => {
+    // SIGTERM once the plugin has the script: mu stops it and dies by the signal.
+    const termDuringExec: Runner = (args, env) => {
+      if (args[1] !== "exec") return muProcess(args, env);
+      const child = spawn(process.execPath, [muBin, ...args], {
+        env: { PATH: process.env.PATH ?? "", ...env },
+      });
+      let stderr = "";
+      child.stderr.on("data", (b: Buffer) => {
+        stderr += b;
+      });
+      const world = new World(join(root, "world"));
+      const poll = setInterval(() => {
+        if (world.transcript().some((e) => e.dir === "in" && e.msg.method === "link.exec")) {
+          clearInterval(poll);
+          child.kill("SIGTERM");
+        }
+      }, 20);
+      return new Promise((done) =>
+        child.on("close", (code, signal) => {
+          clearInterval(poll);
+          done({ code, signal, stderr });
+        }),
+      );
+    };
+    const { recorded, replayed, result } = await roundTrip(
+      { preset: "link-only", faults: [{ on: "link.exec", do: { hang: true } }] },
+      [
+        ["host", "add", "box", "--plugin", "sim"],
+        ["host", "exec", "box", "--", "true"],
+      ],
+      termDuringExec,
+    );
+    expect(recorded.map((r) => r.signal ?? r.code)).toEqual([0, 0, "SIGTERM"]);
+    expect(result.failure).toBeUndefined();
+    expect(replayed.map((r) => r.signal ?? r.exit)).toEqual([0, 0, "SIGTERM"]);
+  }, 60_000);
 
   it("a mu the plugin killed mid-call", async () => {
     const { recorded, replayed, result } = await roundTrip(

@@ -1,4 +1,4 @@
-import type { Scenario, Step } from "../runner/scenario.js";
+import type { Scenario, Signal, Step } from "../runner/scenario.js";
 import { type Invocation, ownEndAt } from "./read.js";
 
 // A scenario from the traces of one session: the world replays the recorded
@@ -19,6 +19,16 @@ function replayed(argv: string[]): string[] {
   if (argv[0] !== "plugin" || argv[1] !== "add" || dashes === -1) return argv;
   // The runner's own placeholders, not template strings.
   return [...argv.slice(0, dashes + 1), "$" + "{sim}", "--world", "$" + "{world}"];
+}
+
+/** The method of the last request mu sent in this invocation, if any. */
+function lastRequest(inv: Invocation): string | undefined {
+  let last: { t: number; method: string } | undefined;
+  for (const s of inv.sessions)
+    for (const e of s.events)
+      if (e.ev === "out" && e.msg?.id !== undefined && typeof e.msg.method === "string")
+        if (!last || e.t > last.t) last = { t: e.t, method: e.msg.method };
+  return last?.method;
 }
 
 function methodCounts(invs: Invocation[]): Record<string, number> {
@@ -49,7 +59,11 @@ export function toScenario(traces: Invocation[], opts: FromTrace): Scenario {
     if (inv.end && "exit" in inv.end) {
       if (inv.end.exit !== 0) step.exit = inv.end.exit;
     } else if (inv.end && "signal" in inv.end) {
-      step.signalled = inv.end.signal as "SIGINT" | "SIGTERM" | "SIGHUP";
+      const sig = inv.end.signal as Signal;
+      step.signalled = sig;
+      // The signal came while mu waited on its last request: send it there again.
+      const asked = lastRequest(inv);
+      if (asked) step.signal = { send: sig, afterSeen: asked };
     } else {
       // A crash point, or a SIGKILL from outside: either way mu left no end.
       step.signalled = "SIGKILL";
