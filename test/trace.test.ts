@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { Redactor } from "../host/trace/redact.js";
 import { World, type WorldConfig } from "../sim/plugin/world.js";
 import { muProcess } from "./helpers.js";
 
@@ -116,5 +117,58 @@ describe("MU_TRACE_DIR", () => {
     expect(all).toContain("visible");
     expect(all).toContain("[masked]");
     expect(all).not.toContain(canary);
+  });
+});
+
+describe("what a trace keeps of mu's argv and of a message", () => {
+  const r = new Redactor({ GH_TOKEN: "ghp_s3cret", SHORT_KEY: "abc" }, false);
+  const hashed = /^\[len=\d+ sha=[0-9a-f]{12}\]$/;
+
+  it("hashes the words that carry text and keeps verbs, names, flags and paths", () => {
+    const out = r.argv(["agent", "send", "-w", "ops", "a", "deploy now", "--force"]);
+    expect(out.slice(0, 5)).toEqual(["agent", "send", "-w", "ops", "a"]);
+    expect(out[5]).toMatch(hashed);
+    expect(out[6]).toBe("--force");
+    const exec = r.argv(["host", "exec", "box", "--", "cat", "/etc/passwd"]);
+    expect(exec.slice(0, 4)).toEqual(["host", "exec", "box", "--"]);
+    expect(exec.slice(4).every((w) => hashed.test(w))).toBe(true);
+    const acq = r.argv(["host", "acquire", "h1", "--provider", "p", "--param", "pw=hunter2"]);
+    expect(acq.slice(0, 6)).toEqual(["host", "acquire", "h1", "--provider", "p", "--param"]);
+    expect(acq[6]).toMatch(/^pw=\[len=7 sha=/);
+    expect(r.argv(["agent", "spawn", "a", "--host", "box", "--send=hi there"])[5]).toMatch(
+      /^--send=\[len=8 /,
+    );
+  });
+
+  it("hashes free text in params, results and errors, and masks secrets everywhere", () => {
+    const msg = r.message({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "job.start",
+      params: {
+        key: "job-1",
+        spec: { cmd: "claude", env: { A: "x" } },
+        params: { size: "small" },
+        note: "token ghp_s3cret here",
+      },
+    }) as { params: Record<string, never> };
+    const p = msg.params as {
+      key: string;
+      spec: { cmd: string; env: { A: string } };
+      params: { size: string };
+      note: string;
+    };
+    expect(p.key).toBe("job-1");
+    expect(p.spec.cmd).toBe("claude");
+    expect(p.spec.env.A).toMatch(hashed);
+    expect(p.params.size).toMatch(hashed);
+    expect(p.note).toBe("token [masked] here");
+    // Too short to be a secret worth masking.
+    expect(r.mask("abc def")).toBe("abc def");
+    const err = r.message({
+      id: 3,
+      error: { code: 1, message: "boom", data: { kind: "human", remedy: "call" } },
+    });
+    expect(JSON.stringify(err)).not.toMatch(/boom|call/);
   });
 });
