@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,6 +20,20 @@ const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+let scenario: LoadedScenario;
+
+/** The sim under the name the trust rules want for a plugin called `name`. */
+function launcher(name: string): string {
+  if (name === "sim") return sim;
+  const path = join(root, `mu-plugin-${name}`);
+  writeFileSync(
+    path,
+    `#!/usr/bin/env node\nimport ${JSON.stringify(join(packageRoot(), "dist/sim/main.js"))};\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
 type Ran = { code: number | null; signal: string | null; stderr: string };
 
 type Runner = (args: string[], env: Record<string, string>) => Ran | Promise<Ran>;
@@ -28,6 +42,7 @@ async function roundTrip(
   world: Partial<WorldConfig>,
   session: string[][],
   run: Runner = (args, env) => muProcess(args, env),
+  name = "sim",
 ) {
   root = mkdtempSync(join(tmpdir(), "mu-replay-fault-"));
   World.create(join(root, "world"), { preset: "provider-full", instance: "sim-1", ...world });
@@ -37,7 +52,7 @@ async function roundTrip(
     MU_TRACE_DIR: join(root, "traces"),
   };
   const recorded: Ran[] = [
-    muProcess(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")], env),
+    muProcess(["plugin", "add", name, "--", launcher(name), "--world", join(root, "world")], env),
   ];
   for (const args of session) recorded.push(await run(args, env));
   const traces = readdirSync(join(root, "traces")).map((f) => join(root, "traces", f));
@@ -50,6 +65,7 @@ async function roundTrip(
   expect(conv.status, conv.stderr).toBe(0);
   rmSync(join(root, "world"), { recursive: true, force: true });
   const s = { ...(parse(readFileSync(out, "utf8")) as LoadedScenario), file: out };
+  scenario = s;
   const result = await runScenario(s);
   const replayed = result.steps.filter((st) => st.step.startsWith("mu "));
   return { recorded, replayed, result };
@@ -137,5 +153,24 @@ describe("replay of what was not a reply", () => {
     expect(result.failure).toBeUndefined();
     expect(replayed.map((r) => r.signal ?? r.exit)).toEqual([0, "SIGKILL", 0]);
     expect(replayed[2]?.stderr).toMatch(/acquire[.]lookup[.]found/);
+  }, 60_000);
+
+  it("a plugin of another name, replayed under a launcher of that name", async () => {
+    const { recorded, replayed, result } = await roundTrip(
+      { preset: "link-only", hello: { plugin: { name: "foo" } } },
+      [
+        ["host", "add", "box", "--plugin", "foo"],
+        ["host", "exec", "box", "--", "true"],
+      ],
+      undefined,
+      "foo",
+    );
+    expect(scenario.steps[0]).toEqual({ install: { as: "mu-plugin-foo" } });
+    expect(result.failure).toBeUndefined();
+    expect(replayed.map((r) => r.exit)).toEqual(recorded.map((r) => r.code));
+    expect(
+      recorded.map((r) => r.code),
+      recorded.map((r) => r.stderr).join(""),
+    ).toEqual([0, 0, 0]);
   }, 60_000);
 });

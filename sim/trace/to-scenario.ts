@@ -13,12 +13,19 @@ export interface FromTrace {
   when?: string;
 }
 
-/** `plugin add NAME -- <argv>`: the real plugin becomes the sim replaying it. */
-function replayed(argv: string[]): string[] {
+/**
+ * `plugin add NAME -- <argv>`: the real plugin becomes the sim replaying it,
+ * under a launcher named as the trust rules want (mu-plugin-NAME).
+ */
+function replayed(argv: string[]): { argv: string[]; launcher?: string } {
   const dashes = argv.indexOf("--");
-  if (argv[0] !== "plugin" || argv[1] !== "add" || dashes === -1) return argv;
+  if (argv[0] !== "plugin" || argv[1] !== "add" || dashes === -1) return { argv };
+  const name = argv.slice(2, dashes).find((w) => !w.startsWith("-")) ?? "sim";
   // The runner's own placeholders, not template strings.
-  return [...argv.slice(0, dashes + 1), "$" + "{sim}", "--world", "$" + "{world}"];
+  const world = ["--world", "$" + "{world}"];
+  if (name === "sim") return { argv: [...argv.slice(0, dashes + 1), "$" + "{sim}", ...world] };
+  const launcher = `mu-plugin-${name}`;
+  return { argv: [...argv.slice(0, dashes + 1), `$\{bin:${launcher}}`, ...world], launcher };
 }
 
 /** The method of the last request mu sent in this invocation, if any. */
@@ -51,10 +58,17 @@ export function toScenario(traces: Invocation[], opts: FromTrace): Scenario {
   const shared: Record<string, string> = { ...invs[0]?.env };
   for (const inv of invs)
     for (const [k, v] of Object.entries(shared)) if (inv.env[k] !== v) delete shared[k];
-  const steps: Step[] = invs.map((inv) => {
+  const steps: Step[] = [];
+  const installed = new Set<string>();
+  for (const inv of invs) {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(inv.env)) if (shared[k] !== v) env[k] = v;
-    const step: Step = { mu: replayed(inv.argv) };
+    const { argv, launcher } = replayed(inv.argv);
+    if (launcher && !installed.has(launcher)) {
+      installed.add(launcher);
+      steps.push({ install: { as: launcher } });
+    }
+    const step: Step = { mu: argv };
     if (Object.keys(env).length > 0) step.env = env;
     if (inv.end && "exit" in inv.end) {
       if (inv.end.exit !== 0) step.exit = inv.end.exit;
@@ -68,8 +82,8 @@ export function toScenario(traces: Invocation[], opts: FromTrace): Scenario {
       // A crash point, or a SIGKILL from outside: either way mu left no end.
       step.signalled = "SIGKILL";
     }
-    return step;
-  });
+    steps.push(step);
+  }
   const last = invs.at(-1);
   const expect: Extract<Step, { expect: unknown }>["expect"] = {
     transcript: { in: methodCounts(invs) },
