@@ -94,6 +94,15 @@ describe("MU_TRACE_DIR", () => {
     expect(all).toMatch(/"script":"\[len=21 sha=[0-9a-f]{12}\]"/);
   });
 
+  it("a trace that cannot be written costs one line and changes nothing else", () => {
+    const mu = setup({});
+    const r = mu(["plugin", "list"], { MU_TRACE_DIR: "/proc/mu-trace-cannot-be-here" });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /^mu: trace: cannot write a trace in \/proc\/mu-trace-cannot-be-here \(ENOENT\); running untraced: [^\n]+\n$/,
+    );
+  });
+
   it("never holds the canary, even with MU_TRACE_CONTENT=1", () => {
     const canary = `canary-${Math.random().toString(36).slice(2)}`;
     const mu = setup({

@@ -23,7 +23,9 @@ export function startTrace(
     trace = new Trace(openTraceFile(dir), new Redactor(env, env.MU_TRACE_CONTENT === "1"));
   } catch (err) {
     const code = (err as { code?: unknown }).code ?? "error";
-    warn(`mu: trace: cannot write a trace in ${dir} (${String(code)}); running without one\n`);
+    warn(
+      `mu: trace: cannot write a trace in ${dir} (${String(code)}); running untraced: make its parent directory, or unset MU_TRACE_DIR\n`,
+    );
     return null;
   }
   trace.begin(argv, env);

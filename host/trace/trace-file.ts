@@ -15,7 +15,12 @@ export interface TraceSink {
 
 /** One new file in dir per invocation; throws (with the OS's code) when it cannot be made. */
 export function openTraceFile(dir: string): TraceSink {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Not recursive: node's recursive mkdir never returns under /proc.
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== "EEXIST") throw err;
+  }
   const path = join(dir, `mu-${Date.now()}-${process.pid}.ndjson`);
   const fd = openSync(path, "wx", 0o600);
   const t0 = process.hrtime.bigint();
