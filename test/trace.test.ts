@@ -129,6 +129,25 @@ describe("MU_TRACE_DIR", () => {
   });
 });
 
+describe("mu plugin check's own canary", () => {
+  it("is masked in the trace too: it is in the plugin's environment, not mu's", () => {
+    const mu = setup({
+      preset: "link-only",
+      faults: [{ on: "link.exec", times: "always", do: { leakCanary: "reply" } }],
+    });
+    mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")]);
+    mu(["plugin", "check", "sim", "--seam", "link", "--repeat", "1"], { MU_TRACE_CONTENT: "1" });
+    // The suite's canary is random; the world saw the plugin leak it.
+    const leaked = /canary-[0-9a-f]+/.exec(
+      readFileSync(join(root, "world", "transcript.ndjson"), "utf8"),
+    )?.[0];
+    expect(leaked).toBeDefined();
+    const all = traces().join("");
+    expect(all).toContain("[masked]");
+    expect(all).not.toContain(leaked);
+  });
+});
+
 describe("what a trace keeps of mu's argv and of a message", () => {
   const r = new Redactor({ GH_TOKEN: "ghp_s3cret", SHORT_KEY: "abc" }, false);
   const hashed = /^\[len=\d+ sha=[0-9a-f]{12}\]$/;
