@@ -101,8 +101,9 @@ export class ReplayPlugin {
     this.ignoresEof = closed !== -1 && killed > closed && (exited === -1 || exited > killed);
   }
 
+  /** What the plugin wrote before mu asked anything, timed from its start. */
   start(): void {
-    this.play(this.opening, 0, undefined);
+    this.play(this.opening, this.session.at ?? 0, undefined);
   }
 
   feed(chunk: string): void {

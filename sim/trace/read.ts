@@ -15,6 +15,8 @@ export interface TraceRecord {
 /** One plugin process as mu saw it: what went each way, and how it ended. */
 export interface PluginSession {
   argv: string[];
+  /** When mu started it, on the trace's clock. */
+  at?: number;
   events: TraceRecord[];
   /** True when mu's invocation ended with no record of how (killed from outside). */
   muKilled?: boolean;
@@ -58,7 +60,7 @@ export function parseTrace(text: string, name = "trace"): Invocation {
   const byP = new Map<number, PluginSession>();
   for (const r of recs.slice(1)) {
     if (r.ev === "spawn" && r.p !== undefined) {
-      const s: PluginSession = { argv: (r.argv as string[]) ?? [], events: [] };
+      const s: PluginSession = { argv: (r.argv as string[]) ?? [], at: r.t, events: [] };
       byP.set(r.p, s);
       inv.sessions.push(s);
     } else if (r.p !== undefined) byP.get(r.p)?.events.push(r);
