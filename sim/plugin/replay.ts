@@ -1,7 +1,8 @@
 import { Redactor } from "../../host/trace/redact.js";
 import { ownEndAt, type PluginSession, type TraceRecord } from "../trace/read.js";
+import { invalidLine } from "./fault-script.js";
 import type { SimIo } from "./sim-io.js";
-import type { World } from "./world.js";
+import type { InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim --replay: plays one plugin process recorded in a mu trace.
 // Each message mu sends is matched to a recorded one (same method and
@@ -22,16 +23,8 @@ interface Step {
   after: TraceRecord[];
 }
 
-const BAD_LINES: Record<string, () => string | Buffer> = {
-  "not-json": () => "replayed: this line was not JSON\n",
-  "bad-utf8": () =>
-    Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","note":"'),
-      Buffer.from([0xff]),
-      Buffer.from('"}\n'),
-    ]),
-  oversize: () => `${JSON.stringify({ jsonrpc: "2.0", result: "x".repeat(1024 * 1024 + 16) })}\n`,
-};
+/** The framing faults a trace can name; anything else counts as not JSON. */
+const FRAMING = new Set<InvalidKind>(["not-json", "bad-utf8", "oversize"]);
 
 function normal(msg: Msg, redact: Redactor): string {
   const params = { ...((msg.params as Msg | undefined) ?? {}) };
@@ -184,10 +177,11 @@ export class ReplayPlugin {
       return;
     }
     if (e.bad !== undefined) {
-      const line =
-        e.raw !== undefined ? `${e.raw}\n` : (BAD_LINES[e.bad] ?? BAD_LINES["not-json"])?.();
+      const kind = FRAMING.has(e.bad as InvalidKind) ? (e.bad as InvalidKind) : "not-json";
+      // The line itself only when the trace kept content; else one that fails the same way.
+      const line = e.raw !== undefined ? `${e.raw}\n` : invalidLine(kind, 0);
       this.record("out", { invalid: e.bad });
-      if (line !== undefined) this.io.out(line);
+      this.io.out(line);
       return;
     }
     if (!e.msg) return;
