@@ -1,0 +1,106 @@
+import { parseArgs } from "node:util";
+import { CHANNEL_NAME, schemaDigest, seams, VERSION } from "./declaration.js";
+import { Link } from "./link.js";
+import { killAllLocal } from "./local-run.js";
+import { type Params, PluginError, type Request, readMessages, reply, replyError } from "./rpc.js";
+import { Ssh } from "./ssh.js";
+
+// mu-plugin-ssh: mu's link (and, given --harness, job and channel) over OpenSSH.
+// argv names where to connect and how, never a secret.
+
+const { values } = parseArgs({
+  options: {
+    dest: { type: "string" },
+    port: { type: "string", short: "p" },
+    identity: { type: "string", short: "i" },
+    config: { type: "string", short: "F" },
+    option: { type: "string", short: "o", multiple: true },
+    home: { type: "string" },
+    instance: { type: "string" },
+    harness: { type: "string" },
+  },
+});
+if (!values.dest) {
+  process.stderr.write("mu-plugin-ssh: --dest user@host is required\n");
+  process.exit(2);
+}
+const dest = values.dest;
+const ssh = new Ssh({
+  dest,
+  port: values.port,
+  identity: values.identity,
+  config: values.config,
+  options: values.option ?? [],
+});
+const root = values.home ?? ".";
+const link = new Link(ssh, root);
+const instance = (
+  values.instance ?? `${dest}:${values.port ?? "22"}${values.home ? `:${root}` : ""}`
+).slice(0, 128);
+
+const inFlight = new Map<number | string, AbortController>();
+let stopping = false;
+
+async function answer(method: string, p: Params, signal: AbortSignal): Promise<unknown> {
+  switch (method) {
+    case "initialize":
+      return {
+        protocol: 1,
+        plugin: { name: "ssh", version: VERSION },
+        instance,
+        schema: schemaDigest(),
+        seams: seams(values.harness !== undefined),
+      };
+    case "link.exec":
+      return link.exec(p, signal);
+    case "link.fetch":
+      return link.fetch(p, signal);
+    case "link.push":
+      return link.push(p, signal);
+    case "link.checkSteps":
+      return link.checkSteps(p, signal);
+  }
+  void CHANNEL_NAME;
+  throw new PluginError("permanent", `mu-plugin-ssh: no method ${method}`);
+}
+
+/** EOF or shutdown: cancel what runs, let the cancels' remote kills finish, then go. */
+function stop(): void {
+  if (stopping) return;
+  stopping = true;
+  for (const c of inFlight.values()) c.abort();
+  const bye = () => {
+    ssh.close();
+    killAllLocal();
+    process.exit(0);
+  };
+  // The hard bound stays well inside mu's 5 s grace.
+  setTimeout(bye, 4_000).unref();
+  const wait = () => (inFlight.size === 0 ? bye() : setTimeout(wait, 20));
+  wait();
+}
+
+function onMessage(m: Request): void {
+  const method = m.method ?? "";
+  if (method === "shutdown") return stop();
+  if (method === "$/cancel") {
+    const id = (m.params as { id?: number | string } | undefined)?.id;
+    if (id !== undefined) inFlight.get(id)?.abort();
+    return;
+  }
+  if (m.id === undefined || stopping) return;
+  const id = m.id;
+  const ctl = new AbortController();
+  inFlight.set(id, ctl);
+  answer(method, m.params ?? {}, ctl.signal)
+    .then(
+      (r) => reply(id, r),
+      (e) => replyError(id, e),
+    )
+    .finally(() => inFlight.delete(id));
+}
+
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
+process.on("SIGHUP", stop);
+readMessages(onMessage, stop);
