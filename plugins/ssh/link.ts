@@ -29,7 +29,7 @@ interface Framed {
 /** Finds the wrapper's framing line for this run and the output that follows it. */
 function parseFrame(raw: Buffer, id: string): Framed | undefined {
   const text = raw.toString("latin1");
-  const re = new RegExp(`(?:^|\\n)MU-SSH-([A-Z-]+) ${id}([^\\n]*)\\n`, "g");
+  const re = new RegExp(`^MU-SSH-([A-Z-]+) ${id}([^\\n]*)\\n`, "gm");
   let last: Framed | undefined;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const tag = m[1] ?? "";
@@ -62,12 +62,16 @@ export class Link {
     private readonly root: string,
   ) {}
 
-  /** Kills a run's remote tree over a fresh connection, so a stuck first one cannot block it. */
+  /** Kills a run's remote tree, over a second connection if the shared one is stuck. */
   private async kill(id: string): Promise<ExecResult | undefined> {
     const line = shLine(KILL, [this.root, id, String(OUTPUT_CAP)], q);
-    for (const fresh of [true, false]) {
+    // The shared connection first (no handshake to pay); if it is stuck, a fresh one.
+    for (const [fresh, timeoutMs] of [
+      [false, 2_500],
+      [true, KILL_MS],
+    ] as const) {
       try {
-        const r = await this.ssh.run(line, { timeoutMs: KILL_MS, fresh });
+        const r = await this.ssh.run(line, { timeoutMs, fresh });
         const f = parseFrame(r.stdout, id);
         if (f?.result) return f.result;
       } catch {

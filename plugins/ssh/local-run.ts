@@ -66,11 +66,23 @@ export function runLocal(cmd: string, args: string[], o: RunOpts = {}): Promise<
     child.on("error", (e) => {
       err += `${e.message}\n`;
     });
-    child.on("close", (code, signal) => {
+    let done = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (done) return;
+      done = true;
       live.delete(child);
       if (timer) clearTimeout(timer);
       o.signal?.removeEventListener("abort", onAbort);
       resolve({ code, signal, stdout: Buffer.concat(out), stderr: err, timedOut, aborted });
+    };
+    child.on("close", finish);
+    // A killed ssh mux client has handed its pipes to the master, so they may
+    // stay open after it exits: do not wait on them then.
+    child.on("exit", (code, signal) => {
+      if (!timedOut && !aborted) return;
+      child.stdout.destroy();
+      child.stderr.destroy();
+      finish(code, signal);
     });
   });
 }

@@ -76,13 +76,19 @@ function stop(): void {
   };
   // The hard bound stays well inside mu's 5 s grace.
   setTimeout(bye, 4_000).unref();
-  const wait = () => (inFlight.size === 0 ? bye() : setTimeout(wait, 20));
+  const wait = (): void => {
+    if (inFlight.size === 0) bye();
+    else setTimeout(wait, 20);
+  };
   wait();
 }
 
 function onMessage(m: Request): void {
   const method = m.method ?? "";
-  if (method === "shutdown") return stop();
+  if (method === "shutdown") {
+    stop();
+    return;
+  }
   if (method === "$/cancel") {
     const id = (m.params as { id?: number | string } | undefined)?.id;
     if (id !== undefined) inFlight.get(id)?.abort();

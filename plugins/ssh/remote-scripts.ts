@@ -45,10 +45,9 @@ i=0
 while :; do
   [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
   left=
-  for e in /proc/[0-9]*/environ; do
-    if tr '\\0' '\\n' < "$e" 2>/dev/null | grep -qx "MU_SSH_RUN=$id"; then
-      p=\${e#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; left=1
-    fi
+  # One grep over every environment (-z: records end in NUL), not a fork per process.
+  for e in $(grep -lzx "MU_SSH_RUN=$id" /proc/[0-9]*/environ 2>/dev/null); do
+    p=\${e#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; left=1
   done
   [ -z "$left" ] && break
   i=$((i+1)); [ "$i" -gt 100 ] && { echo "MU-SSH-KILL-FAILED $id"; exit 0; }
