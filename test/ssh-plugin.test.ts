@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
 import { schemaDigest } from "../host/protocol/schema.js";
 import { EXEC, shLine } from "../plugins/ssh/remote-scripts.js";
 import { q } from "../plugins/ssh/ssh.js";
@@ -356,5 +357,130 @@ describe("mu-plugin-ssh when things go away", () => {
     // The "remote" run is the machine's own business now; the suite cleans it up.
     sshd.killRemote();
     await sshd.start();
+  });
+});
+
+const fakeHarness = join(packageRoot(), "test/fixtures/fake-harness");
+
+describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
+  function agentPlugin(): Wire {
+    return plugin(["--harness", `sh ${fakeHarness} --resume {session} -p`]);
+  }
+  const spec = (cwd = ".") => ({
+    workstream: "main",
+    name: "a",
+    harness: "fake",
+    role: "full-access",
+    cmd: "fake",
+    commandSource: "harness",
+    cwd,
+    env: { FAKE_THINK_S: "0.2" },
+  });
+
+  it("start, send, watch settles with the answer, receipt, lastRun, fresh, stop", async () => {
+    const w = agentPlugin();
+    await w.hello();
+    const key = "job-t1";
+    w.target = {
+      host: { name: "box" },
+      job: { kind: "ssh", key },
+      agent: { workstream: "main", name: "a", incarnation: 1 },
+    };
+    const st = await w.call("job.start", { key, spec: spec() });
+    expect(st.error).toBeUndefined();
+    expect((st.result as { view: { command: string } }).view.command).toMatch(/tail/);
+    expect((await w.call("job.status")).result).toEqual({ state: "running" });
+    expect((await w.call("job.lookup", { key, fence: true })).result).toMatchObject({ found: {} });
+    expect((await w.call("channel.baseline")).result).toEqual({ runs: 0, incarnation: 1 });
+
+    const send = await w.call("channel.send", {
+      text: "hello",
+      msgId: "m1",
+      mode: "followUp",
+      force: false,
+      firstPrompt: true,
+    });
+    expect(send.result).toEqual({ channel: "ssh", ack: "confirmed", baseline: 0, msgId: "m1" });
+    // The same msgId again is the first reply, not a second turn.
+    const again = await w.call("channel.send", {
+      text: "hello",
+      msgId: "m1",
+      mode: "followUp",
+      force: false,
+      firstPrompt: true,
+    });
+    expect(again.result).toEqual(send.result);
+    const watch = await w.call("channel.watch", { afterRuns: 0 });
+    const { watchId } = watch.result as { watchId: string };
+    const settled = await w.note(watchId);
+    expect(settled.method).toBe("watch/settled");
+    expect(settled.params.observation).toMatchObject({
+      settled: true,
+      runs: 1,
+      incarnation: 1,
+      lastText: "answer to: hello (session job-t1-1, turn 1)\n",
+    });
+    expect((await w.call("channel.receipt", { msgId: "m1" })).result).toMatchObject({
+      state: "accepted",
+      id: "m1",
+      runs: 0,
+      incarnation: 1,
+    });
+    expect((await w.call("channel.receipt", { msgId: "nope" })).result).toEqual({
+      state: "not-accepted",
+      id: "nope",
+    });
+    expect((await w.call("channel.lastRun", { afterRuns: 0 })).result).toMatchObject({
+      runs: 1,
+      lastText: expect.stringMatching(/^answer to: hello/),
+    });
+    const rs = (await w.call("channel.readStates", { targets: ["main/a"] })).result;
+    expect(rs).toMatchObject({ "main/a": { state: "idle", runs: 1, incarnation: 1 } });
+
+    // A failing turn settles too, with its error.
+    await w.call("channel.send", {
+      text: "fail now",
+      msgId: "m2",
+      mode: "followUp",
+      force: true,
+      firstPrompt: false,
+    });
+    const w2 = (await w.call("channel.watch", { afterRuns: 1 })).result as { watchId: string };
+    expect((await w.note(w2.watchId)).params.observation).toMatchObject({
+      runs: 2,
+      lastError: expect.stringMatching(/exited 3: cannot: fail now/),
+    });
+
+    // fresh: a new incarnation whose first turn is the text.
+    const fr = await w.call("channel.fresh", { text: "again", msgId: "m3", force: false });
+    expect(fr.result).toMatchObject({ baseline: 0 });
+    const w3 = (await w.call("channel.watch", { afterRuns: 0, inc: 2 })).result as {
+      watchId: string;
+    };
+    expect((await w.note(w3.watchId)).params.observation).toMatchObject({
+      incarnation: 2,
+      runs: 1,
+      lastText: expect.stringMatching(/session job-t1-2, turn 1/),
+    });
+
+    expect((await w.call("job.stop", { key })).result).toBeNull();
+    expect((await w.call("job.status")).result).toEqual({ state: "ended", exit: null });
+    expect((await w.call("job.stop", { key })).result).toBeNull();
+    expect((await w.call("job.lookup", { key, fence: true })).result).toMatchObject({ found: {} });
+    await w.close();
+  });
+
+  it("a fenced lookup of an unused key answers none, and a late start with that key is refused", async () => {
+    const w = agentPlugin();
+    await w.hello();
+    expect((await w.call("job.lookup", { key: "job-late", fence: false })).result).toEqual({
+      none: true,
+    });
+    expect((await w.call("job.lookup", { key: "job-late", fence: true })).result).toEqual({
+      none: true,
+    });
+    const late = await w.call("job.start", { key: "job-late", spec: spec() });
+    expect(late.error?.data.kind).toBe("permanent");
+    await w.close();
   });
 });

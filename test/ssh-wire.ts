@@ -19,7 +19,10 @@ export class Wire {
   private buf = "";
   private readonly pending = new Map<number, (r: Reply) => void>();
   stderr = "";
+  /** The target every call carries (a test sets job and agent). */
+  target: Record<string, unknown> = { host: { name: "box" } };
   readonly lines: string[] = [];
+  readonly notes: { method: string; params: Record<string, unknown> }[] = [];
   readonly exited: Promise<number | null>;
 
   constructor(args: string[], env: NodeJS.ProcessEnv = process.env) {
@@ -38,6 +41,7 @@ export class Wire {
         this.lines.push(line);
         const m = JSON.parse(line) as Reply;
         if (m.id !== undefined) this.pending.get(m.id)?.(m);
+        else this.notes.push(m as unknown as { method: string; params: Record<string, unknown> });
       }
     });
     this.child.stderr?.on("data", (b: Buffer) => {
@@ -48,11 +52,20 @@ export class Wire {
   call(method: string, params: Record<string, unknown> = {}): Promise<Reply> {
     const id = this.next++;
     const p = new Promise<Reply>((r) => this.pending.set(id, r));
-    const full = { target: { host: { name: "box" } }, deadline: Date.now() + 120_000, ...params };
+    const full = { target: this.target, deadline: Date.now() + 120_000, ...params };
     this.child.stdin?.write(
       `${JSON.stringify({ jsonrpc: "2.0", id, method, params: method === "initialize" ? params : full })}\n`,
     );
     return p;
+  }
+
+  /** Waits for a notification about this watch. */
+  async note(watchId: string): Promise<{ method: string; params: Record<string, unknown> }> {
+    for (;;) {
+      const n = this.notes.find((x) => x.params.watchId === watchId);
+      if (n) return n;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   hello(): Promise<Reply> {

@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
-import { CHANNEL_NAME, schemaDigest, seams, VERSION } from "./declaration.js";
+import { Channel } from "./channel.js";
+import { schemaDigest, seams, VERSION } from "./declaration.js";
+import { Jobs } from "./job.js";
 import { Link } from "./link.js";
 import { killAllLocal } from "./local-run.js";
 import { type Params, PluginError, type Request, readMessages, reply, replyError } from "./rpc.js";
@@ -34,6 +36,8 @@ const ssh = new Ssh({
 });
 const root = values.home ?? ".";
 const link = new Link(ssh, root);
+const jobs = values.harness !== undefined ? new Jobs(ssh, root, values.harness) : undefined;
+const channel = jobs ? new Channel(jobs) : undefined;
 const instance = (
   values.instance ?? `${dest}:${values.port ?? "22"}${values.home ? `:${root}` : ""}`
 ).slice(0, 128);
@@ -60,7 +64,35 @@ async function answer(method: string, p: Params, signal: AbortSignal): Promise<u
     case "link.checkSteps":
       return link.checkSteps(p, signal);
   }
-  void CHANNEL_NAME;
+  if (jobs && channel)
+    switch (method) {
+      case "job.start":
+        return jobs.start(p, signal);
+      case "job.lookup":
+        return jobs.lookup(p, signal);
+      case "job.status":
+        return jobs.status(p, signal);
+      case "job.stop":
+        return jobs.stop(p, signal);
+      case "job.attach":
+        return jobs.attach(p);
+      case "job.checkSteps":
+        return jobs.checkSteps(p, signal);
+      case "channel.readStates":
+        return channel.readStates(p, signal);
+      case "channel.baseline":
+        return channel.baseline(p, signal);
+      case "channel.receipt":
+        return channel.receipt(p, signal);
+      case "channel.lastRun":
+        return channel.lastRun(p, signal);
+      case "channel.watch":
+        return channel.watch(p, signal);
+      case "channel.send":
+        return channel.deliver(p, false, signal);
+      case "channel.fresh":
+        return channel.deliver(p, true, signal);
+    }
   throw new PluginError("permanent", `mu-plugin-ssh: no method ${method}`);
 }
 
@@ -69,6 +101,7 @@ function stop(): void {
   if (stopping) return;
   stopping = true;
   for (const c of inFlight.values()) c.abort();
+  channel?.cancelAll();
   const bye = () => {
     ssh.close();
     killAllLocal();
@@ -90,8 +123,9 @@ function onMessage(m: Request): void {
     return;
   }
   if (method === "$/cancel") {
-    const id = (m.params as { id?: number | string } | undefined)?.id;
-    if (id !== undefined) inFlight.get(id)?.abort();
+    const c = (m.params ?? {}) as { id?: number | string; watchId?: string };
+    if (c.id !== undefined) inFlight.get(c.id)?.abort();
+    if (c.watchId !== undefined) channel?.cancelWatch(c.watchId);
     return;
   }
   if (m.id === undefined || stopping) return;
