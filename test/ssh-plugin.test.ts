@@ -318,12 +318,6 @@ describe("mu-plugin-ssh through the real mu", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/ssh:login/);
   });
-
-  it("mu plugin check ssh --seam link passes the contract suite", () => {
-    const r = muAt(local, ["plugin", "check", "ssh", "--seam", "link"], st.env);
-    expect(r.stdout).not.toMatch(/FAIL/);
-    expect(r.code).toBe(0);
-  });
 });
 
 describe("mu-plugin-ssh when things go away", () => {
@@ -482,5 +476,112 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
     const late = await w.call("job.start", { key: "job-late", spec: spec() });
     expect(late.error?.data.kind).toBe("permanent");
     await w.close();
+  });
+});
+
+describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () => {
+  let st: ReturnType<typeof tempState>;
+  let local: string;
+  let env: Record<string, string>;
+
+  beforeAll(() => {
+    st = tempState();
+    env = { ...st.env, MU_MUX: "sim" };
+    local = join(st.dir, "checkout");
+    mkdirSync(local);
+    git(local, "init", "-q", "-b", "main");
+    writeFileSync(join(local, "a.txt"), "one\n");
+    git(local, "add", "a.txt");
+    git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+    const argv = [
+      sshPluginBin,
+      "--dest",
+      "box",
+      "-F",
+      sshd.config,
+      "--home",
+      sshd.home,
+      "--harness",
+      `sh ${fakeHarness} --resume {session} -p`,
+    ];
+    const add = muAt(local, ["plugin", "add", "ssh", "--", ...argv], env);
+    expect(add.stderr).toBe("");
+    expect(
+      muAt(local, ["host", "add", "box", "--plugin", "ssh", "--repo", "agents/repo"], env).code,
+    ).toBe(0);
+    expect(muAt(local, ["host", "push", "box"], env).code).toBe(0);
+  });
+
+  afterAll(() => st?.done());
+
+  it("mu plugin check ssh --seam link --seam job --seam channel passes (the issue's acceptance check)", () => {
+    const r = muAt(
+      local,
+      [
+        "plugin",
+        "check",
+        "ssh",
+        "--seam",
+        "link",
+        "--seam",
+        "job",
+        "--seam",
+        "channel",
+        "--repeat",
+        "2",
+      ],
+      env,
+    );
+    expect(r.stdout).not.toMatch(/FAIL/);
+    expect(r.code).toBe(0);
+  });
+
+  it("spawn --send, wait, read, check, close", () => {
+    const sp = muAt(local, ["agent", "spawn", "a", "--host", "box", "--send", "build it"], env);
+    expect(sp.stderr).toBe("");
+    expect(sp.code).toBe(0);
+    const msgId = /sent (\S+) to main\/a/.exec(sp.stdout)?.[1] ?? "";
+    const w = muAt(local, ["wait", "a", "--timeout", "60"], env);
+    expect(w.stdout).toMatch(/settled runs=1: answer to: build it/);
+    expect(w.code).toBe(0);
+    const rd = muAt(local, ["agent", "read", "a"], env);
+    expect(rd.stdout).toMatch(/idle\s+runs=1\s+inc=1/);
+    expect(muAt(local, ["agent", "check", "a", msgId], env).code).toBe(0);
+    const s2 = muAt(local, ["agent", "send", "a", "and test it"], env);
+    expect(s2.code).toBe(0);
+    expect(muAt(local, ["wait", "a", "--timeout", "60"], env).stdout).toMatch(
+      /runs=2: answer to: and test it/,
+    );
+    const cl = muAt(local, ["agent", "close", "a"], env);
+    expect(cl.stderr).toBe("");
+    expect(cl.code).toBe(0);
+  });
+
+  it("a --worktree spawn and its close with the final collect", () => {
+    const sp = muAt(
+      local,
+      ["agent", "spawn", "t", "--host", "box", "--worktree", "--send", "work in the tree"],
+      env,
+    );
+    expect(sp.stderr).toBe("");
+    expect(sp.code).toBe(0);
+    expect(muAt(local, ["wait", "t", "--timeout", "60"], env).code).toBe(0);
+    const cl = muAt(local, ["agent", "close", "t"], env);
+    expect(cl.stderr).toBe("");
+    expect(cl.code).toBe(0);
+    expect(git(local, "rev-parse", "FETCH_HEAD")).toBe(git(local, "rev-parse", "HEAD"));
+  });
+
+  it("mu SIGKILLed once job.start's intent is durable: the same spawn settles it by job.lookup", () => {
+    const crash = muAt(local, ["agent", "spawn", "k", "--host", "box", "--send", "hi"], {
+      ...env,
+      MU_CRASH_AT: "effect.intent-durable",
+    });
+    expect(crash.code).toBeNull();
+    const again = muAt(local, ["agent", "spawn", "k", "--host", "box", "--send", "hi"], env);
+    expect(again.stderr).toMatch(/start\.lookup\.none/);
+    expect(again.code).toBe(0);
+    expect(muAt(local, ["wait", "k", "--timeout", "60"], env).stdout).toMatch(/answer to: hi/);
+    expect(muAt(local, ["agent", "close", "k"], env).code).toBe(0);
   });
 });
