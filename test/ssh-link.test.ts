@@ -83,6 +83,18 @@ describe("mu-plugin-ssh link", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it("answers 14 calls in flight at once over the one shared connection", async () => {
+    const w = plugin();
+    await w.hello();
+    const runs = await Promise.all(
+      Array.from({ length: 14 }, (_, i) => exec(w, `sleep 0.5; echo ${i}`)),
+    );
+    expect(runs.map((r) => (r.result as { stdout?: string } | undefined)?.stdout)).toEqual(
+      Array.from({ length: 14 }, (_, i) => `${i}\n`),
+    );
+    await w.close();
+  });
+
   it("cuts a huge output so the reply stays under 1 MiB, marked partial", async () => {
     const w = plugin();
     await w.hello();

@@ -62,11 +62,18 @@ export function classify(stderr: string, dest: string, started: boolean): Plugin
   );
 }
 
+/** Kept under sshd's default MaxSessions, with one to spare for a kill. */
+const MAX_SESSIONS = 8;
+
 export class Ssh {
   private readonly dir = mkdtempSync(join(tmpdir(), "mu-ssh-"));
   private readonly sock = join(this.dir, "c");
   private master: ChildProcess | undefined;
   private masterErr = "";
+  private starting: Promise<void> | undefined;
+  /** Sessions open on the master now, and callers waiting for one. */
+  private open = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(readonly t: SshTarget) {}
 
@@ -81,10 +88,20 @@ export class Ssh {
     return a;
   }
 
-  /** Starts the master if it is not up; a failed start is classed like any ssh failure. */
-  async up(signal?: AbortSignal): Promise<void> {
-    if (this.master && this.master.exitCode === null && existsSync(this.sock)) return;
+  /** Starts the master if it is not up; callers that arrive meanwhile share one start. */
+  up(signal?: AbortSignal): Promise<void> {
+    if (this.master && this.master.exitCode === null && existsSync(this.sock))
+      return Promise.resolve();
+    this.starting ??= this.start(signal).finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async start(signal?: AbortSignal): Promise<void> {
     this.master?.kill("SIGKILL");
+    // A killed master leaves its socket behind; a new master would refuse to bind it.
+    rmSync(this.sock, { force: true });
     this.masterErr = "";
     const m = spawn(
       "ssh",
@@ -134,8 +151,17 @@ export class Ssh {
   }
 
   async run(remoteCmd: string, o: RunOpts & { fresh?: boolean } = {}): Promise<Ran> {
-    if (!o.fresh) await this.up(o.signal);
-    return runLocal("ssh", this.args(remoteCmd, o.fresh), o);
+    if (o.fresh) return runLocal("ssh", this.args(remoteCmd, true), o);
+    await this.up(o.signal);
+    // sshd serves at most MaxSessions (10 by default) sessions per connection.
+    while (this.open >= MAX_SESSIONS) await new Promise<void>((r) => this.waiting.push(r));
+    this.open++;
+    try {
+      return await runLocal("ssh", this.args(remoteCmd), o);
+    } finally {
+      this.open--;
+      this.waiting.shift()?.();
+    }
   }
 
   /** A short command that must work: a non-zero exit or an ssh failure throws. */
