@@ -118,6 +118,69 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
     await w.close();
   });
 
+  it("interrupt kills the running turn and queues the text; abort kills the running turn", async () => {
+    const w = agentPlugin();
+    await w.hello();
+    const key = "job-int";
+    w.target = {
+      host: { name: "box" },
+      job: { kind: "ssh", key },
+      agent: { workstream: "main", name: "a", incarnation: 1 },
+    };
+    expect((await w.call("job.start", { key, spec: spec() })).error).toBeUndefined();
+    const busy = async () => {
+      for (;;) {
+        const r = (await w.call("channel.readStates", { targets: ["main/a"] })).result as Record<
+          string,
+          { state: string }
+        >;
+        if (r["main/a"]?.state === "busy") return;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    };
+    await w.call("channel.send", {
+      text: "slow one",
+      msgId: "s1",
+      mode: "followUp",
+      force: false,
+      firstPrompt: true,
+    });
+    await busy();
+    const int = await w.call("channel.interrupt", {
+      text: "quick",
+      msgId: "i1",
+      timeoutMs: 10_000,
+    });
+    expect(int.result).toMatchObject({ wasBusy: true, msgId: "i1", runs: 1, incarnation: 1 });
+    const wa = (await w.call("channel.watch", { afterRuns: 1 })).result as { watchId: string };
+    expect((await w.note(wa.watchId)).params.observation).toMatchObject({
+      runs: 2,
+      lastText: expect.stringMatching(/^answer to: quick/),
+    });
+    expect((await w.call("channel.lastRun", { afterRuns: 0 })).result).toMatchObject({
+      lastError: expect.stringMatching(/exited 137/),
+    });
+
+    await w.call("channel.send", {
+      text: "slow two",
+      msgId: "s2",
+      mode: "followUp",
+      force: false,
+      firstPrompt: false,
+    });
+    await busy();
+    const ab = await w.call("channel.abort", { timeoutMs: 20_000 });
+    expect(ab.result).toEqual({
+      before: "busy",
+      after: "idle",
+      settled: true,
+      aborted: true,
+      pending: false,
+    });
+    expect((await w.call("job.stop", { key })).result).toBeNull();
+    await w.close();
+  });
+
   it("a fenced lookup of an unused key answers none, and a late start with that key is refused", async () => {
     const w = agentPlugin();
     await w.hello();

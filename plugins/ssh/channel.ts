@@ -124,11 +124,59 @@ export class Channel {
 
   /** A delivery: send, or fresh (a new incarnation whose first turn is the text). */
   async deliver(p: Params, fresh: boolean, signal: AbortSignal): Promise<unknown> {
+    const { msgId, r } = await this.enqueue(p, "send", fresh, signal);
+    return { channel: CHANNEL_NAME, ack: "confirmed", baseline: Number(r.fields[0]) - 1, msgId };
+  }
+
+  /** Emulated: kills the running turn's process group, then queues the text as the next turn. */
+  async interrupt(p: Params, signal: AbortSignal): Promise<unknown> {
+    const { msgId, r } = await this.enqueue(p, "interrupt", false, signal);
+    const [seq, inc, was] = r.fields;
+    return {
+      wasBusy: r.tag === "CH-OK" && was === "busy",
+      pending: true,
+      runs: Number(seq) - 1,
+      msgId,
+      incarnation: Number(inc),
+    };
+  }
+
+  /** Kills the running turn, then watches it settle for up to timeoutMs. */
+  async abort(p: Params, signal: AbortSignal): Promise<unknown> {
+    const key = keyOf(p);
+    const r = await this.jobs.ctl(key, "abort", [], signal);
+    if (r.tag !== "CH-ABORT")
+      throw new PluginError("permanent", "mu-plugin-ssh: the agent's job is not running");
+    const [was, runs] = r.fields;
+    const before = was === "busy" ? "busy" : "idle";
+    const end = Date.now() + Number(p.timeoutMs ?? 10_000);
+    let s = await this.state(key, 0, undefined, signal);
+    while (
+      before === "busy" &&
+      s &&
+      s.runs <= Number(runs) &&
+      Date.now() < end &&
+      !signal.aborted
+    ) {
+      await new Promise((res) => setTimeout(res, POLL_MS));
+      s = await this.state(key, 0, undefined, signal);
+    }
+    const settled = before === "idle" || (s !== undefined && s.runs > Number(runs));
+    return {
+      before,
+      after: s?.status === "busy" ? "busy" : "idle",
+      settled,
+      aborted: before === "busy",
+      pending: false,
+    };
+  }
+
+  private async enqueue(p: Params, op: string, fresh: boolean, signal: AbortSignal) {
     const msgId = String(p.msgId);
     const expect = typeof p.expectIncarnation === "number" ? String(p.expectIncarnation) : "";
     const r = await this.jobs.ctl(
       keyOf(p),
-      "send",
+      op,
       [hashOf(msgId), expect, fresh ? "1" : "0"],
       signal,
       String(p.text ?? ""),
@@ -142,7 +190,7 @@ export class Channel {
       );
     if (r.tag !== "CH-OK" && r.tag !== "CH-DUP")
       throw new PluginError("unknown-outcome", `mu-plugin-ssh: unexpected answer ${r.tag}`);
-    return { channel: CHANNEL_NAME, ack: "confirmed", baseline: Number(r.fields[0]) - 1, msgId };
+    return { msgId, r };
   }
 
   /** Opens a watch: answers at once, then polls the remote until a turn past afterRuns settles. */

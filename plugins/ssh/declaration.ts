@@ -54,7 +54,7 @@ export function seams(withAgents: boolean): Record<string, unknown> {
         receipt: "exact",
         dedupe: "exact",
         steer: "none",
-        interrupt: "none",
+        interrupt: "emulated",
         fresh: "in-place",
         answer: false,
         command: false,

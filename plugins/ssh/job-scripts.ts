@@ -31,7 +31,10 @@ while :; do
   session=$(cat "$C/session")
   cmd=$(sed "s/{session}/$session/g" "$J/harness")
   printf '=== turn %s (session %s)\\n' "$n" "$session"
-  MU_SSH_TURN=$n MU_SSH_SESSION=$session sh -c "$cmd" < "$f.text" > "$C/out.$n" 2> "$C/err.$n"
+  # The turn has a group of its own, so an interrupt can end it and not the loop.
+  MU_SSH_TURN=$n MU_SSH_SESSION=$session setsid sh -c "$cmd" < "$f.text" > "$C/out.$n" 2> "$C/err.$n" &
+  put "$C/turn" "$!"
+  wait "$!"
   put "$C/code.$n" "$?"
   cat "$C/out.$n"
   put "$C/since" "$(ms)"; put "$C/state" idle
@@ -90,7 +93,7 @@ stop)
   : > "$j/stopped"
   pg=$(cat "$j/pid" 2>/dev/null); i=0
   while :; do
-    [ -n "$pg" ] && mine "$pg" && kill -KILL -- "-$pg" 2>/dev/null
+    [ -n "$pg" ] && mine "$pg" && kill -KILL "-$pg" 2>/dev/null
     left=
     for e in $(grep -lzx "MU_SSH_JOB=$name" /proc/[0-9]*/environ 2>/dev/null); do
       p=\${e#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; left=1
@@ -100,7 +103,9 @@ stop)
     sleep 0.1
   done
   echo MU-JOB-STOPPED ;;
-send)
+send|interrupt)
+  # send: $1 msgId hash, $2 expected incarnation or "", $3 1 for fresh; the text on stdin.
+  # interrupt: the same, and the running turn's group is killed first.
   h=$1 expect=$2 fresh=$3
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
   lock
@@ -112,12 +117,20 @@ send)
   done
   [ "$fresh" = 1 ] && { inc=$((inc + 1)); newinc "$inc"; }
   C=$j/c/$inc
+  was=$(cat "$C/state")
+  [ "$op" = interrupt ] && [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
   seq=$(($(ls "$C/r" | grep -c '[.]seq$') + 1))
   cat > "$C/r/$h.text"
   put "$C/r/$h.at" "$(ms)"
   put "$C/r/$h.seq" "$seq"
   rmdir "$j/lock"
-  echo "MU-CH-OK $seq $inc" ;;
+  echo "MU-CH-OK $seq $inc $was" ;;
+abort)
+  [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
+  C=$j/c/$(cat "$j/inc")
+  was=$(cat "$C/state")
+  [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  echo "MU-CH-ABORT $was $(cat "$C/runs")" ;;
 receipt)
   for f in "$j"/c/*/r/"$1".seq; do
     [ -e "$f" ] || continue

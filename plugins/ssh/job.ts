@@ -95,8 +95,14 @@ export class Jobs {
     return { none: true };
   }
 
+  /** A remote it cannot reach reads unknown, never a death. */
   async status(p: Params, signal: AbortSignal): Promise<unknown> {
-    const r = await this.ctl(keyOf(p), "status", [], signal);
+    let r: Awaited<ReturnType<Jobs["ctl"]>>;
+    try {
+      r = await this.ctl(keyOf(p), "status", [], signal);
+    } catch (err) {
+      return { state: "unknown", reason: (err as Error).message.slice(0, 300) };
+    }
     if (r.tag === "JOB-RUNNING") return { state: "running" };
     if (r.tag === "JOB-STOPPED") return { state: "ended", exit: null };
     if (r.tag === "JOB-DEAD") return { state: "lost", reason: "the job's process is gone" };

@@ -92,6 +92,10 @@ async function answer(method: string, p: Params, signal: AbortSignal): Promise<u
         return channel.deliver(p, false, signal);
       case "channel.fresh":
         return channel.deliver(p, true, signal);
+      case "channel.interrupt":
+        return channel.interrupt(p, signal);
+      case "channel.abort":
+        return channel.abort(p, signal);
     }
   throw new PluginError("permanent", `mu-plugin-ssh: no method ${method}`);
 }

@@ -43,7 +43,7 @@ d=${STATE}/runs/$id
 pg=$(cat "$d/pid" 2>/dev/null)
 i=0
 while :; do
-  [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
+  [ -n "$pg" ] && kill -KILL "-$pg" 2>/dev/null
   left=
   # One grep over every environment (-z: records end in NUL), not a fork per process.
   for e in $(grep -lzx "MU_SSH_RUN=$id" /proc/[0-9]*/environ 2>/dev/null); do
