@@ -192,6 +192,20 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
     });
     const late = await w.call("job.start", { key: "job-late", spec: spec() });
     expect(late.error?.data.kind).toBe("permanent");
+    // A start that died before writing its pid (its directory half made):
+    // pending until a fenced lookup settles it as none for good.
+    const half = join(sshd.home, ".mu-plugin-ssh/jobs/job-half");
+    mkdirSync(half, { recursive: true });
+    writeFileSync(join(half, "env.sh"), "");
+    expect((await w.call("job.lookup", { key: "job-half", fence: false })).result).toEqual({
+      pending: true,
+    });
+    expect((await w.call("job.lookup", { key: "job-half", fence: true })).result).toEqual({
+      none: true,
+    });
+    expect((await w.call("job.lookup", { key: "job-half", fence: false })).result).toEqual({
+      none: true,
+    });
     await w.close();
   });
 });

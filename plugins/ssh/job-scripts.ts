@@ -69,6 +69,9 @@ start)
     exit 0
   fi
   J=$(cd "$j" && pwd)
+  # Held until the pid is written: a fencing lookup waits for it, or wins it first.
+  lock
+  [ -e "$J/fenced" ] && { rmdir "$j/lock"; echo MU-JOB-FENCED; exit 0; }
   cat > "$J/env.sh"
   printf '%s\\n' "$harness" > "$J/harness"
   (cd -- "$cwd" && pwd) > "$J/cwd"
@@ -77,12 +80,18 @@ start)
   MU_SSH_JOB=$name setsid nohup sh "$J/loop.sh" "$J" </dev/null >>"$J/log" 2>&1 &
   echo $! > "$J/pid"
   : > "$J/started"
+  rmdir "$j/lock"
   echo MU-JOB-FOUND ;;
 lookup)
   [ -e "$j/pid" ] && { echo MU-JOB-FOUND; exit 0; }
   [ -e "$j/fenced" ] && { echo MU-JOB-NONE; exit 0; }
-  if [ "$1" = 1 ] && mkdir "$j" 2>/dev/null; then : > "$j/fenced"; echo MU-JOB-NONE; exit 0; fi
-  [ -e "$j/pid" ] && { echo MU-JOB-FOUND; exit 0; }
+  if [ "$1" = 1 ]; then
+    # The fence: a start that has not written its pid under the lock never will.
+    if mkdir "$j" 2>/dev/null; then : > "$j/fenced"; echo MU-JOB-NONE; exit 0; fi
+    lock
+    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; else : > "$j/fenced"; echo MU-JOB-NONE; fi
+    rmdir "$j/lock"; exit 0
+  fi
   [ -d "$j" ] && { echo MU-JOB-PENDING; exit 0; }
   echo MU-JOB-NONE ;;
 status)
