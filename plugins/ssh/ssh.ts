@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
@@ -62,12 +62,40 @@ export function classify(stderr: string, dest: string, started: boolean): Plugin
   );
 }
 
+/** Removes socket directories left by plugins that were killed (their pid is gone). */
+function sweepDeadDirs(): void {
+  try {
+    for (const d of readdirSync(tmpdir())) {
+      const pid = Number(/^mu-ssh-(\d+)-/.exec(d)?.[1]);
+      if (!pid || pid === process.pid) continue;
+      try {
+        process.kill(pid, 0);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ESRCH")
+          rmSync(join(tmpdir(), d), { recursive: true, force: true });
+      }
+    }
+  } catch {
+    // a sweep that fails leaves litter, nothing worse
+  }
+}
+
 /** Kept under sshd's default MaxSessions, with one to spare for a kill. */
 const MAX_SESSIONS = 8;
 
 export class Ssh {
-  private readonly dir = mkdtempSync(join(tmpdir(), "mu-ssh-"));
-  private readonly sock = join(this.dir, "c");
+  private dirMade: string | undefined;
+  /** The socket's directory, made on first use and named by this pid so a later plugin can sweep it. */
+  private get dir(): string {
+    if (this.dirMade === undefined) {
+      sweepDeadDirs();
+      this.dirMade = mkdtempSync(join(tmpdir(), `mu-ssh-${process.pid}-`));
+    }
+    return this.dirMade;
+  }
+  private get sock(): string {
+    return join(this.dir, "c");
+  }
   private master: ChildProcess | undefined;
   private masterErr = "";
   private starting: Promise<void> | undefined;
@@ -180,6 +208,6 @@ export class Ssh {
 
   close(): void {
     this.master?.kill("SIGKILL");
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dirMade) rmSync(this.dirMade, { recursive: true, force: true });
   }
 }
