@@ -181,6 +181,21 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
     await w.close();
   });
 
+  it("job.checkSteps looks for the harness's tool on the remote, inside an sh -c wrapper too", async () => {
+    const missing = plugin(["--harness", "sh -c 'if true; then exec no-such-agent-cli -p; fi'"]);
+    await missing.hello();
+    expect((await missing.call("job.checkSteps", { phase: "agent" })).result).toMatchObject([
+      { step: "harness", ok: false },
+    ]);
+    await missing.close();
+    const present = agentPlugin();
+    await present.hello();
+    expect((await present.call("job.checkSteps", { phase: "agent" })).result).toMatchObject([
+      { step: "harness", ok: true },
+    ]);
+    await present.close();
+  });
+
   it("a fenced lookup of an unused key answers none, and a late start with that key is refused", async () => {
     const w = agentPlugin();
     await w.hello();

@@ -122,7 +122,11 @@ export class Jobs {
 
   async checkSteps(p: Params, signal: AbortSignal): Promise<unknown[]> {
     if (p.phase !== "agent") return [];
-    const tool = this.harness.trim().split(/\s+/)[0] ?? "";
+    // A template wrapped in `sh -c '… exec tool …'` names its tool after exec.
+    const words = this.harness.trim().split(/\s+/);
+    const wrapped =
+      words[0] === "sh" && words[1] === "-c" ? /\bexec\s+([^\s;'"]+)/.exec(this.harness) : null;
+    const tool = wrapped?.[1] ?? words[0] ?? "";
     const r = await this.ctl("check", "check", [tool], signal);
     const ok = r.tag === "JOB-HAS";
     return [
