@@ -330,4 +330,17 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () 
     expect(muAt(local, ["wait", "k", "--timeout", "60"], env).stdout).toMatch(/answer to: hi/);
     expect(muAt(local, ["agent", "close", "k"], env).code).toBe(0);
   });
+
+  it("mu SIGKILLed once job.start is written: the plugin finishes the start, and the same spawn finds it by job.lookup", () => {
+    const crash = muAt(local, ["agent", "spawn", "r", "--host", "box", "--send", "hey"], {
+      ...env,
+      MU_CRASH_AT: "effect.request-written",
+    });
+    expect(crash.code).toBeNull();
+    const again = muAt(local, ["agent", "spawn", "r", "--host", "box", "--send", "hey"], env);
+    expect(again.stderr).toMatch(/start\.lookup\.found/);
+    expect(again.code).toBe(0);
+    expect(muAt(local, ["wait", "r", "--timeout", "60"], env).stdout).toMatch(/answer to: hey/);
+    expect(muAt(local, ["agent", "close", "r"], env).code).toBe(0);
+  });
 });

@@ -18,6 +18,9 @@ export const LOOP = `
 J=$1
 ms() { t=$(date +%s%3N 2>/dev/null); case $t in *N|'') echo "$(date +%s)000";; *) echo "$t";; esac; }
 put() { printf '%s\\n' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }
+# Run only once the start that launched this loop is complete; a start cut
+# short before that is fenced by the next lookup, and then this loop goes.
+until [ -e "$J/started" ]; do [ -e "$J/fenced" ] && exit 0; sleep 0.1; done
 . "$J/env.sh"
 cd -- "$(cat "$J/cwd")" || exit 97
 while :; do

@@ -43,6 +43,8 @@ const instance = (
 ).slice(0, 128);
 
 const inFlight = new Map<number | string, AbortController>();
+/** Calls a stop lets finish (inside its bound) rather than cut: an effect cut halfway helps no one. */
+const finishing = new Set<number | string>();
 let stopping = false;
 
 async function answer(method: string, p: Params, signal: AbortSignal): Promise<unknown> {
@@ -100,11 +102,11 @@ async function answer(method: string, p: Params, signal: AbortSignal): Promise<u
   throw new PluginError("permanent", `mu-plugin-ssh: no method ${method}`);
 }
 
-/** EOF or shutdown: cancel what runs, let the cancels' remote kills finish, then go. */
+/** EOF or shutdown: cancel link calls (their remote kills run first) and watches, let the rest finish, then go. */
 function stop(): void {
   if (stopping) return;
   stopping = true;
-  for (const c of inFlight.values()) c.abort();
+  for (const [id, c] of inFlight) if (!finishing.has(id)) c.abort();
   channel?.cancelAll();
   const bye = () => {
     ssh.close();
@@ -128,7 +130,7 @@ function onMessage(m: Request): void {
   }
   if (method === "$/cancel") {
     const c = (m.params ?? {}) as { id?: number | string; watchId?: string };
-    if (c.id !== undefined) inFlight.get(c.id)?.abort();
+    if (c.id !== undefined && !finishing.has(c.id)) inFlight.get(c.id)?.abort();
     if (c.watchId !== undefined) channel?.cancelWatch(c.watchId);
     return;
   }
@@ -136,12 +138,16 @@ function onMessage(m: Request): void {
   const id = m.id;
   const ctl = new AbortController();
   inFlight.set(id, ctl);
+  if (!method.startsWith("link.")) finishing.add(id);
   answer(method, m.params ?? {}, ctl.signal)
     .then(
       (r) => reply(id, r),
       (e) => replyError(id, e),
     )
-    .finally(() => inFlight.delete(id));
+    .finally(() => {
+      inFlight.delete(id);
+      finishing.delete(id);
+    });
 }
 
 process.on("SIGTERM", stop);
