@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaDigest } from "../host/protocol/schema.js";
@@ -144,7 +145,16 @@ describe("mu-plugin-ssh link", () => {
 
   it("classes failures: refused is retryable, a bad key or host key is human with a remedy", async () => {
     const refused = track(
-      new Wire(["--dest", "root@127.0.0.1", "-p", "1", "-i", sshd.key, "--home", sshd.home]),
+      new Wire([
+        "--dest",
+        `${userInfo().username}@127.0.0.1`,
+        "-p",
+        "1",
+        "-i",
+        sshd.key,
+        "--home",
+        sshd.home,
+      ]),
     );
     await refused.hello();
     const r1 = await exec(refused, "true");
@@ -153,7 +163,14 @@ describe("mu-plugin-ssh link", () => {
 
     const other = join(sshd.dir, "other_key");
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", other]);
-    const base = ["--dest", "root@127.0.0.1", "-p", String(sshd.port), "--home", sshd.home];
+    const base = [
+      "--dest",
+      `${userInfo().username}@127.0.0.1`,
+      "-p",
+      String(sshd.port),
+      "--home",
+      sshd.home,
+    ];
     const opts = ["-o", `UserKnownHostsFile=${sshd.knownHosts}`, "-o", "IdentitiesOnly=yes"];
     const badKey = track(new Wire([...base, "-i", other, ...opts, "-F", "/dev/null"]));
     await badKey.hello();

@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createConnection, createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 
 // A private sshd on 127.0.0.1 for the ssh plugin's tests: its own host key,
@@ -107,7 +107,12 @@ export async function startSshd(): Promise<Sshd> {
       );
     }
   // sshd's privilege-separation directory.
-  if (!existsSync("/run/sshd")) mkdirSync("/run/sshd", { mode: 0o755, recursive: true });
+  // (Only root can make it; a non-root sshd that needs it says so when it fails to start.)
+  try {
+    if (!existsSync("/run/sshd")) mkdirSync("/run/sshd", { mode: 0o755, recursive: true });
+  } catch {
+    // not root
+  }
   const dir = mkdtempSync(join(tmpdir(), "mu-sshd-"));
   const home = join(dir, "remote");
   mkdirSync(home);
@@ -148,7 +153,7 @@ export async function startSshd(): Promise<Sshd> {
       "Host box",
       "  HostName 127.0.0.1",
       `  Port ${port}`,
-      "  User root",
+      `  User ${userInfo().username}`,
       `  IdentityFile ${key}`,
       "  IdentitiesOnly yes",
       `  UserKnownHostsFile ${knownHosts}`,
