@@ -282,7 +282,13 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () 
     expect(r.code).toBe(0);
   });
 
-  it("spawn --send, wait, read, check, close", () => {
+  it("mu host check runs the link's steps and the job's harness step", () => {
+    const r = muAt(local, ["host", "check", "box"], env);
+    expect(r.stdout).toMatch(/ssh:harness/);
+    expect(r.code).toBe(0);
+  });
+
+  it("spawn --send, wait, read, check, list, reattach, send, close", () => {
     const sp = muAt(local, ["agent", "spawn", "a", "--host", "box", "--send", "build it"], env);
     expect(sp.stderr).toBe("");
     expect(sp.code).toBe(0);
@@ -293,6 +299,12 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () 
     const rd = muAt(local, ["agent", "read", "a"], env);
     expect(rd.stdout).toMatch(/idle\s+runs=1\s+inc=1/);
     expect(muAt(local, ["agent", "check", "a", msgId], env).code).toBe(0);
+    const list = muAt(local, ["agent", "list"], env);
+    expect(list.stdout).toMatch(/main\/a\s+box\s+running/);
+    // detached: a new view from job.attach on the same row
+    const re = muAt(local, ["agent", "reattach", "a"], env);
+    expect(re.stderr).toBe("");
+    expect(re.code).toBe(0);
     const s2 = muAt(local, ["agent", "send", "a", "and test it"], env);
     expect(s2.code).toBe(0);
     expect(muAt(local, ["wait", "a", "--timeout", "60"], env).stdout).toMatch(
