@@ -9,7 +9,7 @@ import { type Params, PluginError, writeMessage } from "./rpc.js";
 
 /** Bytes of a turn's final output kept as lastText. */
 const TEXT_CAP = 64 * 1024;
-const POLL_MS = 300;
+const POLL_MS = 500;
 
 interface State {
   cur: number;
