@@ -274,7 +274,7 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () 
         "--seam",
         "channel",
         "--repeat",
-        "2",
+        "1",
       ],
       env,
     );
