@@ -41,9 +41,9 @@ export class Jobs {
     const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
     await this.ssh.up(signal);
     const r = await this.ssh.run(line, { stdin, timeoutMs: 20_000, signal });
-    const raw = r.stdout;
-    const first = raw.toString("latin1").split("\n")[0] ?? "";
-    const m = /^MU-([A-Z]+-[A-Z]+)(.*)$/.exec(first);
+    // Anything a login script printed before the answer line is skipped.
+    const m = /^MU-([A-Z]+-[A-Z]+)(.*)$/m.exec(r.stdout.toString("latin1"));
+    const raw = r.stdout.subarray(m?.index ?? 0);
     if (!m) {
       if (r.timedOut)
         throw new PluginError("unknown-outcome", `mu-plugin-ssh: ${op} on the remote timed out`);
