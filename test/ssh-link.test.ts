@@ -207,7 +207,7 @@ describe("mu-plugin-ssh link", () => {
     const t = (await w.call("link.checkSteps", { phase: "template" })).result as { ok: unknown }[];
     expect(t.every((s) => s.ok === true)).toBe(true);
     const r = (await w.call("link.checkSteps", { phase: "reach" })).result as { ok: unknown }[];
-    expect(r.map((s) => s.ok)).toEqual([true, true, true, true]);
+    expect(r.map((s) => s.ok)).toEqual([true, true, true, true, true]);
     await w.close();
   });
 });

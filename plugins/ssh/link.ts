@@ -236,6 +236,13 @@ export class Link {
           : "git is missing: install it on the remote",
       },
       {
+        step: "processes",
+        ok: out.includes("MU-SSH-PROCS"),
+        detail: out.includes("MU-SSH-PROCS")
+          ? "setsid, /proc and grep -z are there to end a timed-out run"
+          : "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be proven stopped",
+      },
+      {
         step: "writable",
         ok: out.includes("MU-SSH-WRITABLE"),
         detail: `the remote root '${this.root}' ${out.includes("MU-SSH-WRITABLE") ? "is" : "is not"} writable`,

@@ -80,10 +80,11 @@ git cat-file -e "$rev^{commit}" || exit 4
 git rev-parse -q --verify HEAD >/dev/null || git -c advice.detachedHead=false checkout -q --detach "$rev"
 `;
 
-/** The reach phase: sh, git and a writable root. */
+/** The reach phase: sh, git, a writable root, and what killing a run's tree needs. */
 export const REACH = `
 root=$1
 command -v git >/dev/null 2>&1 && echo MU-SSH-GIT
+command -v setsid >/dev/null 2>&1 && test -r /proc/self/environ && printf 'A=1\\0' | grep -qzx A=1 && echo MU-SSH-PROCS
 cd -- "$root" 2>/dev/null && mkdir -p "${STATE}" 2>/dev/null && test -w "${STATE}" && echo MU-SSH-WRITABLE
 echo MU-SSH-SH
 `;
