@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
@@ -110,6 +111,15 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
       runs: 1,
       lastText: expect.stringMatching(/session job-t1-2, turn 1/),
     });
+
+    // A job stopped more than a week ago is swept by the next start.
+    const old = join(sshd.home, ".mu-plugin-ssh/jobs/job-ancient");
+    mkdirSync(old, { recursive: true });
+    writeFileSync(join(old, "stopped"), "");
+    execFileSync("touch", ["-d", "10 days ago", join(old, "stopped")]);
+    expect((await w.call("job.start", { key: "job-t1b", spec: spec() })).error).toBeUndefined();
+    expect(existsSync(old)).toBe(false);
+    expect((await w.call("job.stop", { key: "job-t1b" })).result).toBeNull();
 
     expect((await w.call("job.stop", { key })).result).toBeNull();
     expect((await w.call("job.status")).result).toEqual({ state: "ended", exit: null });

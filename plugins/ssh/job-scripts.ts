@@ -67,6 +67,10 @@ case $op in
 start)
   cwd=$1 harness=$2 loop=$3
   (cd -- "$cwd") 2>/dev/null || { echo MU-JOB-NOCWD; exit 0; }
+  # Jobs stopped over a week ago go: no pending start can still ask about them.
+  for s in $(find ${STATE}/jobs -mindepth 2 -maxdepth 2 -name stopped -mtime +7 2>/dev/null); do
+    rm -rf "\${s%/stopped}"
+  done
   if ! mkdir "$j" 2>/dev/null; then
     if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; elif [ -e "$j/fenced" ]; then echo MU-JOB-FENCED; else echo MU-JOB-PENDING; fi
     exit 0
