@@ -28,6 +28,44 @@ const watchParams = { ...target, afterRuns: 0 };
 const observation = { status: "idle", settled: true, since: 1, runs: 1, incarnation: 1 };
 
 describe("Connection", () => {
+  it("on stdout's EOF asks for the stop and leaves the calls to it, so each gets its $/cancel", async () => {
+    const { conn, sent, stops } = wire();
+    let settled = false;
+    const call = conn.request("job.status", target, { timeoutMs: 60_000 }).finally(() => {
+      settled = true;
+    });
+    conn.end();
+    expect(stops.map(([cause]) => cause)).toEqual(["exited"]);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    conn.beginStop("exited");
+    expect(sent.slice(1)).toEqual([
+      { jsonrpc: "2.0", method: "$/cancel", params: { id: 1 } },
+      { jsonrpc: "2.0", method: "shutdown", params: {} },
+    ]);
+    const err = await call.catch((e: unknown) => e);
+    expect([(err as NoAnswer).reason, (err as NoAnswer).written]).toEqual(["exited", true]);
+  });
+
+  it("refuses a request over the line limit unsent, where JSON escaping is what overflows", async () => {
+    const { conn, sent, stops } = wire();
+    // 200,000 quotes fit any maxScriptBytes of 1 MiB, but encode to 400,000
+    // bytes; control characters to six bytes each.
+    const script = `${'"'.repeat(200_000)}${"\u0001".repeat(120_000)}`;
+    const err = await conn
+      .request("link.exec", { ...target, script, cwd: ".", timeoutMs: 1 }, { timeoutMs: 1000 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoAnswer);
+    expect([(err as NoAnswer).reason, (err as NoAnswer).written]).toEqual(["oversize", false]);
+    expect(sent).toEqual([]);
+    // Nothing reached the plugin, so it is not stopped and the next call goes.
+    expect(stops).toEqual([]);
+    const ok = conn.request("job.status", target, { timeoutMs: 1000 });
+    expect(sent).toHaveLength(1);
+    conn.beginStop();
+    await ok.catch(() => {});
+  });
+
   it("stamps every request but the handshake with a deadline, and numbers ids", async () => {
     const { conn, sent, reply } = wire();
     const a = conn.request(

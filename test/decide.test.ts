@@ -221,23 +221,32 @@ describe("deliveries", () => {
     dedupeExact: false,
     hasMsgId: true,
     newerWritten: false,
+    jobEnded: false,
     ...over,
   });
   it.each([
     ["channel.send", { receiptExact: true }, "delivery.receipt"],
     ["channel.interrupt", { receiptExact: true, dedupeExact: true }, "delivery.receipt"],
-    // abort and answer carry no msgId: no receipt can name them.
+    // abort, answer and command carry no msgId: no receipt or dedupe can know them.
     [
       "channel.abort",
       { receiptExact: true, hasMsgId: false, dedupeExact: true },
-      "delivery.resend",
+      "delivery.no-msgid",
     ],
+    ["channel.command", { hasMsgId: false, dedupeExact: true }, "delivery.no-msgid"],
     ["channel.send", { dedupeExact: true }, "delivery.resend"],
     ["channel.send", { dedupeExact: true, newerWritten: true }, "delivery.superseded"],
-    ["channel.answer", { hasMsgId: false }, "unresolvable"],
+    ["channel.answer", { hasMsgId: false }, "delivery.no-msgid"],
     // Nothing could ever make such a resend safe again: it is let go.
     ["channel.command", { newerWritten: true }, "delivery.superseded"],
     ["channel.command", {}, "unresolvable"],
+    // A delivery to a job that ended is let go, even where a receipt could be asked.
+    ["channel.send", { receiptExact: true, jobEnded: true }, "delivery.job-ended"],
+    [
+      "channel.answer",
+      { hasMsgId: false, dedupeExact: true, jobEnded: true },
+      "delivery.job-ended",
+    ],
   ] as const)("%s with %j: %s", (method, over, row) => {
     expect(decideFirst(intent(method), undefined, gone, facts(over)).row).toBe(row);
   });
@@ -308,14 +317,17 @@ describe("the rule table", () => {
     for (const receiptExact of [true, false])
       for (const dedupeExact of [true, false])
         for (const newerWritten of [true, false])
-          reached.add(
-            decideFirst(intent("channel.send"), undefined, gone, {
-              receiptExact,
-              dedupeExact,
-              hasMsgId: true,
-              newerWritten,
-            }).row,
-          );
+          for (const hasMsgId of [true, false])
+            for (const jobEnded of [true, false])
+              reached.add(
+                decideFirst(intent("channel.send"), undefined, gone, {
+                  receiptExact,
+                  dedupeExact,
+                  hasMsgId,
+                  newerWritten,
+                  jobEnded,
+                }).row,
+              );
     reached.add(decideReceipt({ state: "accepted", id: "m" }, "m"));
     reached.add(decideReceipt({ state: "not-accepted", id: "m" }, "m"));
     const atStart = {

@@ -46,6 +46,8 @@ export interface FixtureDir {
   dir: string;
   /** Installs the fixture plugin as mu-plugin-<name> with this config; returns its argv. */
   plugin(name: string, cfg: Record<string, unknown>, file?: string): string[];
+  /** Installs test/fixtures/<file> as mu-plugin-<name>, given its hello file and log as argv. */
+  script(name: string, file: string): string[];
   logOf(name: string): Record<string, unknown>[];
   done(): void;
 }
@@ -65,6 +67,16 @@ export function fixtureDir(): FixtureDir {
       const cfgFile = join(dir, `${name}.json`);
       writeFileSync(cfgFile, JSON.stringify({ hello: hello(name), log, ...cfg }));
       return [exe, "--config", cfgFile];
+    },
+    script(name, file) {
+      const exe = join(dir, `mu-plugin-${name}`);
+      copyFileSync(join(packageRoot(), "test/fixtures", file), exe);
+      chmodSync(exe, 0o755);
+      const log = join(dir, `${name}.log`);
+      logs.set(name, log);
+      const helloFile = join(dir, `${name}.hello.json`);
+      writeFileSync(helloFile, JSON.stringify(hello(name)));
+      return [exe, helloFile, log];
     },
     logOf(name) {
       const log = logs.get(name);

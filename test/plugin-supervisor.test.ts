@@ -38,6 +38,11 @@ const alive = (pid: number) => ports.liveness.startOf(pid) !== null;
 
 const refusal = muError;
 
+/** Polls a condition the test cannot be told about (a file another process writes). */
+async function waitFor(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
+
 const call = (
   name: string,
   argv: string[],
@@ -267,6 +272,27 @@ describe("the stop sequence", () => {
     ]);
   });
 
+  // Spec, Process: every stop is the one sequence, whatever begins it (issue 15.9).
+  it("is the whole sequence when the plugin closes its stdout first: $/cancel, shutdown", async () => {
+    const argv = fx.plugin("mute", { closeStdoutOn: "link.exec" });
+    const { proc } = await sup.ready({ name: "mute", argv });
+    const err = await call("mute", argv, "link.exec", 30_000).catch((e: unknown) => e);
+    expect((err as NoAnswer).reason).toBe("exited");
+    const record = await proc.stop("normal", "test");
+    expect(record.cause).toBe("exited");
+    expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+    const seen = fx.logOf("mute");
+    const exec = seen.find((m) => m.method === "link.exec") as { id: number };
+    // The fixture exits on shutdown, so it may or may not live to see EOF.
+    expect(seen.map((m) => m.method).slice(0, 4)).toEqual([
+      "initialize",
+      "link.exec",
+      "$/cancel",
+      "shutdown",
+    ]);
+    expect(seen[2]?.params).toEqual({ id: exec.id });
+  });
+
   it("kills a grandchild in the group that ignores SIGTERM", async () => {
     const argv = fx.plugin("gc", { spawnChild: "ignores-term" });
     const { proc } = await sup.ready({ name: "gc", argv });
@@ -419,6 +445,52 @@ describe("deadlines and cancel", () => {
     expect(((await pending) as NoAnswer).reason).toBe("aborted");
     expect((await proc.stop("normal", "t")).cause).toBe("aborted");
   });
+});
+
+// Spec, Errors and Timeouts: a written call with no answer is unknown (a read)
+// or an unknown outcome (an effect); one never written is a definite refusal.
+// The stop is still the one sequence (issue 15.14).
+describe("a plugin that closes its stdin (EPIPE on mu's write)", () => {
+  const exec = {
+    method: "link.exec",
+    params: { target: { host: { name: "h" } }, script: "true", cwd: ".", timeoutMs: 1000 },
+    // Long: without the EPIPE seen, the call would wait this out.
+    timeoutMs: 120_000,
+  };
+
+  it.each([
+    [false, 5, "call.no-answer"],
+    [true, 1, "call.no-answer"],
+  ])(
+    "effect %s: unanswered, exit %s, and the stop sequence still runs",
+    async (effect, exit, code) => {
+      const argv = fx.script("deaf", "closes-stdin.sh");
+      const reg = { name: "deaf", argv };
+      const { proc } = await sup.ready(reg);
+      await waitFor(() => fx.logOf("deaf").some((m) => m.closedStdin));
+      const err = (await callPlugin(sup, ports.clock, reg, { ...exec, effect }).catch(
+        (e: unknown) => e,
+      )) as MuError;
+      expect([err.code, err.exit]).toEqual([code, exit]);
+      expect(err.line()).toMatch(/^mu: plugin: 'deaf' link\.exec got no answer \(exited\)/);
+      if (!effect)
+        expect(err.line()).toContain(
+          "the plugin was stopped: its stdin is closed (EPIPE on write)",
+        );
+      expect(err.line()).not.toContain("\n");
+      // While the stop runs, a new call is refused before it is written: a
+      // definite refusal even for an effect.
+      const next = (await callPlugin(sup, ports.clock, reg, { ...exec, effect }).catch(
+        (e: unknown) => e,
+      )) as MuError;
+      expect([next.code, next.exit]).toEqual(["call.not-sent", 5]);
+      // The plugin never reads stdin again, so only the kill after the grace ends it.
+      const record = await proc.stop("normal", "test");
+      expect(record.forced).toBe(true);
+      expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+      expect(fx.logOf("deaf").map((m) => m.method ?? "closed")).toEqual(["initialize", "closed"]);
+    },
+  );
 });
 
 describe("error kinds", () => {

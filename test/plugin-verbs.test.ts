@@ -3,6 +3,7 @@ import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { realPorts } from "../host/ports/real.js";
 import { muBin, muProcess, tempState } from "./helpers.js";
 import { channelSeam, type FixtureDir, fixtureDir, hello, LINK } from "./plugin-fixtures.js";
 
@@ -156,5 +157,119 @@ describe("mu plugin add / list / rm (real processes)", () => {
       "shutdown",
       "EOF",
     ]);
+  });
+});
+
+// README exit codes (1 means an unknown outcome) and the one-line rule; the
+// plugin's stop sequence is kept (issue 15.14).
+describe("mu's own stdout closed by its reader (EPIPE)", () => {
+  it("does not crash: the verb finishes, the plugin gets its stop sequence, exit 5 in one line", async () => {
+    const argv = fx.plugin("p", {
+      onCall: {
+        "link.exec": { result: { exitCode: 0, stdout: "hello\n", stderr: "", partial: false } },
+      },
+    });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "p", "--fetch", "true").code).toBe(0);
+    const child = spawn(process.execPath, [muBin, "host", "exec", "box", "--", "true"], {
+      env: { PATH: process.env.PATH ?? "", ...state.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // The reader goes away before mu writes a byte.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c;
+    });
+    const code = await new Promise((r) => child.on("close", r));
+    expect(stderr).toMatch(/^mu: output: stdout was closed before [^\n]*\(EPIPE\)[^\n]*\n$/);
+    expect(code).toBe(5);
+    // A crash would have killed the plugin's group at once, without a shutdown.
+    const seen = fx.logOf("p").map((m) => m.method ?? "EOF");
+    expect(seen.slice(seen.lastIndexOf("initialize"))).toEqual([
+      "initialize",
+      "link.exec",
+      "shutdown",
+    ]);
+  });
+});
+
+// Spec, Process and Timeouts: mu tracks the group, and the deadline plus one
+// grace bounds every call (issue 15.10).
+describe("a helper that escaped the plugin's group (setsid) and holds its pipes", () => {
+  const helpers: number[] = [];
+  afterEach(() => {
+    for (const pid of helpers.splice(0)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  it("does not keep mu alive once the plugin's stop is over", async () => {
+    const exec = { result: { exitCode: 0, stdout: "hello\n", stderr: "", partial: false } };
+    const argv = fx.plugin("p", { onCall: { "link.exec": exec } });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "p", "--fetch", "true").code).toBe(0);
+    // From here on every start of the plugin leaves a 30 s helper behind.
+    fx.plugin("p", { onCall: { "link.exec": exec }, helperHoldsPipes: true });
+    const child = spawn(process.execPath, [muBin, "host", "exec", "box", "--", "true"], {
+      env: { PATH: process.env.PATH ?? "", ...state.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c;
+    });
+    const code = await new Promise((r) => child.on("exit", r));
+    for (const m of fx.logOf("p")) if (typeof m.helperPid === "number") helpers.push(m.helperPid);
+    expect(helpers).toHaveLength(1);
+    // The order is the proof: mu was done while the helper still held the pipes.
+    // (A zombie counts as gone: the sleep may have ended, unreaped.)
+    expect(realPorts().liveness.startOf(helpers[0] as number)).not.toBeNull();
+    expect([code, stdout]).toEqual([0, "hello\n"]);
+  });
+});
+
+// Spec, Transport: one message per line, at most 1 MiB (issue 15.11).
+describe("a request too long for the 1 MiB line once encoded", () => {
+  // Each control character becomes six bytes (\u0001) in JSON; two arguments
+  // keep each under the kernel's limit for one argv string.
+  const wide = "\u0001".repeat(100_000);
+
+  it("a script within maxScriptBytes is refused with exit 2, never sent", () => {
+    const link = { ...LINK, maxScriptBytes: 4 * 1024 * 1024 };
+    const argv = fx.plugin("p", { hello: hello("p", { link }) });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "p", "--fetch", "true").code).toBe(0);
+    const r = mu("host", "exec", "box", "--", wide, wide);
+    expect(r.stderr).toMatch(
+      /^mu: usage: 'p' link\.exec was not sent: its request would be \d+ bytes once encoded, over the 1048576-byte line limit; [^\n]+\n$/,
+    );
+    expect(r.code).toBe(2);
+    expect(fx.logOf("p").filter((m) => m.method === "link.exec")).toEqual([]);
+  });
+
+  it("an effect is refused with exit 2 and leaves no intent behind", () => {
+    const seams = { link: LINK, host: { acquire: { lookup: true, fenceKey: true } } };
+    const argv = fx.plugin("p", { hello: hello("p", seams) });
+    expect(mu("plugin", "add", "p", "--", ...argv).code).toBe(0);
+    const r = mu(
+      "host",
+      "acquire",
+      "--provider",
+      "p",
+      "h1",
+      "--param",
+      `a=${wide}`,
+      "--param",
+      `b=${wide}`,
+    );
+    expect(r.stderr).toMatch(/^mu: usage: 'p' host\.acquire was not sent: [^\n]+\n$/);
+    expect(r.code).toBe(2);
+    expect(fx.logOf("p").filter((m) => m.method === "host.acquire")).toEqual([]);
+    expect(mu("state", "--json").stdout.trim()).toBe("[]");
   });
 });

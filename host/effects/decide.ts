@@ -40,6 +40,8 @@ export interface DeliveryFacts {
   hasMsgId: boolean;
   /** A newer delivery to the same agent was written after this one. */
   newerWritten: boolean;
+  /** The job the delivery was for no longer runs (stopped, closed, rolled back). */
+  jobEnded: boolean;
 }
 
 export type First =
@@ -50,7 +52,7 @@ export type First =
   | { row: `${"start" | "acquire"}.dedupe.expired`; ask: "nothing" }
   | { row: "delivery.receipt"; ask: "receipt" }
   | { row: "delivery.resend"; ask: "resend" }
-  | { row: "delivery.superseded"; ask: "nothing" }
+  | { row: "delivery.superseded" | "delivery.no-msgid" | "delivery.job-ended"; ask: "nothing" }
   | { row: "unresolvable"; ask: "nothing" };
 
 const prefix = (method: string) => (method === "job.start" ? "start" : "acquire");
@@ -67,8 +69,12 @@ export function decideFirst(
   if (intent.method === "job.stop") return { row: "stop.reissue", ask: "resend" };
   if (intent.method === "host.release") return { row: "release.reissue", ask: "resend" };
   if (DELIVERIES.includes(intent.method) && delivery) {
-    if (delivery.receiptExact && delivery.hasMsgId)
-      return { row: "delivery.receipt", ask: "receipt" };
+    // Its job is gone: nothing can take it any more, whatever a receipt said.
+    if (delivery.jobEnded) return { row: "delivery.job-ended", ask: "nothing" };
+    // A command, an abort or an answer names nothing a dedupe could know it
+    // by, and two identical ones are two: a resend would apply it again.
+    if (!delivery.hasMsgId) return { row: "delivery.no-msgid", ask: "nothing" };
+    if (delivery.receiptExact) return { row: "delivery.receipt", ask: "receipt" };
     // A resend after a newer delivery could land out of order: leave it.
     if (delivery.newerWritten) return { row: "delivery.superseded", ask: "nothing" };
     if (delivery.dedupeExact) return { row: "delivery.resend", ask: "resend" };

@@ -16,7 +16,7 @@ import {
 } from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
-import { EFFECT_MS, READ_MS } from "./timeouts.js";
+import { EFFECT_MS, READ_MS, WRITER_SPAN_MS } from "./timeouts.js";
 
 // The next verb on a subject (a host, an agent) resolves whatever effect on
 // it is still pending, before it does anything else, by the rows of the rule
@@ -89,12 +89,14 @@ export async function resolvePending(
     try {
       await resolveOne(io, store, sup, i, next, rules);
     } catch (err) {
-      // A delivery that stays unknown, or is still in another mu's hands,
-      // must not make the agent unreachable: say so and go on. Every later
-      // delivery then counts as newer, so it is never resent out of order.
+      // A delivery that stays unknown must not make the agent unreachable:
+      // say so and go on. Every later delivery then counts as newer, so it is
+      // never resent out of order. One still in another mu's hands is not
+      // unknown yet: that mu settles it soon, so the verb waits for it.
       if (
         rules.blocks?.(i) === false &&
-        (err instanceof UnknownOutcomeError || err instanceof RefusedError)
+        (err instanceof UnknownOutcomeError ||
+          (err instanceof RefusedError && !err.code.startsWith("effect.guard.")))
       ) {
         io.err(`${err.line()}\n`);
         continue;
@@ -108,14 +110,20 @@ function guardRefusal(
   i: Intent,
   row: "guard.writer-alive" | "guard.resolver-alive",
   who: { pid: number },
+  now: number,
 ): RefusedError {
+  const by = i.writtenAt + WRITER_SPAN_MS;
+  const hint =
+    row === "guard.resolver-alive"
+      ? "wait for that mu to finish, then run the verb again"
+      : now < by
+        ? `it gives up by ${new Date(by).toISOString()} at the latest (its deadlines and grace); run the verb again after it ends`
+        : `it is past its deadlines and grace; if it hangs, end it (kill ${who.pid}), then run the verb again`;
   return new RefusedError(
     `effect.${row}`,
     "effect",
     `${i.method} for ${i.subject} is still in the hands of mu pid ${who.pid} (${row})`,
-    {
-      hint: "wait for that mu to finish, then run the verb again",
-    },
+    { hint },
   );
 }
 
@@ -130,7 +138,7 @@ async function resolveOne(
   const { liveness, clock } = io.ports;
   const me = liveness.self();
   // The writer guard needs no plugin: refuse before starting one.
-  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer);
+  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer, clock.now());
   const reg = await store.read((db) => getPlugin(db, i.plugin));
   if (!reg) {
     throw new RefusedError(
@@ -153,7 +161,7 @@ async function resolveOne(
     return "mine" as const;
   });
   if (claim === "gone") return;
-  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim);
+  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim, clock.now());
   const caps = rules.caps(hello, i);
   // Read the clock only now: starting the plugin can take a while, and a
   // window judged before it could close before the resend goes out.
@@ -203,7 +211,12 @@ async function resolveOne(
     say(io, i, rules.rowName(i, first.row));
     return;
   }
-  if (first.row === "delivery.superseded" && rules.abandon) {
+  if (
+    (first.row === "delivery.superseded" ||
+      first.row === "delivery.no-msgid" ||
+      first.row === "delivery.job-ended") &&
+    rules.abandon
+  ) {
     // Never resent, and nothing will ever make a resend safe again: the
     // receipt says unknown from now on, and the intent has done its work.
     await settle(store, i, (db) => rules.abandon?.(db, i));

@@ -142,6 +142,20 @@ export const RULE_TABLE: readonly RuleRow[] = [
     resolves: "as-the-reply",
   },
   {
+    id: "delivery.job-ended",
+    effects: DELIVERIES,
+    situation: "the job the delivery was for has ended (stopped, closed, rolled back)",
+    action: "ask and resend nothing; its receipt says unknown",
+    resolves: "still-unknown",
+  },
+  {
+    id: "delivery.no-msgid",
+    effects: ["channel.command", "channel.abort", "channel.answer"],
+    situation: "the delivery carries no msgId (command, abort, answer)",
+    action: "resend nothing; its receipt says unknown",
+    resolves: "still-unknown",
+  },
+  {
     id: "delivery.superseded",
     effects: DELIVERIES,
     situation: "no exact receipt; a newer delivery to the agent was written",

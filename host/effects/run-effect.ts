@@ -2,6 +2,7 @@ import type { Database } from "sql.js";
 import { crashPoint } from "../crash-point.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
 import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
+import { checkRequestSize } from "../plugin/request-size.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
 import { MAX_RETRIES, mapCallError } from "../seams/call.js";
@@ -115,6 +116,13 @@ export function unknownOutcome(
 }
 
 export async function runEffect(ctx: EffectContext, e: Effect, next: string): Promise<unknown> {
+  // A request too long for the wire is refused before its intent exists:
+  // an intent for a request never sent would have nothing to resolve.
+  try {
+    checkRequestSize(e.method, e.params);
+  } catch (err) {
+    throw mapCallError(ctx.reg.name, { method: e.method, effect: true }, err);
+  }
   const { proc, hello } = await ctx.sup.ready(ctx.reg);
   // An effect on something recorded under one instance goes nowhere else:
   // refused before its intent is written, so nothing is pending.

@@ -5,7 +5,7 @@ import type { LinkHost } from "../hosts/link-host.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
 import type { Store } from "../store/index.js";
-import type { JobTarget } from "./job-calls.js";
+import { fencedRead, type JobTarget } from "./job-calls.js";
 import { agentOf, agentSubject, type JobRecord, putAgent, putReceipt } from "./records.js";
 
 // One delivery to an agent, journaled like any effect: its receipt is
@@ -71,7 +71,7 @@ export async function deliver(
           putAgent(db, {
             ...a,
             waitAfter: after ?? a.waitAfter,
-            channelInc: r?.incarnation ?? a.channelInc,
+            channelInc: incarnationAfter(d.method, r?.incarnation, a.channelInc),
           });
         }
       },
@@ -80,6 +80,43 @@ export async function deliver(
     d.withMsgId ? `mu agent check ${name} ${msgId} -w ${ws}` : `mu agent read ${name} -w ${ws}`,
   )) as Record<string, unknown> | null;
   return { msgId, result };
+}
+
+/**
+ * The channel's incarnation once a delivery was accepted. A fresh starts a
+ * new one: unless its reply names it, the old one is forgotten (null: the
+ * next delivery expects none) rather than kept and refused.
+ */
+export function incarnationAfter(
+  method: string,
+  replied: number | undefined,
+  before: number | null,
+): number | null {
+  if (replied !== undefined) return replied;
+  return method === "channel.fresh" ? null : before;
+}
+
+/**
+ * After a fresh whose reply named no incarnation: a reading of the channel's
+ * baseline says which, so later deliveries can expect it again.
+ */
+export async function learnIncarnation(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  h: LinkHost,
+  j: JobRecord,
+  target: JobTarget,
+): Promise<void> {
+  const b = (await fencedRead(io, sup, h, j, "channel.baseline", { target })).result as {
+    incarnation?: number;
+  } | null;
+  if (typeof b?.incarnation !== "number") return;
+  const inc = b.incarnation;
+  await store.write((db) => {
+    const a = agentOf(db, j.workstream, j.agent);
+    if (a && a.channelInc === null) putAgent(db, { ...a, channelInc: inc });
+  });
 }
 
 /** Why a delivery's reply does not answer its request: the channel's name, the msgId sent. */

@@ -2,7 +2,7 @@ import type { Database } from "sql.js";
 import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
-import { deliveryReplyProblem } from "./deliver.js";
+import { deliveryReplyProblem, incarnationAfter } from "./deliver.js";
 import {
   agentOf,
   deleteJob,
@@ -109,12 +109,9 @@ function recordDelivered(
   const r = (result ?? {}) as { baseline?: number; runs?: number; incarnation?: number };
   const after = typeof r.baseline === "number" ? r.baseline : r.runs;
   const a = agentOf(db, ws, name);
-  if (a && state === "accepted" && (after !== undefined || r.incarnation !== undefined)) {
-    putAgent(db, {
-      ...a,
-      waitAfter: after ?? a.waitAfter,
-      channelInc: r.incarnation ?? a.channelInc,
-    });
+  const inc = incarnationAfter(i.method, r.incarnation, a?.channelInc ?? null);
+  if (a && state === "accepted" && (after !== undefined || inc !== a.channelInc)) {
+    putAgent(db, { ...a, waitAfter: after ?? a.waitAfter, channelInc: inc });
   }
   const created = db.exec("SELECT created_at FROM receipts WHERE msg_id = ?", [i.key])[0]
     ?.values[0]?.[0];
@@ -140,6 +137,12 @@ function newerDelivery(db: Database, i: Intent): boolean {
     [ws, name, i.writtenAt, String(i.params.msgId ?? "")],
   )[0]?.values[0]?.[0];
   return Number(pending) > 0 || Number(later) > 0;
+}
+
+/** The key of the job a delivery was sent to, as its target named it. */
+function deliveryJobKey(i: Intent): string {
+  const t = i.params.target as { job?: { key?: string } } | undefined;
+  return String(t?.job?.key ?? "");
 }
 
 export const jobRules: SubjectRules = {
@@ -172,6 +175,7 @@ export const jobRules: SubjectRules = {
       dedupeExact: caps.dedupe === "exact",
       hasMsgId: typeof i.params.msgId === "string",
       newerWritten: newerDelivery(db, i),
+      jobEnded: jobByKey(db, deliveryJobKey(i))?.state !== "running",
     };
   },
   rollback: (db, i) => {

@@ -57,7 +57,7 @@ export interface AgentRow {
   state: "placeholder" | "live" | "closed";
   /** The channel's incarnation as last seen (a baseline, a reading); deliveries expect it. */
   channelInc: number | null;
-  /** The run count the next wait counts from: the last delivery's baseline, or the last settle. */
+  /** The run count the next wait counts from: the last delivery's baseline (0 after a restart). */
   waitAfter: number | null;
   createdAt: number;
 }
@@ -219,6 +219,12 @@ export function putReceipt(
     "INSERT OR REPLACE INTO receipts (msg_id, workstream, agent, state, created_at) VALUES (?, ?, ?, ?, ?)",
     [r.msgId, r.workstream, r.agent, r.state, r.createdAt],
   );
+}
+
+/** What mu recorded of a delivery, or undefined when it has no receipt of it. */
+export function receiptState(db: Database, msgId: string): string | undefined {
+  const v = db.exec("SELECT state FROM receipts WHERE msg_id = ?", [msgId])[0]?.values[0]?.[0];
+  return v === undefined || v === null ? undefined : String(v);
 }
 
 export function deleteReceipt(db: Database, msgId: string): void {

@@ -8,6 +8,7 @@ import type { ErrorKind } from "./envelope.js";
 export type NoAnswerReason =
   | "not-sent" // cancelled, or mu terminating, before the request was written
   | "refused" // the plugin is broken or stopped for this invocation
+  | "oversize" // the encoded request is over the line limit, so never written
   | "deadline" // the deadline passed; $/cancel sent, the plugin stopped
   | "aborted" // the verb cancelled the call after it was written
   | "stopped" // the plugin was stopped while the call was pending
@@ -24,7 +25,7 @@ export class NoAnswer extends Error {
   }
 
   get written(): boolean {
-    return this.reason !== "not-sent" && this.reason !== "refused";
+    return this.reason !== "not-sent" && this.reason !== "refused" && this.reason !== "oversize";
   }
 }
 

@@ -2,6 +2,7 @@ import type { Clock } from "../ports/types.js";
 import { ErrorReply, NoAnswer, type NoAnswerReason } from "./call-errors.js";
 import { decodeIncoming } from "./envelope.js";
 import { encodeLine, LineFramer } from "./framing.js";
+import { checkRequestSize } from "./request-size.js";
 
 // JSON-RPC client side of one plugin process: ids, deadlines, $/cancel,
 // watch notifications, and the strict rule that any invalid message breaks
@@ -52,6 +53,8 @@ export class Connection {
   private readonly cancelledWatches = new Set<string>();
   private readonly framer = new LineFramer();
   private stopRequested = false;
+  /** What asked for the stop first, for the message of the calls it leaves unanswered. */
+  private stopWhy: string | undefined;
   private stopBegun = false;
   state: ConnectionState = "open";
   brokenWhy: string | undefined;
@@ -71,6 +74,11 @@ export class Connection {
       return Promise.reject(
         new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`),
       );
+    }
+    try {
+      checkRequestSize(method, params, call.bare);
+    } catch (err) {
+      return Promise.reject(err);
     }
     const id = this.nextId++;
     const deadline = this.opts.clock.now() + call.timeoutMs;
@@ -159,15 +167,26 @@ export class Connection {
     }
   }
 
-  /** stdout closed: every pending call is unanswered. */
+  /**
+   * stdout closed: no answer can come any more, so the plugin is stopped.
+   * The pending calls stay pending until the stop sequence has sent each
+   * its $/cancel; only then are they failed as unanswered.
+   */
   end(): void {
     if (this.framer.pending() > 0 && this.state === "open")
       this.invalid("an unterminated last line");
     if (this.state !== "broken") this.state = "closed";
-    if (this.pending.size > 0) {
-      this.failAll("exited");
-      this.requestStop("exited", "the plugin closed its stdout");
-    }
+    this.requestStop("exited", "it closed its stdout");
+  }
+
+  /**
+   * A write to the plugin's stdin failed (EPIPE: the plugin closed it, or
+   * died before mu saw its exit): nothing more reaches it.
+   * A call already written stays unanswered (it may have been read); the
+   * stop sequence runs as for any stop, and later calls are refused unsent.
+   */
+  inputLost(code: string): void {
+    this.requestStop("exited", `its stdin is closed (${code} on write)`);
   }
 
   private handleLine(line: string): void {
@@ -268,7 +287,9 @@ export class Connection {
       this.abandoned.add(id);
       const why = this.brokenWhy
         ? `the plugin sent an invalid message (${this.brokenWhy})`
-        : `the plugin was stopped (${reason})`;
+        : reason === "exited" && this.stopWhy
+          ? `the plugin was stopped: ${this.stopWhy}`
+          : `the plugin was stopped (${reason})`;
       p.reject(new NoAnswer(p.method, reason, `${p.method} unanswered: ${why}`));
     }
   }
@@ -276,6 +297,7 @@ export class Connection {
   private requestStop(cause: StopCause, detail: string): void {
     if (this.stopRequested) return;
     this.stopRequested = true;
+    this.stopWhy = detail;
     this.opts.onStop(cause, detail);
   }
 }

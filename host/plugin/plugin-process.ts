@@ -47,6 +47,7 @@ export class PluginProcess {
     });
     child.onStdout((c) => this.conn.feed(c));
     child.onStdoutEnd(() => this.conn.end());
+    child.onInputError?.((code) => this.conn.inputLost(code));
     child.onStderr((c) => this.stderr.push(c));
     void child.exited.then(() => {
       this.leaderGone = true;
@@ -98,6 +99,9 @@ export class PluginProcess {
     }
     // The leader's exit status must be collected too, or it lingers as a zombie.
     if (!this.leaderGone) await this.child.exited;
+    // An escaped helper (setsid) may still hold stdout or stderr open; mu must
+    // not wait on it past the stop, so the invocation stays bounded.
+    this.child.releasePipes?.();
     this.state = "stopped";
     const record = { cause, detail, forced: !emptied };
     this.onStopped(this, record);

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import type { ChildProcess, ExitStatus, ProcessSpawner } from "./types.js";
 
 function killGroup(pgid: number, signal: "SIGKILL" | "SIGTERM"): void {
@@ -32,8 +33,10 @@ export const realSpawner: ProcessSpawner = {
       child.once("error", reject);
       child.once("spawn", () => {
         child.removeListener("error", reject);
-        // A write to a plugin that died must not kill mu with EPIPE.
-        child.stdin.on("error", () => {});
+        // A write to a plugin that closed its stdin or died must not kill mu
+        // with EPIPE: it is reported, and the plugin is stopped.
+        let inputError: ((code: string) => void) | undefined;
+        child.stdin.on("error", (err: NodeJS.ErrnoException) => inputError?.(err.code ?? "EIO"));
         child.on("error", () => {});
         const pid = child.pid as number;
         const handle: ChildProcess = {
@@ -49,6 +52,14 @@ export const realSpawner: ProcessSpawner = {
           onStdout: (fn) => child.stdout.on("data", fn),
           onStderr: (fn) => child.stderr.on("data", fn),
           onStdoutEnd: (fn) => child.stdout.once("end", fn),
+          onInputError: (fn) => {
+            inputError = fn;
+          },
+          releasePipes: () => {
+            // Piped stdio is a net.Socket, which the stream types do not say.
+            for (const pipe of [child.stdin, child.stdout, child.stderr])
+              (pipe as unknown as Socket).unref();
+          },
           exited,
           killGroup: (signal) => killGroup(pid, signal),
         };

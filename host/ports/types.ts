@@ -74,6 +74,17 @@ export interface ChildProcess {
   onStderr(fn: (chunk: Uint8Array) => void): void;
   /** stdout reached EOF: every byte the plugin wrote has been delivered. */
   onStdoutEnd(fn: () => void): void;
+  /**
+   * A write to stdin failed (EPIPE: the plugin closed its stdin). Only a real
+   * pipe can break this way, so an in-memory one may leave it out.
+   */
+  onInputError?(fn: (code: string) => void): void;
+  /**
+   * The group is gone: its pipes no longer hold mu's exit. A helper that
+   * escaped the group may keep their write ends open for as long as it
+   * lives; what it still sends is read only while mu lives for other reasons.
+   */
+  releasePipes?(): void;
   /** Settles when the leader has exited (its group may still hold others). */
   readonly exited: Promise<ExitStatus>;
   /** Signals every process in the group; a group already empty is not an error. */

@@ -1,4 +1,4 @@
-import { firstLine, UnavailableError, UnknownOutcomeError } from "../errors.js";
+import { firstLine, UnavailableError, UnknownOutcomeError, UsageError } from "../errors.js";
 import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import type { Clock } from "../ports/types.js";
@@ -86,6 +86,11 @@ export function mapCallError(
     }
   }
   if (err instanceof NoAnswer) {
+    if (err.reason === "oversize") {
+      return new UsageError("call.too-long", "usage", `${what} was not sent: ${err.message}`, {
+        hint: "nothing happened; make the script, message or parameters smaller",
+      });
+    }
     if (!err.written) {
       return new UnavailableError(
         "call.not-sent",

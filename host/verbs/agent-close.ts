@@ -36,13 +36,18 @@ export async function agentClose(
   const mux = muxFor(io.ports);
   await withPlugins(io, async (sup) => {
     const first = await store.read((db) => findAgent(db, ws, name));
-    await resolveAgent(io, store, sup, ws, name, `mu agent close ${name} -w ${ws}`);
+    const next = `mu agent close ${name} -w ${ws}`;
+    await resolveAgent(io, store, sup, ws, name, next);
     // A pending stop resolved above may have ended the record already.
     const found = await store.read((db) =>
       jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,
     );
+    // Deliveries to the job just ended can never be taken now: settled here
+    // (delivery.job-ended), they do not follow the name to its next agent.
+    const settleEnded = () => resolveAgent(io, store, sup, ws, name, next);
     if (!found) {
       if (first.agent?.pane) await mux.kill(first.agent.pane);
+      await settleEnded();
       io.out(`closed ${ws}/${name}\n`);
       return;
     }
@@ -52,6 +57,7 @@ export async function agentClose(
       // never sent. Nothing runs; the attempt is simply taken back.
       refuseWhileWriterLives(io, job);
       await store.write((db) => rollBackSpawn(db, job.key));
+      await settleEnded();
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
     }
@@ -66,6 +72,7 @@ export async function agentClose(
     // And any pane of this agent nothing recorded.
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
     if (job.owesCollect) await finalCollect(io, store, sup, host, job);
+    await settleEnded();
     io.out(`closed ${ws}/${name}\n`);
   });
 }

@@ -1,7 +1,7 @@
 import type { Io } from "../cli/io.js";
 import { RefusedError, UsageError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
-import { type Delivery, deliver, newMsgId } from "../jobs/deliver.js";
+import { type Delivery, deliver, learnIncarnation, newMsgId } from "../jobs/deliver.js";
 import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import type { Seams } from "../protocol/declaration.js";
 import { openStore } from "../store/index.js";
@@ -152,6 +152,8 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
       msgId,
     );
     const r = (result ?? {}) as Record<string, unknown>;
+    if (d.method === "channel.fresh" && r.incarnation === undefined)
+      await learnIncarnation(io, store, sup, host, job, target);
     const what =
       v.kind === "abort"
         ? `aborted ${ws}/${name} (was ${String(r.before)}, now ${String(r.after)}${r.aborted ? ", turn stopped" : ""})`

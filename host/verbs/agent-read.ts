@@ -3,7 +3,7 @@ import { printJson } from "../cli/io.js";
 import { EXIT, type ExitCode, MuError, UnknownOutcomeError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
-import { allAgents, jobOf } from "../jobs/records.js";
+import { allAgents, jobOf, receiptState } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { finish } from "./agent-spawn.js";
@@ -116,10 +116,8 @@ export async function agentCheck(
     const { hello } = await jobPlugin(sup, host, job);
     if (hello.seams.channel?.caps.receipt !== "exact") {
       // The channel keeps no receipts mu may ask for: what mu recorded is all there is.
-      const state = await store.read(
-        (db) => db.exec("SELECT state FROM receipts WHERE msg_id = ?", [msgId])[0]?.values[0]?.[0],
-      );
-      const known = state === undefined ? "unknown (mu has no record of it)" : String(state);
+      const state = await store.read((db) => receiptState(db, msgId));
+      const known = state ?? "unknown (mu has no record of it)";
       io.out(`${known === "accepted" ? "accepted" : known} ${msgId}\n`);
       return known === "accepted" ? EXIT.ok : EXIT.unknownOutcome;
     }
@@ -135,6 +133,12 @@ export async function agentCheck(
     }
     if (r.state === "accepted") {
       io.out(`accepted ${msgId}${r.runs !== undefined ? ` runs=${r.runs}` : ""}\n`);
+      return EXIT.ok;
+    }
+    // mu recorded the channel's own definite reply: a channel that has since
+    // forgotten it (a fresh session, a restart) does not take it back.
+    if ((await store.read((db) => receiptState(db, msgId))) === "accepted") {
+      io.out(`accepted ${msgId} (by mu's receipt; the channel now says ${r.state})\n`);
       return EXIT.ok;
     }
     io.out(`${r.state} ${msgId}${r.reason ? `: ${r.reason}` : ""}\n`);

@@ -9,7 +9,7 @@ import { openStore } from "../store/index.js";
 // the verb that settles it. Host facts and collects join as their seams land.
 
 interface Notice {
-  kind: "pending-effect" | "collect-owed" | "host-deadline" | "agent-gone";
+  kind: "pending-effect" | "collect-owed" | "host-deadline" | "agent-gone" | "delivery-unknown";
   subject: string;
   method: string;
   key: string;
@@ -37,6 +37,14 @@ function nextVerb(subject: string, method: string, params: Record<string, unknow
   return p.msgId
     ? `mu agent check ${agent} ${p.msgId} -w ${ws}`
     : `mu agent read ${agent} -w ${ws}`;
+}
+
+/** A receipt's delivery, by the key mu gave it (only sends and interrupts carry a msgId). */
+function deliveryMethod(key: string): string {
+  const kind = key.split("-")[0];
+  return kind === "command" || kind === "abort" || kind === "answer"
+    ? `channel.${kind}`
+    : "a message";
 }
 
 export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
@@ -111,7 +119,25 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
           next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
         }),
       );
-    return [...pending, ...owed, ...draining, ...viewless];
+    // A delivery settled as unknown (never resent): listed while the job it
+    // was for lives, since only a reading of the agent can tell what it did.
+    const unknown = (
+      db.exec(
+        `SELECT r.msg_id, r.workstream, r.agent, r.created_at FROM receipts r
+         JOIN jobs j ON j.workstream = r.workstream AND j.agent = r.agent
+         WHERE r.state = 'unknown' AND r.created_at >= j.created_at ORDER BY r.created_at`,
+      )[0]?.values ?? []
+    ).map(
+      ([msgId, ws, agent, at]): Notice => ({
+        kind: "delivery-unknown",
+        subject: agentSubject(String(ws), String(agent)),
+        method: deliveryMethod(String(msgId)),
+        key: String(msgId),
+        since: Number(at),
+        next: `mu agent read ${String(agent)} -w ${String(ws)}`,
+      }),
+    );
+    return [...pending, ...owed, ...draining, ...viewless, ...unknown];
   });
   if (opts.json) {
     printJson(io, notices);
@@ -137,6 +163,12 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
     if (n.kind === "host-deadline") {
       io.out(
         `notice: ${n.subject} runs on a host that reaches its deadline at ${new Date(n.since).toISOString()}; collect its work and close it: ${n.next}\n`,
+      );
+      continue;
+    }
+    if (n.kind === "delivery-unknown") {
+      io.out(
+        `unknown: ${n.method} to ${n.subject.slice("agent:".length)} (${n.key}) may or may not have been applied; mu never resends it; look at the agent: ${n.next}\n`,
       );
       continue;
     }

@@ -123,12 +123,14 @@ export async function wait(
         });
         if (done()) wake();
       });
-      // What the agent's next wait counts from, once this one ended.
-      const remember = (waitAfter: number, channelInc: number) =>
+      // A restart starts the count again in the new incarnation. A settle
+      // changes nothing: the next wait counts from the same delivery's
+      // baseline, so the turn it reported answers it at once again.
+      const record = (channelInc: number, waitAfter?: number) =>
         writes.push(
           store.write((db) => {
             const row = agentOf(db, job.workstream, job.agent);
-            if (row) putAgent(db, { ...row, waitAfter, channelInc });
+            if (row) putAgent(db, { ...row, waitAfter: waitAfter ?? row.waitAfter, channelInc });
           }),
         );
       proc.conn.onWatch(r.watchId, (method, params) => {
@@ -141,15 +143,15 @@ export async function wait(
             line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
             kind: "settled",
           });
-          remember(o.runs, o.incarnation);
+          // Only the incarnation is learnt (one a fresh left unknown, say).
+          if (o.incarnation !== agent?.channelInc) record(o.incarnation);
         } else {
           outcomes.push({
             agent: label,
             line: `${label} restarted (incarnation ${String(params.incarnation)})`,
             kind: "restarted",
           });
-          // A restarted channel counts its runs from 0 again.
-          remember(0, Number(params.incarnation));
+          record(Number(params.incarnation), 0);
         }
         const at = open.findIndex((w) => w.watchId === r.watchId);
         if (at !== -1) open.splice(at, 1);
@@ -174,8 +176,8 @@ export async function wait(
       timer?.cancel();
     } else await woken;
     for (const w of [...open]) w.cancel();
-    // Recorded before the result is shown: a kill after the print must not
-    // make the next wait report the same settle again.
+    // Recorded before the result is shown: a restart reported must not be
+    // reported again by the next wait.
     await Promise.all(writes);
     for (const o of outcomes) io.out(`${o.line}\n`);
     // After the result is printed: one in-life collect for each agent that

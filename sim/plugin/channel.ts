@@ -194,8 +194,9 @@ export class Channel {
         return { channel: this.name(), ack: "confirmed", baseline: seen.runs, msgId };
       let agent = a;
       if (method === "channel.fresh") {
+        // A new conversation; what the channel took before stays taken.
         const fresh = newAgent(now, a.incarnation + 1);
-        Object.assign(a, fresh);
+        Object.assign(a, { ...fresh, receipts: a.receipts });
         agent = a;
       }
       let baseline: number;
