@@ -13,7 +13,7 @@ import { mu, muBin, tempState } from "./helpers.js";
 // every check; each broken variant fails exactly the check aimed at it.
 
 /** The variant table, also in README's "Checking a plugin" section. */
-const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
+const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId; headline?: RegExp }[] = [
   {
     variant: "leaks the canary to stderr",
     faults: [{ on: "initialize", times: "always", do: { leakCanary: "stderr" } }],
@@ -21,7 +21,7 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
   },
   {
     variant: "leaks the canary in a reply",
-    faults: [{ on: "link.exec", times: "always", do: { leakCanary: "reply" } }],
+    faults: [{ on: "link.checkSteps", times: "always", do: { leakCanary: "reply" } }],
     fails: "canary",
   },
   {
@@ -38,6 +38,8 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
     variant: "a second release of a released host errors",
     faults: [{ on: "host.release", times: "always", do: { releaseErrorsWhenGone: true } }],
     fails: "host.idempotency",
+    headline:
+      /: a second host\.release of the released host: host\.release answered an error \(\w[\w-]*\): /,
   },
   {
     variant: "link.exec does not enforce timeoutMs",
@@ -48,6 +50,7 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
     variant: "a lookup that answers none for a started job",
     faults: [{ on: "job.lookup", times: "always", do: { reply: { none: true } } }],
     fails: "job.idempotency",
+    headline: /: job\.lookup of a started job answered \{"none":true\}, not found$/,
   },
   {
     variant: "a receipt that echoes another msgId",
@@ -59,6 +62,7 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId }[] = [
       },
     ],
     fails: "channel.lifecycle",
+    headline: /answered state accepted for msgId msg-someone-else, not accepted for /,
   },
   {
     variant: "an unknown field in a reply",
@@ -159,7 +163,7 @@ describe("mu plugin check on the correct sim", () => {
 describe.concurrent("each broken sim variant fails exactly its check", () => {
   it.each(VARIANTS)(
     "$variant -> $fails",
-    async ({ faults, fails }) => {
+    async ({ faults, fails, headline }) => {
       const w = await registered(faults);
       try {
         const r = await run([...CHECK, "--junit", join(w.dir, "junit.xml")], w.env);
@@ -180,6 +184,7 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
         // The failure shows its evidence under the FAIL line.
         const lines = r.stdout.split("\n");
         const at = lines.findIndex((l) => l.startsWith(`FAIL  ${fails} `));
+        if (headline) expect(lines[at], r.stdout).toMatch(headline);
         expect(lines[at + 1], r.stdout).toMatch(/^ {8}\S/);
         expect(readFileSync(join(w.dir, "junit.xml"), "utf8")).toContain(
           `failures="1" skipped="0"`,
@@ -190,6 +195,57 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
     },
     180_000,
   );
+});
+
+describe("mu plugin check never writes the canary", () => {
+  it("a canary in link.exec's stdout fails link.exec and canary; no line or file shows its value", async () => {
+    const w = await registered([{ on: "link.exec", times: "always", do: { leakCanary: "reply" } }]);
+    try {
+      const junitFile = join(w.dir, "junit.xml");
+      const r = await run([...CHECK, "--junit", junitFile], w.env);
+      expect(r.code).toBe(4);
+      const got = results(r.stdout);
+      expect(got["link.exec"]).toBe("FAIL");
+      expect(got.canary).toBe("FAIL");
+      const value = /canary-[0-9a-f]{32}/;
+      expect(r.stdout).toContain("<canary>");
+      for (const text of [r.stdout, r.stderr, readFileSync(junitFile, "utf8")])
+        expect(text).not.toMatch(value);
+    } finally {
+      w.done();
+    }
+  }, 180_000);
+});
+
+describe("mu plugin check on a link without push or fetch", () => {
+  it("skips link.push and link.fetch, saying why, and runs the rest", async () => {
+    const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+    const state = tempState();
+    try {
+      const world = World.create(join(dir, "world"), {
+        preset: "link-only",
+        instance: "sim-1",
+        hello: { seams: { link: { fetch: false, push: false } } },
+      });
+      expect(
+        (await run(["plugin", "add", "sim", "--", sim, "--world", world.dir], state.env)).code,
+      ).toBe(0);
+      const r = await run(["plugin", "check", "sim"], state.env);
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      expect([got["link.exec"], got["link.push"], got["link.fetch"], got["link.timeout"]]).toEqual([
+        "ok",
+        "skip",
+        "skip",
+        "ok",
+      ]);
+      expect(r.stdout).toMatch(/^skip +link\.push +the link does not declare push: true$/m);
+      expect(r.stdout).toMatch(/^skip +link\.fetch +the link declares fetch: false /m);
+    } finally {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe("mu plugin check usage", () => {
@@ -218,6 +274,25 @@ describe("mu plugin check usage", () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/^mu: plugin: no plugin named 'nope'; register it first: /);
   });
+
+  it("--host runs a provider's link checks on a host mu acquired, without --seam host", async () => {
+    const acq = await mu(
+      ["host", "acquire", "--provider", "sim", "h1", "--param", "size=small"],
+      w.env,
+    );
+    expect(acq.code, acq.stderr).toBe(0);
+    try {
+      const r = await run(["plugin", "check", "sim", "--host", "h1", "--repeat", "1"], w.env);
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      for (const id of ["link.exec", "link.push", "link.fetch", "link.timeout"])
+        expect([id, got[id]]).toEqual([id, "ok"]);
+      expect(got["host.lifecycle"]).toBe("skip");
+      expect(r.stdout).toMatch(/^ok +link\.exec +on host h1: /m);
+    } finally {
+      expect((await mu(["host", "release", "h1"], w.env)).code).toBe(0);
+    }
+  }, 120_000);
 
   it("without --seam host the host checks are skipped, saying why", async () => {
     const r = await run(["plugin", "check", "sim", "--repeat", "1"], w.env);

@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { withSlot } from "../host/hosts/slots.js";
+import type { HostProfile } from "../host/hosts/profiles.js";
+import { machineBound, withSlot } from "../host/hosts/slots.js";
 import { realPorts } from "../host/ports/real.js";
 import { muError, tempState } from "./helpers.js";
 
@@ -129,5 +130,23 @@ describe("host slots", () => {
     expect(ran).toBe(true);
     release();
     await holder;
+  });
+
+  // Profiles with one identity are one machine (scenario link/slots-per-identity).
+  it("bounds a machine by the smallest --max-sessions among its profiles", () => {
+    const p = (name: string, instance: string, maxSessions: number | null): HostProfile => ({
+      name,
+      plugin: "sim",
+      fetch: null,
+      repo: null,
+      maxSessions,
+      instance,
+      createdAt: 0,
+    });
+    const all = [p("a", "i1", 3), p("b", "i1", 1), p("c", "i1", null), p("d", "i2", 2)];
+    expect(machineBound(all, p("a", "i1", 3))).toBe(1);
+    expect(machineBound(all, p("c", "i1", null))).toBe(1);
+    expect(machineBound(all, p("d", "i2", 2))).toBe(2);
+    expect(machineBound([p("e", "i3", null)], p("e", "i3", null))).toBeNull();
   });
 });

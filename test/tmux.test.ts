@@ -53,4 +53,26 @@ describe("the tmux mux backend", () => {
     expect(mu("agent", "close", "a", "-w", "crew").stdout).toBe("closed crew/a\n");
     expect(tmux("list-panes", "-a", "-F", "#{pane_id}").stdout).not.toContain(pane);
   });
+
+  // tmux turns '.' in a session name into '_', so a workstream named with a
+  // dot must be named in a form tmux keeps, or its second agent would find no
+  // session and make a duplicate one (issue 15 item 13).
+  it("keeps a workstream with a dot in one session, one window per agent", () => {
+    const world = join(st.dir, "world");
+    World.create(world, { preset: "link-job", instance: "sim-1" });
+    const env = { ...st.env, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
+    const mu = (...args: string[]) => muProcess(args, env);
+    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    for (const name of ["a.1", "b"]) {
+      const spawned = mu("agent", "spawn", name, "--host", "box", "-w", "v1.2");
+      expect(spawned.stderr).toBe("");
+      expect(spawned.code).toBe(0);
+    }
+    const panes = tmux("list-panes", "-a", "-F", "#{session_name} #{window_name} #{pane_dead}");
+    expect(panes.stdout.trim().split("\n").sort()).toEqual(["mu-v1,2 a.1 0", "mu-v1,2 b 0"]);
+    for (const name of ["a.1", "b"])
+      expect(mu("agent", "close", name, "-w", "v1.2").stdout).toBe(`closed v1.2/${name}\n`);
+    expect(tmux("list-panes", "-a", "-F", "#{pane_id}").stdout).toBe("");
+  });
 });

@@ -59,8 +59,17 @@ export function buildProgram(io: Io): Built {
     .command("check")
     .description("run a registered plugin through its contract, as a checklist")
     .argument("<name>", "the plugin's name")
-    .option("--seam <seam>", "also check this seam: link or host (repeatable)", collect)
-    .option("--param <k=v>", "a parameter for host.acquire (repeatable)", collect)
+    .option(
+      "--seam <seam>",
+      "also run the checks that make real things on this seam: host, job or channel (link is accepted; its checks always run) (repeatable)",
+      collect,
+    )
+    .option(
+      "--param <k=v>",
+      "a value the seam checks pass on: host.acquire's params, and harness and cmd for job.start (repeatable)",
+      collect,
+    )
+    .option("--host <name>", "run the link checks on this host mu knows (e.g. a --plugin profile)")
     .option("--repeat <n>", "rounds of the idempotency checks (default 10)")
     .option("--junit <file>", "also write the checklist as JUnit XML")
     .option("--json", "print JSON")

@@ -50,7 +50,7 @@ export async function channelLifecycle(
         )) as { channel: string; msgId?: string; baseline?: number };
         if (sent.channel !== channel.name || (sent.msgId !== undefined && sent.msgId !== msgId))
           throw new CheckFailed(
-            "the channel.send reply does not name the channel and the msgId sent",
+            `channel.send answered channel ${sent.channel} and msgId ${sent.msgId}, not ${channel.name} and ${msgId}`,
             [`sent msgId ${msgId} on channel ${channel.name}`, canonical(sent)],
           );
         baseline = sent.baseline ?? 0;
@@ -65,7 +65,7 @@ export async function channelLifecycle(
         };
         if (r.id !== msgId || r.state !== "accepted")
           throw new CheckFailed(
-            "channel.receipt of a delivery just made is not accepted with the asked msgId",
+            `channel.receipt of a delivery just made answered state ${r.state} for msgId ${r.id}, not accepted for ${msgId}`,
             [`asked ${msgId}`, canonical(r)],
           );
       }

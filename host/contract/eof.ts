@@ -4,6 +4,7 @@ import { type Escapee, members } from "./escapees.js";
 import { type RunContext, Session } from "./session.js";
 import { profileTarget } from "./target.js";
 import { fail, type Outcome, pass } from "./verdict.js";
+import { clip } from "./wire.js";
 
 // How a plugin ends. Two starts: one stopped by mu's stop sequence with a
 // call in flight ($/cancel, shutdown, EOF), one that only sees stdin close,
@@ -16,17 +17,25 @@ const SETTLE_MS = 200;
 /** When to look at who is still in the group, just before mu's kill would hide them. */
 const LOOK_BEFORE_KILL_MS = 300;
 
-const show = (ps: Escapee[]) =>
-  ps.length === 0
+/** What was still in the group, less the suite's own launcher (its leader when there is one). */
+const show = (ctx: RunContext, all: Escapee[], leader: number) => {
+  const ps = ctx.launcher ? all.filter((p) => p.pid !== leader) : all;
+  return ps.length === 0
     ? ["(the group emptied at the last moment)"]
-    : ps.map((p) => `pid ${p.pid}: ${p.cmdline}`);
+    : ps.map((p) => `pid ${p.pid}: ${clip(p.cmdline)}`);
+};
 
-function inFlight(s: Session, hello: InitializeResult): string {
+function inFlight(ctx: RunContext, s: Session, hello: InitializeResult): string {
   if (!hello.seams.link) return "no call in flight (no link seam)";
   // Its answer, or its lack, is not what this check is about.
   s.call(
     "link.exec",
-    { target: profileTarget(hello), script: INFLIGHT_SCRIPT, cwd: ".", timeoutMs: 10_000 },
+    {
+      target: ctx.linkTarget ?? profileTarget(hello),
+      script: INFLIGHT_SCRIPT,
+      cwd: ".",
+      timeoutMs: 10_000,
+    },
     10_000 + GRACE_MS,
   ).catch(() => {});
   return `link.exec '${INFLIGHT_SCRIPT}' in flight`;
@@ -37,7 +46,7 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   let what = "";
 
   const a = await Session.open(ctx, "eof", []);
-  what = inFlight(a, hello);
+  what = inFlight(ctx, a, hello);
   await a.sleep(SETTLE_MS);
   let left: Escapee[] = [];
   const look = ctx.io.ports.clock.setTimer(GRACE_MS - LOOK_BEFORE_KILL_MS, () => {
@@ -50,13 +59,13 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   if (stopped.forced) {
     evidence.push(
       `after $/cancel, shutdown and EOF the group (${a.proc.pgid}) still ran ${GRACE_MS} ms later and mu killed it:`,
-      ...show(left),
+      ...show(ctx, left, a.proc.pgid),
     );
   }
   const stopMs = a.now() - t0;
 
   const b = await Session.open(ctx, "eof", []);
-  inFlight(b, hello);
+  inFlight(ctx, b, hello);
   await b.sleep(SETTLE_MS);
   const t1 = b.now();
   b.proc.child.closeInput();
@@ -72,7 +81,7 @@ export async function eof(ctx: RunContext, hello: InitializeResult): Promise<Out
   if (!emptied) {
     evidence.push(
       `after stdin closed (no shutdown) the group (${b.proc.pgid}) still ran ${GRACE_MS} ms later:`,
-      ...show(members(b.proc.pgid)),
+      ...show(ctx, members(b.proc.pgid), b.proc.pgid),
     );
     b.proc.killNow();
   }

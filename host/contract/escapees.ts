@@ -1,23 +1,57 @@
-import { liveProcesses } from "../ports/proc-scan.js";
+import { type LiveProcess, liveProcesses } from "../ports/proc-scan.js";
 
-// A plugin's descendants inherit its environment, so a marker variable set
-// only for one plugin process finds every process it started, wherever that
-// process moved to. One found outside the plugin's group escaped it.
+// Two ways to find what a plugin started outside its group. A marker
+// variable set only for one plugin process is inherited by every descendant,
+// wherever it moved to, unless it blanked its environment. Ancestry finds
+// those: the plugin runs as a child subreaper (see subreaper.ts), so an
+// orphan stays its descendant while it runs; and a descendant seen once is
+// remembered, so it is still known after the stop ends the plugin.
 
 export interface Escapee {
   pid: number;
   pgid: number;
+  sid: number;
   cmdline: string;
+  /** How it was found: "marker", "ancestry" or both. */
+  by: string;
 }
 
-/** Live processes whose environment holds name=value, outside group `pgid` when given. */
-export function marked(name: string, value: string, pgid?: number): Escapee[] {
-  const entry = `${name}=${value}`;
+export interface Watch {
+  /** The marker variable and this start's value of it. */
+  name: string;
+  value: string;
+  /** The plugin's process, the root of its ancestry (and its group's id). */
+  leader?: number;
+  /** Descendants seen so far, pid to start time. */
+  known: Map<number, number>;
+}
+
+function escapee(p: LiveProcess, by: string[]): Escapee {
+  return { pid: p.pid, pgid: p.pgid, sid: p.sid, cmdline: p.cmdline(), by: by.join(" and ") };
+}
+
+/** Live processes outside the leader's group that carry the marker or descend from the leader. */
+export function outside(w: Watch): Escapee[] {
+  const all = [...liveProcesses()];
+  const parent = new Map(all.map((p) => [p.pid, p.ppid]));
+  const descends = (pid: number) => {
+    for (let at = parent.get(pid), hops = 0; at !== undefined && hops < 4096; hops++) {
+      if (at === w.leader) return true;
+      at = parent.get(at);
+    }
+    return false;
+  };
+  const entry = `${w.name}=${w.value}`;
   const found: Escapee[] = [];
-  for (const p of liveProcesses()) {
-    if (p.pid === process.pid || p.pgid === pgid) continue;
-    if (!p.environ().split("\0").includes(entry)) continue;
-    found.push({ pid: p.pid, pgid: p.pgid, cmdline: p.cmdline() });
+  for (const p of all) {
+    if (p.pid === process.pid || p.pid === w.leader) continue;
+    const kin = w.leader !== undefined && descends(p.pid);
+    if (kin) w.known.set(p.pid, p.startTime);
+    if (p.pgid === w.leader) continue;
+    const by: string[] = [];
+    if (p.environ().split("\0").includes(entry)) by.push("marker");
+    if (kin || w.known.get(p.pid) === p.startTime) by.push("ancestry");
+    if (by.length > 0) found.push(escapee(p, by));
   }
   return found;
 }
@@ -25,8 +59,7 @@ export function marked(name: string, value: string, pgid?: number): Escapee[] {
 /** Processes left in a group, for evidence. */
 export function members(pgid: number): Escapee[] {
   const found: Escapee[] = [];
-  for (const p of liveProcesses())
-    if (p.pgid === pgid) found.push({ pid: p.pid, pgid: p.pgid, cmdline: p.cmdline() });
+  for (const p of liveProcesses()) if (p.pgid === pgid) found.push(escapee(p, ["group"]));
   return found;
 }
 
@@ -35,10 +68,10 @@ export function members(pgid: number): Escapee[] {
  * look). Killing them is the suite's duty: nothing else would, since mu
  * stops only the plugin's own group.
  */
-export function sweep(name: string, value: string, pgid?: number): Escapee[] {
+export function sweep(w: Watch): Escapee[] {
   const all: Escapee[] = [];
   for (let pass = 0; pass < 5; pass++) {
-    const found = marked(name, value, pgid).filter((e) => !all.some((a) => a.pid === e.pid));
+    const found = outside(w).filter((e) => !all.some((a) => a.pid === e.pid));
     if (found.length === 0) break;
     for (const e of found) {
       try {

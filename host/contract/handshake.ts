@@ -22,7 +22,7 @@ export async function handshake(
         ?.wire.linesWith("")
         .find((l) => l.stream === "stderr");
       return {
-        outcome: fail(`start ${n} did not load`, [
+        outcome: fail(`start ${n} did not load: ${describeCall(err)}`, [
           describeCall(err),
           ...(stderr?.line ? [`stderr: ${stderr.line.slice(0, 400)}`] : []),
         ]),

@@ -5,6 +5,7 @@ import type { KeyCaps } from "../protocol/declaration.js";
 import type { RunContext, Session } from "./session.js";
 import { CHECK_HOST, type Target } from "./target.js";
 import { CheckFailed, describeCall, must, type Outcome, pass } from "./verdict.js";
+import { clip } from "./wire.js";
 
 // The host seam's promises, checked against real machines: these checks run
 // only when the author names --seam host, with the author's --param values,
@@ -47,7 +48,7 @@ export async function release(s: Session, m: Machine, what = "host.release"): Pr
   const r = await must(what, s.call("host.release", { target: m.target, key: m.key }, EFFECT_MS));
   m.released = true;
   if (r !== null)
-    throw new CheckFailed(`${what} answered something other than null`, [canonical(r)]);
+    throw new CheckFailed(`${what} answered ${clip(canonical(r))}, not null`, [canonical(r)]);
 }
 
 /**
@@ -103,7 +104,10 @@ export async function withMachine<T>(
     throw new CheckFailed(failure.detail, [...failure.evidence, ...evidence]);
   if (failure !== undefined) throw failure;
   if (evidence.length > 0)
-    throw new CheckFailed("the machine the check acquired could not be released", evidence);
+    throw new CheckFailed(
+      `the machine the check acquired could not be released: ${evidence[0]}`,
+      evidence,
+    );
   return result as T;
 }
 
@@ -137,10 +141,10 @@ export async function lifecycle(
     handle = m.acquired.handle;
     const up = await statusUntil(s, m, "up");
     if (up.handle !== m.acquired.handle)
-      throw new CheckFailed(`host.status up names another handle than host.acquire gave`, [
-        `acquire: ${canonical(m.acquired)}`,
-        `status: ${canonical(up)}`,
-      ]);
+      throw new CheckFailed(
+        `host.status up names handle ${up.handle}, not the ${m.acquired.handle} host.acquire gave`,
+        [`acquire: ${canonical(m.acquired)}`, `status: ${canonical(up)}`],
+      );
     await release(s, m);
     await statusUntil(s, m, "gone");
   });
@@ -185,10 +189,10 @@ export async function idempotency(
             }),
           )) as { found?: HostAcquired };
           if (found.found?.handle !== m.acquired.handle)
-            throw new CheckFailed("host.lookup of an acquired key did not find it", [
-              `acquire: ${canonical(m.acquired)}`,
-              `lookup: ${canonical(found)}`,
-            ]);
+            throw new CheckFailed(
+              `host.lookup of an acquired key answered ${clip(canonical(found))}, not found with handle ${m.acquired.handle}`,
+              [`acquire: ${canonical(m.acquired)}`, `lookup: ${canonical(found)}`],
+            );
         }
         await release(s, m);
         await release(s, m, "a second host.release of the released host");
@@ -203,9 +207,10 @@ export async function idempotency(
           }),
         );
         if (canonical(none) !== canonical({ none: true }))
-          throw new CheckFailed("host.lookup of a key never used did not answer none", [
-            canonical(none),
-          ]);
+          throw new CheckFailed(
+            `host.lookup of a key never used answered ${clip(canonical(none))}, not none`,
+            [canonical(none)],
+          );
       }
     } catch (err) {
       if (err instanceof CheckFailed)

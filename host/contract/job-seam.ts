@@ -5,6 +5,7 @@ import { newKey, withMachine } from "./host-seam.js";
 import type { RunContext, Session } from "./session.js";
 import { profileTarget, type Target } from "./target.js";
 import { CheckFailed, must, type Outcome, pass } from "./verdict.js";
+import { clip } from "./wire.js";
 
 // The job seam's promises against real jobs: start, status running, stop,
 // status ended; a stop of what already stopped resolves; a lookup finds a
@@ -87,9 +88,10 @@ export async function startJob(
   if (job.handle === "reply" && !reply.handle)
     throw new CheckFailed("a reply kind's job.start carried no handle", [canonical(reply)]);
   if (job.firstTurn === "at-start" && reply.baseline?.runs !== 0)
-    throw new CheckFailed("an at-start job.start must carry baseline with runs 0", [
-      canonical(reply),
-    ]);
+    throw new CheckFailed(
+      `an at-start job.start answered baseline ${JSON.stringify(reply.baseline ?? null)}, not one with runs 0`,
+      [canonical(reply)],
+    );
   return { started, params: call };
 }
 
@@ -97,7 +99,7 @@ export async function stopJob(s: Session, j: StartedJob, what = "job.stop"): Pro
   const r = await must(what, s.call("job.stop", { target: j.target, key: j.key }, EFFECT_MS));
   j.stopped = true;
   if (r !== null)
-    throw new CheckFailed(`${what} answered something other than null`, [canonical(r)]);
+    throw new CheckFailed(`${what} answered ${clip(canonical(r))}, not null`, [canonical(r)]);
 }
 
 /** Runs fn with a started job, stopped afterwards whatever happens. */
@@ -186,10 +188,10 @@ export async function jobIdempotency(
               !found.found ||
               (j.reply.handle !== undefined && found.found.handle !== j.reply.handle)
             )
-              throw new CheckFailed("job.lookup of a started job did not find it", [
-                `start: ${canonical(j.reply)}`,
-                `lookup: ${canonical(found)}`,
-              ]);
+              throw new CheckFailed(
+                `job.lookup of a started job answered ${clip(canonical(found))}, not found`,
+                [`start: ${canonical(j.reply)}`, `lookup: ${canonical(found)}`],
+              );
           }
           await stopJob(s, j);
           await stopJob(s, j, "a second job.stop of the stopped job");
@@ -204,9 +206,10 @@ export async function jobIdempotency(
             }),
           );
           if (canonical(none) !== canonical({ none: true }))
-            throw new CheckFailed("job.lookup of a key never used did not answer none", [
-              canonical(none),
-            ]);
+            throw new CheckFailed(
+              `job.lookup of a key never used answered ${clip(canonical(none))}, not none`,
+              [canonical(none)],
+            );
         }
       } catch (err) {
         if (err instanceof CheckFailed)

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Io } from "../cli/io.js";
 import type { PluginProcess } from "../plugin/plugin-process.js";
 import {
@@ -9,7 +11,9 @@ import {
 import type { Clock, Ports, ProcessSpawner } from "../ports/types.js";
 import { protocolChecks } from "../protocol/checks.js";
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
-import { type Escapee, sweep } from "./escapees.js";
+import { type Escapee, sweep, type Watch } from "./escapees.js";
+import type { Launcher } from "./subreaper.js";
+import type { Target } from "./target.js";
 import { WireLog } from "./wire.js";
 
 // One fresh start of the plugin for one check, through the host's own
@@ -28,6 +32,12 @@ export interface RunContext {
   /** Random per run: marker values and keys of two runs never meet. */
   runId: string;
   logs: StartLog[];
+  /** Runs each start under a child subreaper (subreaper.ts); absent where that cannot be done. */
+  launcher?: { launch: Launcher; reports: string };
+  /** --host: where every link call goes, the probes' too. */
+  linkTarget?: Target;
+  /** Why there is no launcher, for the containment line. */
+  noLauncher?: string;
 }
 
 export interface StartLog {
@@ -37,12 +47,17 @@ export interface StartLog {
   pgid?: number;
   wire: WireLog;
   escapees: Escapee[];
+  /** Descendants of this start seen by any scan, or held by the launcher at the end: pid to start time. */
+  known: Map<number, number>;
+  /** Where the launcher writes what it still held when the plugin ended. */
+  report?: string;
 }
 
-function tapped(base: ProcessSpawner, log: StartLog): ProcessSpawner {
+function tapped(base: ProcessSpawner, log: StartLog, launcher: readonly string[]): ProcessSpawner {
   return {
     async spawn(argv, opts) {
-      const child = await base.spawn(argv, opts);
+      // Trust was judged on the plugin's own argv; the launcher only wraps the exec.
+      const child = await base.spawn([...launcher, ...argv], opts);
       log.pgid = child.pid;
       return {
         ...child,
@@ -105,12 +120,18 @@ export class Session {
       mark: `${ctx.runId}-${ctx.logs.length + 1}`,
       wire: new WireLog(),
       escapees: [],
+      known: new Map(),
     };
+    if (ctx.launcher) log.report = join(ctx.launcher.reports, `start-${ctx.logs.length + 1}`);
     ctx.logs.push(log);
     const ports: Ports = {
       ...ctx.io.ports,
       env: { ...ctx.io.ports.env, [CANARY_VAR]: ctx.canary, [MARK_VAR]: log.mark },
-      spawner: tapped(ctx.io.ports.spawner, log),
+      spawner: tapped(
+        ctx.io.ports.spawner,
+        log,
+        log.report ? (ctx.launcher?.launch(log.report) ?? []) : [],
+      ),
     };
     const sup = new Supervisor(ports, protocolChecks());
     try {
@@ -132,10 +153,11 @@ export class Session {
 
   /** Catches a helper outside the group while it still runs: it might be gone by close. */
   scan(): void {
-    this.log.escapees.push(...sweep(MARK_VAR, this.log.mark, this.proc.pgid));
+    this.log.escapees.push(...sweep(watch(this.log, this.proc.pgid)));
   }
 
   close(): Promise<void> {
+    this.scan();
     return finish(this.sup, this.log);
   }
 }
@@ -146,5 +168,23 @@ async function finish(sup: Supervisor, log: StartLog): Promise<void> {
   // The group is empty now, so whatever still carries the marker left it.
   // (Its own group is still excluded: a member mu's kill has not reaped yet
   // did not escape.)
-  log.escapees.push(...sweep(MARK_VAR, log.mark, log.pgid));
+  if (log.report) for (const [pid, start] of heldAtEnd(log.report)) log.known.set(pid, start);
+  log.escapees.push(...sweep(watch(log, log.pgid)));
+}
+
+function heldAtEnd(report: string): [number, number][] {
+  let text = "";
+  try {
+    text = readFileSync(report, "utf8");
+  } catch {
+    return []; // killed with its group, or never started
+  }
+  return text
+    .split("\n")
+    .map((l) => l.split(" ").map(Number))
+    .filter((f): f is [number, number] => f.length === 2 && f.every(Number.isInteger));
+}
+
+function watch(log: StartLog, leader: number | undefined): Watch {
+  return { name: MARK_VAR, value: log.mark, known: log.known, ...(leader ? { leader } : {}) };
 }

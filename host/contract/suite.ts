@@ -1,12 +1,13 @@
-import type { InitializeResult, SeamName } from "../protocol/declaration.js";
+import type { InitializeResult, LinkSeam, SeamName } from "../protocol/declaration.js";
 import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
 import { jobIdempotency, jobLifecycle } from "./job-seam.js";
-import { linkTimeout } from "./link-timeout.js";
+import { linkExec, linkFetch, linkPush } from "./link-roundtrip.js";
+import { linkTimeout, timeoutFor } from "./link-timeout.js";
 import { type RunContext, Session } from "./session.js";
-import { profileTarget } from "./target.js";
+import { CHECK_HOST, type LinkPlace, profileTarget, type Target } from "./target.js";
 import {
   CheckFailed,
   type CheckId,
@@ -28,6 +29,8 @@ export interface SuiteOptions {
   seams: ReadonlySet<CheckedSeam>;
   params: Record<string, string>;
   repeat: number;
+  /** --host: a host mu knows, where the link checks run instead. */
+  host?: { name: string; target: Target; root?: string };
 }
 
 async function timed(
@@ -44,9 +47,18 @@ async function timed(
     o =
       err instanceof CheckFailed
         ? fail(err.detail, err.evidence)
-        : fail("the check could not run", [describeCall(err)]);
+        : fail(`the check could not run: ${describeCall(err)}`, [describeCall(err)]);
   }
-  const v: Verdict = { id, ...o, ms: ctx.io.ports.clock.now() - t0 };
+  // Evidence quotes what the plugin sent; the canary must not ride along
+  // into the terminal, --json or a JUnit file.
+  const mask = (t: string) => t.replaceAll(ctx.canary, "<canary>");
+  const v: Verdict = {
+    id,
+    ...o,
+    detail: mask(o.detail),
+    evidence: o.evidence.map(mask),
+    ms: ctx.io.ports.clock.now() - t0,
+  };
   emit(v);
   return v;
 }
@@ -93,25 +105,98 @@ export async function runSuite(
     "eof",
     gate((h) => eof(ctx, h)),
   );
-  await run(
-    "link.timeout",
-    gate(async (h) => {
+  // The link checks, each on a start of its own. Push, fetch and timeout
+  // read their results back through link.exec, so they wait on its pass.
+  const onLink =
+    (id: CheckId, fn: (s: Session, place: LinkPlace, link: LinkSeam) => Promise<Outcome>) =>
+    (h: InitializeResult): Promise<Outcome> => {
       const link = h.seams.link;
-      if (!link) return skip("the plugin declares no link seam");
-      if (!h.seams.host)
-        return inSession(ctx, "link.timeout", ["link"], (s) =>
-          linkTimeout(s, link, profileTarget(h), `mu-check-${ctx.runId}`),
-        );
+      if (!link) return Promise.resolve(skip("the plugin declares no link seam"));
+      const aim = opts.host;
+      if (aim) {
+        const place = { target: aim.target, root: aim.root, label: `on host ${aim.name}` };
+        return inSession(ctx, id, ["link"], (s) => fn(s, place, link));
+      }
+      if (!h.seams.host) {
+        const place = { target: profileTarget(h), label: `on host ${CHECK_HOST}` };
+        return inSession(ctx, id, ["link"], (s) => fn(s, place, link));
+      }
       if (!hostNamed)
-        return skip(
-          "a provider's link runs on machines it acquired; add --seam host to let the suite acquire one",
+        return Promise.resolve(
+          skip(
+            "a provider's link runs on machines it acquired; add --seam host to let the suite acquire one, or --host to name one",
+          ),
         );
-      return inSession(ctx, "link.timeout", ["host"], (s) =>
+      return inSession(ctx, id, ["host"], (s) =>
         withMachine(s, opts.params, newKey(ctx), (m) =>
-          linkTimeout(s, link, m.target, `mu-check-${ctx.runId}`),
+          fn(
+            s,
+            { target: m.target, label: `on the machine it acquired (${m.acquired.handle})` },
+            link,
+          ),
         ),
       );
-    }),
+    };
+  let roundTripMs: number | undefined;
+  await run(
+    "link.exec",
+    gate(
+      onLink("link.exec", async (s, place) => {
+        const proof = await linkExec(s, place, `${ctx.runId}-exec`, (n) =>
+          ctx.io.ports.random.hex(n),
+        );
+        roundTripMs = proof.roundTripMs;
+        return proof.outcome;
+      }),
+    ),
+  );
+  const afterExec =
+    (
+      id: CheckId,
+      fn: (s: Session, place: LinkPlace, link: LinkSeam) => Promise<Outcome>,
+      absent: (link: LinkSeam) => string | undefined = () => undefined,
+    ) =>
+    (h: InitializeResult): Promise<Outcome> => {
+      // Before any start: an undeclared capability needs no plugin, nor a machine.
+      const why = h.seams.link && absent(h.seams.link);
+      if (why) return Promise.resolve(skip(why));
+      if (out.find((v) => v.id === "link.exec")?.result === "fail")
+        return Promise.resolve(
+          skip("link.exec did not pass, and this check reads its results back through link.exec"),
+        );
+      return onLink(id, fn)(h);
+    };
+  await run(
+    "link.push",
+    gate(
+      afterExec(
+        "link.push",
+        (s, place, link) =>
+          linkPush(s, place, link, `${ctx.runId}-push`, ctx.io.ports.random.hex(16)),
+        (link) => (link.push ? undefined : "the link does not declare push: true"),
+      ),
+    ),
+  );
+  await run(
+    "link.fetch",
+    gate(
+      afterExec(
+        "link.fetch",
+        (s, place) => linkFetch(s, place, `${ctx.runId}-fetch`, ctx.io.ports.random.hex(16)),
+        (link) =>
+          link.fetch
+            ? undefined
+            : "the link declares fetch: false (mu fetches with the profile's --fetch template)",
+      ),
+    ),
+  );
+  await run(
+    "link.timeout",
+    gate(
+      afterExec("link.timeout", (s, place, link) =>
+        linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0)),
+      ),
+    ),
   );
   const hostCheck = (id: CheckId, fn: (s: Session, h: InitializeResult) => Promise<Outcome>) =>
     gate(async (h) => {

@@ -6,6 +6,9 @@ import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
 export const CHECK_IDS = [
   "handshake",
   "eof",
+  "link.exec",
+  "link.push",
+  "link.fetch",
   "link.timeout",
   "host.lifecycle",
   "host.idempotency",
@@ -58,11 +61,21 @@ export function describeCall(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Awaits a call the check depends on; its failure fails the check with the call's evidence. */
+/**
+ * Awaits a call the check depends on; its failure fails the check, and the
+ * headline says what was observed (the error's kind and message, or why no
+ * answer came), not only that the call failed.
+ */
 export async function must<T>(what: string, p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    throw new CheckFailed(`${what} failed`, [describeCall(err)]);
+    throw new CheckFailed(failedCall(what, err), [describeCall(err)]);
   }
+}
+
+/** "<what>: <what happened>", without naming the method twice. */
+export function failedCall(what: string, err: unknown): string {
+  const d = describeCall(err);
+  return d.startsWith(`${what} `) ? d : `${what}: ${d}`;
 }

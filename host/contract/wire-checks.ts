@@ -15,7 +15,9 @@ export async function probeMessages(ctx: RunContext, hello: InitializeResult): P
   try {
     for (const phase of hello.seams.link?.checks ?? []) {
       // Only the lines matter here; an error reply is a valid message.
-      await s.call("link.checkSteps", { target: profileTarget(hello), phase }).catch(() => {});
+      await s
+        .call("link.checkSteps", { target: ctx.linkTarget ?? profileTarget(hello), phase })
+        .catch(() => {});
       if (s.proc.conn.state !== "open") break;
     }
   } finally {
@@ -31,7 +33,12 @@ export async function probeContainment(ctx: RunContext, hello: InitializeResult)
       await s
         .call(
           "link.exec",
-          { target: profileTarget(hello), script: "true", cwd: ".", timeoutMs: 10_000 },
+          {
+            target: ctx.linkTarget ?? profileTarget(hello),
+            script: "true",
+            cwd: ".",
+            timeoutMs: 10_000,
+          },
           15_000,
         )
         .catch(() => {});
@@ -82,7 +89,7 @@ export function containment(ctx: RunContext): Outcome {
   const evidence = ctx.logs.flatMap((l) =>
     l.escapees.map(
       (e) =>
-        `[${l.check}] pid ${e.pid} in group ${e.pgid}, not the plugin's ${l.pgid ?? "?"}: ${clip(e.cmdline) || "(no command line)"}; killed`,
+        `[${l.check}] pid ${e.pid} (pgid ${e.pgid}, sid ${e.sid}), not in the plugin's group ${l.pgid ?? "?"}, found by ${e.by}: ${clip(e.cmdline) || "(no command line)"}; killed`,
     ),
   );
   if (evidence.length > 0)
@@ -90,5 +97,10 @@ export function containment(ctx: RunContext): Outcome {
       `${plural(evidence.length, "process", "processes")} the plugin started left its process group`,
       evidence,
     );
-  return pass(`every process started in ${starts(ctx)} stayed in the plugin's group`);
+  const by = ctx.launcher
+    ? "by environment marker and by ancestry under a child subreaper"
+    : `by environment marker only (no child subreaper: ${ctx.noLauncher ?? "not set up"})`;
+  return pass(
+    `every process started in ${starts(ctx)} stayed in the plugin's group, watched ${by}`,
+  );
 }

@@ -4,6 +4,7 @@ import { UnavailableError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
 import { type HeldLock, lockAttempts } from "../store/lock.js";
 import { dbPath } from "../store/paths.js";
+import { type HostProfile, identity } from "./profiles.js";
 
 // A link that declares `slots: "mu"` leaves it to mu to keep a host under its
 // channel limit: every link call holds one of the host's `--max-sessions`
@@ -15,6 +16,7 @@ export const DEFAULT_SLOT_WAIT_MS = 60_000;
 const POLL_MS = 50;
 
 export interface SlotBound {
+  /** The machine the slots belong to: a profile's identity, not its name. */
   host: string;
   /** null: no bound set, so calls never wait. */
   maxSessions: number | null;
@@ -23,6 +25,19 @@ export interface SlotBound {
 
 export function slotWaitMs(env: Readonly<Record<string, string | undefined>>): number {
   return envMs(env, "MU_SLOT_WAIT_MS", DEFAULT_SLOT_WAIT_MS);
+}
+
+/**
+ * A machine's bound: the smallest --max-sessions among the profiles with its
+ * identity (the profile itself included), or null when none sets one.
+ */
+export function machineBound(profiles: readonly HostProfile[], of: HostProfile): number | null {
+  const bounds = profiles
+    .filter((p) => identity(p) === identity(of))
+    .map((p) => p.maxSessions)
+    .concat(of.maxSessions)
+    .filter((n): n is number => n !== null);
+  return bounds.length > 0 ? Math.min(...bounds) : null;
 }
 
 /** Runs `fn` holding one of the host's slots, waiting for one if all are held. */

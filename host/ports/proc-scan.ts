@@ -6,7 +6,11 @@ import { readdirSync, readFileSync } from "node:fs";
 
 export interface LiveProcess {
   pid: number;
+  ppid: number;
   pgid: number;
+  sid: number;
+  /** Clock ticks after boot: with the pid, names one process even after pid reuse. */
+  startTime: number;
   /** Read lazily: most callers need only the pgid. */
   cmdline(): string;
   environ(): string;
@@ -34,7 +38,10 @@ export function* liveProcesses(): Generator<LiveProcess> {
     };
     yield {
       pid,
+      ppid: Number(rest[1]),
       pgid: Number(rest[2]),
+      sid: Number(rest[3]),
+      startTime: Number(rest[19]),
       cmdline: () => read("cmdline").replace(/\0/g, " ").trim(),
       environ: () => read("environ"),
     };

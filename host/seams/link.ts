@@ -2,7 +2,8 @@ import type { Io } from "../cli/io.js";
 import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { commitOf, fetchHeadPath, fillTemplate, runTemplate } from "../git/local.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
-import { withSlot } from "../hosts/slots.js";
+import { identity, listProfiles } from "../hosts/profiles.js";
+import { machineBound, withSlot } from "../hosts/slots.js";
 import { GRACE_MS } from "../plugin/plugin-process.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
@@ -60,12 +61,24 @@ export async function openLink(
   return { io, sup, host: h, name, link };
 }
 
-/** Runs `fn` holding one of the host's channels when mu arbitrates them. */
-export function holdingSlot<T>(l: OpenLink, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` holding one of the machine's channels when mu arbitrates them.
+ * Profiles that share an identity are one machine, so their calls share its
+ * slots, and the smallest --max-sessions any of them sets bounds them all.
+ */
+export async function holdingSlot<T>(l: OpenLink, fn: () => Promise<T>): Promise<T> {
+  const p = l.host.profile;
+  const machine = p ? identity(p) : l.name;
+  const maxSessions = p
+    ? await openStore(l.io.ports).read((db) => machineBound(listProfiles(db), p))
+    : null;
   return withSlot(
     l.io.ports,
-    { host: l.name, maxSessions: l.host.profile?.maxSessions ?? null, slots: l.link.slots },
-    (n) => l.io.err(`mu: host: all ${n} sessions of ${l.name} are in use; waiting for one\n`),
+    { host: machine, maxSessions, slots: l.link.slots },
+    (n) =>
+      l.io.err(
+        `mu: host: all ${n} sessions of ${l.name} (${machine}) are in use; waiting for one\n`,
+      ),
     fn,
   );
 }

@@ -17,7 +17,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
-import { muxFor, requireCommandLines } from "../view/mux.js";
+import { livesThroughWindow, muxFor, requireCommandLines, viewReadyMs } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./agent-spawn.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -148,15 +148,18 @@ export async function agentReattach(
     // Panes nothing records (a reattach that died before it wrote its row) go first.
     for (const orphan of await mux.panesOf(ws, name))
       if (orphan !== agent?.pane) await mux.kill(orphan);
-    // A view that fails to start leaves the row's pane as it was.
+    // A view that fails to start, even after the backend reported it, leaves
+    // the row's pane as it was: the row changes only once it lived through
+    // the readiness window.
+    const openedAt = io.ports.clock.now();
     const pane = await openPane(mux, ws, name, view);
     const old = agent?.pane ?? null;
-    if (!(await mux.alive(pane.id))) {
+    if (!(await livesThroughWindow(mux, io.ports, pane.id, openedAt))) {
       await mux.kill(pane.id);
       throw new UnavailableError(
         "reattach.died",
         "view",
-        `the new view of ${ws}/${name} (pane ${pane.id}) died as it opened`,
+        `the new view of ${ws}/${name} (pane ${pane.id}) died within ${viewReadyMs(io.ports.env)} ms of opening`,
         {
           hint: old ? `the agent keeps its view ${old}; try again` : "try again",
         },

@@ -33,7 +33,13 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import type { JobSeam, Seams } from "../protocol/declaration.js";
 import { openLink } from "../seams/link.js";
 import { openStore, type Store } from "../store/index.js";
-import { type Mux, muxFor, requireCommandLines, type ViewCommand } from "../view/mux.js";
+import {
+  livesThroughWindow,
+  type Mux,
+  muxFor,
+  requireCommandLines,
+  type ViewCommand,
+} from "../view/mux.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu agent spawn on a plugin host, in the spec's order, each step before the
@@ -447,6 +453,7 @@ export async function finish(
   // run on unseen: no view of this agent is live here, so any pane is such.
   for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
   let pane: string;
+  const openedAt = io.ports.clock.now();
   try {
     pane = (await openPane(mux, ws, name, view)).id;
   } catch (err) {
@@ -500,7 +507,8 @@ export async function finish(
       await io.ports.clock.sleep(Math.min(100, Math.max(0, deadline - io.ports.clock.now())));
     }
   }
-  if (!(await mux.alive(pane)))
+  // Counted from the pane's opening: readiness above may have used it up.
+  if (!(await livesThroughWindow(mux, io.ports, pane, openedAt)))
     return fail(pane, `its view (pane ${pane}) died after it was opened`);
   io.out(`${verb} ${ws}/${name} on ${j.host} (job ${j.key}, view ${pane})\n`);
   const text = firstPrompt(opts);

@@ -1,7 +1,8 @@
 import type { Io } from "../cli/io.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
+import { freeingHint, type Holder, hostHolders } from "../hosts/holders.js";
 import { deleteProfile, getProfile, identity, putProfile } from "../hosts/profiles.js";
-import { getHost } from "../hosts/records.js";
+import { deleteHost, getHost } from "../hosts/records.js";
 import { getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 import { withPlugins } from "./with-plugins.js";
@@ -80,17 +81,36 @@ export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<v
 
 export async function hostRm(io: Io, name: string): Promise<void> {
   await openStore(io.ports).write((db) => {
-    if (!getProfile(db, name)) {
-      const provider = getHost(db, name);
-      throw provider
-        ? new RefusedError("host.rm.provider", "host", `'${name}' is a provider host`, {
-            hint: `release it instead: mu host release ${name}`,
-          })
-        : new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
-            hint: "see: mu host list",
-          });
+    const profile = getProfile(db, name);
+    const provider = profile ? undefined : getHost(db, name);
+    if (!profile && !provider) {
+      throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
+        hint: "see: mu host list",
+      });
     }
-    deleteProfile(db, name);
+    // Removing a host that agents, a pending effect or an acquired machine
+    // still need would leave them unreachable and the plugin unremovable.
+    const holders = hostHolders(db, name);
+    if (holders.length > 0) {
+      throw new RefusedError("host.rm.in-use", "host", `host '${name}' ${heldBy(holders)}`, {
+        hint: freeingHint(holders, false),
+      });
+    }
+    if (provider) deleteHost(db, name);
+    else deleteProfile(db, name);
   });
   io.out(`removed ${name}\n`);
+}
+
+/** "still runs agent crew/a and is ready": what holds a host, in words. */
+function heldBy(holders: readonly Holder[]): string {
+  const of = (k: Holder["kind"]) => holders.filter((h) => h.kind === k);
+  const agents = of("agent").map((h) => h.name);
+  return [
+    ...of("effect").map((h) => `has a ${h.what}`),
+    ...(agents.length > 0
+      ? [`still runs ${agents.length === 1 ? "agent" : "agents"} ${agents.join(", ")}`]
+      : []),
+    ...of("machine").map((h) => `is ${h.name}`),
+  ].join(" and ");
 }

@@ -1,5 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { RefusedError } from "../errors.js";
+import { freeingHint, pluginHolders } from "../hosts/holders.js";
 import { declarationOf } from "../plugin/load-rules.js";
 import { channelHolder, getPlugin, putPlugin } from "../plugin/registry.js";
 import { checkPluginName } from "../plugin/trust.js";
@@ -34,6 +35,25 @@ export async function pluginAdd(io: Io, name: string, argv: string[]): Promise<v
         `'${name}' declares channel '${channel}', which plugin '${holder}' already holds`,
         {
           hint: "a channel name belongs to one plugin; rename one of the channels",
+        },
+      );
+    }
+    // A re-add is a load: what the DB still records against this plugin is
+    // what the registration needs, so a declaration that drops a seam one of
+    // them calls on is refused and the recorded one stays.
+    const short = pluginHolders(db, name).filter((h) => h.needs.some((s) => !hello.seams[s]));
+    const seam = short[0]?.needs.find((s) => !hello.seams[s]);
+    if (seam !== undefined) {
+      throw new RefusedError(
+        "load.seam.missing",
+        "plugin",
+        `'${name}' refused (seam.missing): it no longer declares the '${seam}' seam, still needed by ${short.map((h) => h.what).join("; ")}`,
+        {
+          hint: freeingHint(
+            short,
+            false,
+            "nothing was recorded; restore the seam, or first free what needs it",
+          ),
         },
       );
     }

@@ -1,10 +1,16 @@
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
 import { junit, line, summary } from "../contract/report.js";
 import type { RunContext } from "../contract/session.js";
-import { type CheckedSeam, runSuite } from "../contract/suite.js";
+import { subreaperLauncher } from "../contract/subreaper.js";
+import { type CheckedSeam, runSuite, type SuiteOptions } from "../contract/suite.js";
+import type { Verdict } from "../contract/verdict.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
+import { findLinkHost } from "../hosts/link-host.js";
 import { getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 
@@ -18,6 +24,7 @@ export interface CheckOptions {
   repeat?: string;
   junit?: string;
   json?: boolean;
+  host?: string;
 }
 
 const SEAMS: readonly CheckedSeam[] = ["link", "host", "job", "channel"];
@@ -75,7 +82,10 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
   const seams = parseSeams(opts.seam ?? []);
   const params = parseParams(opts.param ?? [], seams);
   const repeat = parseRepeat(opts.repeat);
-  const rec = await openStore(io.ports).read((db) => getPlugin(db, name));
+  const { rec, aim } = await openStore(io.ports).read((db) => ({
+    rec: getPlugin(db, name),
+    aim: opts.host === undefined ? undefined : aimAt(db, name, opts.host),
+  }));
   if (!rec)
     throw new NotFoundError("plugin.unknown", "plugin", `no plugin named '${name}'`, {
       hint: `register it first: mu plugin add ${name} -- /abs/path/mu-plugin-${name}`,
@@ -87,10 +97,25 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
     runId: io.ports.random.hex(4),
     logs: [],
   };
+  if (aim) ctx.linkTarget = aim.target;
+  const launcher = subreaperLauncher(io.ports.env);
+  // The launcher's reports are the suite's own scratch, gone with the run.
+  const reports = "launch" in launcher ? mkdtempSync(join(tmpdir(), "mu-check-")) : undefined;
+  if ("launch" in launcher && reports) ctx.launcher = { launch: launcher.launch, reports };
+  else if ("why" in launcher) ctx.noLauncher = launcher.why;
   if (!opts.json) io.out(`checking plugin ${name} (${rec.argv.join(" ")})\n`);
-  const verdicts = await runSuite(ctx, { seams, params, repeat }, (v) => {
-    if (!opts.json) io.out(`${line(v)}\n`);
-  });
+  let verdicts: Verdict[];
+  try {
+    verdicts = await runSuite(
+      ctx,
+      { seams, params, repeat, ...(aim ? { host: aim } : {}) },
+      (v) => {
+        if (!opts.json) io.out(`${line(v)}\n`);
+      },
+    );
+  } finally {
+    if (reports) rmSync(reports, { recursive: true, force: true });
+  }
   const failed = verdicts.filter((v) => v.result === "fail");
   if (opts.junit !== undefined) await writeJunit(io, resolve(opts.junit), junit(name, verdicts));
   if (opts.json) printJson(io, { plugin: name, ok: failed.length === 0, repeat, checks: verdicts });
@@ -103,6 +128,28 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
       { hint: "fix what each FAIL line shows, then run mu plugin check again" },
     );
   }
+}
+
+/**
+ * --host: a host mu already knows through this plugin. Read only: the suite
+ * never creates or changes a profile.
+ */
+function aimAt(db: Database, plugin: string, host: string): NonNullable<SuiteOptions["host"]> {
+  const l = findLinkHost(db, host);
+  if (l.reg.name !== plugin)
+    throw new UsageError(
+      "check.host",
+      "usage",
+      `host '${host}' is reached through plugin '${l.reg.name}', not '${plugin}'`,
+      {
+        hint: `name a host of '${plugin}' (see: mu host list), or run mu plugin check ${l.reg.name}`,
+      },
+    );
+  return {
+    name: host,
+    target: l.target,
+    ...(l.profile?.repo ? { root: l.profile.repo } : {}),
+  };
 }
 
 async function writeJunit(io: Io, path: string, text: string): Promise<void> {

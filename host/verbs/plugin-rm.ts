@@ -1,5 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { NotFoundError, RefusedError } from "../errors.js";
+import { freeingHint, pluginHolders } from "../hosts/holders.js";
 import { deletePlugin, getPlugin, referencesTo } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 
@@ -16,9 +17,7 @@ export async function pluginRm(io: Io, name: string): Promise<void> {
         "plugin.in-use",
         "plugin",
         `'${name}' is still named by ${refs.join(", ")}`,
-        {
-          hint: "remove those first; see: mu state",
-        },
+        { hint: freeingHint(pluginHolders(db, name), true) },
       );
     }
     deletePlugin(db, name);

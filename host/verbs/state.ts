@@ -1,5 +1,6 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { agentOf, agentSubject, allJobs } from "../jobs/records.js";
@@ -15,28 +16,6 @@ interface Notice {
   key: string;
   since: number;
   next: string;
-}
-
-/** The verb that settles a pending effect, as a user would type it. */
-function nextVerb(subject: string, method: string, params: Record<string, unknown>): string {
-  const [kind, name = ""] = subject.split(":");
-  if (kind === "host") return `mu host status ${name}`;
-  const [ws, agent] = name.split("/");
-  const p = params as {
-    msgId?: string;
-    target?: { host?: { name?: string } };
-    spec?: { firstPrompt?: { msgId: string } };
-  };
-  if (method === "job.start") {
-    const first = p.spec?.firstPrompt?.msgId;
-    return first
-      ? `mu agent check ${agent} ${first} -w ${ws}`
-      : `mu agent spawn ${agent} --host ${p.target?.host?.name ?? "<host>"} -w ${ws}`;
-  }
-  if (method === "job.stop") return `mu agent close ${agent} -w ${ws}`;
-  return p.msgId
-    ? `mu agent check ${agent} ${p.msgId} -w ${ws}`
-    : `mu agent read ${agent} -w ${ws}`;
 }
 
 /** A receipt's delivery, by the key mu gave it (only sends and interrupts carry a msgId). */
@@ -62,7 +41,7 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
         method: String(method),
         key: String(key),
         since: Number(at),
-        next: nextVerb(String(subject), String(method), JSON.parse(String(params))),
+        next: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
       }),
     );
     const jobs = allJobs(db);

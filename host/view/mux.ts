@@ -1,3 +1,4 @@
+import { envMs } from "../env-ms.js";
 import { UsageError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
 import { simMux } from "./sim-mux.js";
@@ -59,3 +60,31 @@ export function requireCommandLines(mux: Mux, code: string): void {
 
 /** A backend failure as mu's one line. */
 export class PaneError extends Error {}
+
+/** How long a new view must live before mu counts it started (MU_VIEW_READY_MS). */
+export const DEFAULT_VIEW_READY_MS = 1000;
+
+export function viewReadyMs(env: Readonly<Record<string, string | undefined>>): number {
+  return envMs(env, "MU_VIEW_READY_MS", DEFAULT_VIEW_READY_MS);
+}
+
+/**
+ * Whether the pane still lives once the readiness window, counted from
+ * `openedAt`, has passed. A backend reports a pane before its command has
+ * had a chance to fail, so one look right after opening proves nothing; the
+ * first dead reading ends the wait at once.
+ */
+export async function livesThroughWindow(
+  mux: Mux,
+  ports: Ports,
+  paneId: string,
+  openedAt: number,
+): Promise<boolean> {
+  const until = openedAt + viewReadyMs(ports.env);
+  for (;;) {
+    if (!(await mux.alive(paneId))) return false;
+    const left = until - ports.clock.now();
+    if (left <= 0) return true;
+    await ports.clock.sleep(Math.min(50, left));
+  }
+}

@@ -12,8 +12,11 @@ import { type Mux, type Pane, PaneError, type ViewCommand } from "./mux.js";
 // under <state>/sim-mux/ naming its pid and start time. `MU_MUX_SIM` scripts
 // the backend's failures:
 //   fail-start       the pane cannot be opened at all
-//   dies             the pane is reported, then its process dies at once
+//   dies             the pane is reported, then its process dies DIES_AFTER_MS later
 //   no-command-line  the backend cannot run a command line (as herdr)
+
+/** How long a `dies` pane lives: well inside mu's default readiness window. */
+export const DIES_AFTER_MS = 200;
 
 interface PaneFile {
   pid: number;
@@ -64,11 +67,12 @@ export function simMux(ports: Ports): Mux {
       await fh.sync();
       await fh.close();
       if (mode === "dies") {
-        try {
-          process.kill(-pid, "SIGKILL");
-        } catch {
-          // gone already
-        }
+        // Dies a moment after it was reported, as a view command that exits
+        // at once does: after the backend's own look, inside mu's window.
+        spawn("/bin/sh", ["-c", `sleep ${DIES_AFTER_MS / 1000}; kill -9 -${pid} 2>/dev/null`], {
+          detached: true,
+          stdio: "ignore",
+        }).unref();
       }
       return { id, pid };
     },

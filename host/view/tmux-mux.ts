@@ -7,6 +7,16 @@ import { type Mux, type Pane, PaneError, type ViewCommand } from "./mux.js";
 // window per agent. `MU_TMUX_SOCKET` names a private server socket (-L), as
 // the tests use, so they never touch the user's own tmux.
 
+/**
+ * The workstream's session name. tmux rewrites '.' (and ':', which no
+ * workstream name holds) in a session name to '_', which would lose the
+ * session mu made and merge `x.y` with `x_y`; so '.' becomes ',', which no
+ * workstream name holds either. Window names are kept as given.
+ */
+export function sessionName(workstream: string): string {
+  return `mu-${workstream.replaceAll(".", ",")}`;
+}
+
 function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: string } {
   const socket = ports.env.MU_TMUX_SOCKET;
   const r = spawnSync("tmux", [...(socket ? ["-L", socket] : []), ...args], {
@@ -22,7 +32,7 @@ export function tmuxMux(ports: Ports): Mux {
     name: "tmux",
     runsCommandLines: true,
     async open(workstream: string, agent: string, view: ViewCommand): Promise<Pane> {
-      const session = `mu-${workstream}`;
+      const session = sessionName(workstream);
       const has = tmux(ports, ["has-session", "-t", `=${session}`]).ok;
       const env = Object.entries(view.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
       const where = view.cwd ? ["-c", view.cwd] : [];
@@ -67,7 +77,7 @@ export function tmuxMux(ports: Ports): Mux {
         "list-panes",
         "-s",
         "-t",
-        `=mu-${workstream}`,
+        `=${sessionName(workstream)}`,
         "-F",
         "#{window_name} #{pane_id}",
       ]);

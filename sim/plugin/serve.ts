@@ -258,7 +258,16 @@ export class SimPlugin {
         };
       }
       case "link.checkSteps":
-        return { value: [{ step: String(params.phase), ok: true, detail: "the sim answers" }] };
+        // A leak rides in the detail, where no check compares the text exactly.
+        return {
+          value: [
+            {
+              step: String(params.phase),
+              ok: true,
+              detail: leak ? `the sim answers ${leak}` : "the sim answers",
+            },
+          ],
+        };
       case "link.exec":
         return {
           value: await this.machines.exec(

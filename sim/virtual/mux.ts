@@ -1,5 +1,6 @@
 import type { Ports } from "../../host/ports/types.js";
 import { type Mux, PaneError } from "../../host/view/mux.js";
+import { DIES_AFTER_MS } from "../../host/view/sim-mux.js";
 import type { WorldFs } from "../plugin/world.js";
 import type { VirtualProcesses } from "./ports.js";
 
@@ -38,7 +39,8 @@ export function virtualMux(
         panes.set(id, { pid, start, workstream, agent });
         const pidFile = view.env.SIM_VIEW_PID_FILE;
         if (pidFile) worldFs.writeFileSync(pidFile, String(pid));
-        if (mode === "dies") processes.end(pid);
+        // As the real backend's: the pane dies a moment after it was reported.
+        if (mode === "dies") void ports.clock.sleep(DIES_AFTER_MS).then(() => processes.end(pid));
         return { id, pid };
       },
       alive: async (id) => alive(panes.get(id)),

@@ -1,0 +1,124 @@
+import type { Database } from "sql.js";
+import { pendingVerb } from "../effects/settle-verb.js";
+import { allAgents, allJobs } from "../jobs/records.js";
+import type { SeamName } from "../protocol/declaration.js";
+import { listProfiles } from "./profiles.js";
+import { listHosts } from "./records.js";
+
+// What keeps a host or a plugin from being removed, each with the verb that
+// lets it go, so a refused `rm` can always say what to run next.
+
+export interface Holder {
+  /** What holds it, as a user knows it: "agent crew/a", "host h1, ready". */
+  what: string;
+  /** The verb that frees it, as a user would type it. */
+  free: string;
+  kind: "effect" | "agent" | "machine" | "profile";
+  /** The agent's workstream/name, the machine's state, the effect's method. */
+  name: string;
+  /** The seams of the plugin it still calls on: a re-add may not drop them. */
+  needs: SeamName[];
+}
+
+const closeVerb = (ws: string, name: string) => `mu agent close ${name} -w ${ws}`;
+
+/** Agents with a job record or a row still in use, on one host or one plugin. */
+function agentHolders(
+  db: Database,
+  on: (a: { host: string; plugin: string }) => boolean,
+): Holder[] {
+  const seen = new Map<string, Holder>();
+  const add = (ws: string, name: string, needs: SeamName[]) => {
+    const h = seen.get(`${ws}/${name}`) ?? {
+      what: `agent ${ws}/${name}`,
+      name: `${ws}/${name}`,
+      free: closeVerb(ws, name),
+      kind: "agent" as const,
+      needs: [],
+    };
+    h.needs = [...new Set([...h.needs, ...needs])];
+    seen.set(`${ws}/${name}`, h);
+  };
+  // A job is stopped through the job seam and read through the channel; its
+  // tree, if any, is collected and removed through the link.
+  for (const j of allJobs(db))
+    if (on({ host: j.host, plugin: j.plugin }))
+      add(j.workstream, j.agent, j.site ? ["job", "channel", "link"] : ["job", "channel"]);
+  for (const a of allAgents(db))
+    if (a.state !== "closed" && on({ host: a.host, plugin: a.channelPlugin }))
+      add(a.workstream, a.name, ["channel"]);
+  return [...seen.values()];
+}
+
+function effectHolders(db: Database, where: string, arg: string): Holder[] {
+  const rows =
+    db.exec(`SELECT subject, method, key, params FROM intents WHERE ${where} ORDER BY id`, [arg])[0]
+      ?.values ?? [];
+  return rows.map(([subject, method, key, params]) => ({
+    what: `pending ${String(method)} for ${String(subject)} (key ${String(key)})`,
+    free: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
+    kind: "effect" as const,
+    name: String(method),
+    needs: [String(method).split(".")[0] as SeamName],
+  }));
+}
+
+/** A provider host's record goes once its machine is released (or lost). */
+const machineHeld = (state: string) => state === "ready" || state === "acquiring";
+
+/** What keeps host `name` (a profile or a provider's machine) from being removed. */
+export function hostHolders(db: Database, name: string): Holder[] {
+  const out = [
+    ...effectHolders(db, "subject = ?", `host:${name}`),
+    ...agentHolders(db, (r) => r.host === name),
+  ];
+  const h = listHosts(db, name)[0];
+  if (h && machineHeld(h.state))
+    out.push({
+      what: `its machine, ${h.state}`,
+      free: `mu host release ${name}`,
+      kind: "machine",
+      name: h.state,
+      needs: ["host", "link"],
+    });
+  return out;
+}
+
+/** What keeps plugin `name` from being removed, in the order to free it. */
+export function pluginHolders(db: Database, name: string): Holder[] {
+  const out = [
+    ...effectHolders(db, "plugin = ?", name),
+    ...agentHolders(db, (r) => r.plugin === name),
+  ];
+  for (const h of listHosts(db))
+    if (h.plugin === name)
+      out.push({
+        what: `host ${h.name}, ${h.state}`,
+        free: machineHeld(h.state) ? `mu host release ${h.name}` : `mu host rm ${h.name}`,
+        kind: "machine",
+        name: h.state,
+        needs: machineHeld(h.state) ? ["host", "link"] : [],
+      });
+  for (const p of listProfiles(db))
+    if (p.plugin === name)
+      out.push({
+        what: `host profile ${p.name}`,
+        free: `mu host rm ${p.name}`,
+        kind: "profile",
+        name: p.name,
+        needs: ["link"],
+      });
+  return out;
+}
+
+/** "free it: mu agent close a -w crew (agent crew/a); mu host rm box (…)", each verb once. */
+export function freeingHint(
+  holders: readonly Holder[],
+  withWhat: boolean,
+  lead = "free it",
+): string {
+  if (holders.length === 0) return "see: mu state";
+  const verbs = new Map<string, string>();
+  for (const h of holders) if (!verbs.has(h.free)) verbs.set(h.free, h.what);
+  return `${lead}: ${[...verbs].map(([verb, what]) => (withWhat ? `${verb} (${what})` : verb)).join("; ")}`;
+}

@@ -1,0 +1,243 @@
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHECK_IDS } from "../host/contract/verdict.js";
+import { packageRoot } from "../host/package-root.js";
+import { mu, muBin, tempState } from "./helpers.js";
+
+// `mu plugin check` against plugins not built on the sim: a small link
+// plugin written from the spec (test/fixtures/link-plugin.mjs) passes every
+// check it declares, and each way it can be broken fails exactly the check
+// aimed at it (issue 21).
+
+const BREAKS = [
+  {
+    broken: "do-nothing",
+    fails: ["link.exec"],
+    headline: /came back with exitCode 0 and no output/,
+  },
+  {
+    broken: "fake-push",
+    fails: ["link.push"],
+    headline:
+      /^link\.push answered exitCode 0, yet the remote repository does not hold [0-9a-f]{40}$/,
+  },
+  {
+    // The push check fetches its commit back, so a fake fetch fails both.
+    broken: "fake-fetch",
+    fails: ["link.push", "link.fetch"],
+    headline:
+      /link\.fetch of .* answered exitCode 0 but left no FETCH_HEAD in the local repository$/,
+  },
+  {
+    broken: "shell-only-kill",
+    fails: ["link.timeout"],
+    headline: /a background job and a pipeline member the script started went on running/,
+  },
+  {
+    broken: "blank-env-escapee",
+    fails: ["containment"],
+    headline: /left its process group/,
+    evidence:
+      /\(pgid \d+, sid \d+\), not in the plugin's group \d+, found by ancestry: sleep 300; killed/,
+  },
+  {
+    broken: "unknown-host",
+    fails: ["link.exec"],
+    headline: /link\.exec answered an error \(retryable\): unknown host mu-check$/,
+    evidence: /a link that reaches only hosts it knows needs --host <profile>/,
+  },
+] as const;
+
+/** What the fixture cannot do: it declares the link seam only. */
+const NOT_DECLARED = [
+  "host.lifecycle",
+  "host.idempotency",
+  "job.lifecycle",
+  "job.idempotency",
+  "channel.lifecycle",
+];
+
+function run(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [muBin, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** The fixture installed as mu-plugin-brk and registered, broken as asked. */
+async function registered(broken?: string) {
+  // Named so the suite's teardown finds anything this test leaves running.
+  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+  const exe = join(dir, "mu-plugin-brk");
+  copyFileSync(join(packageRoot(), "test/fixtures/link-plugin.mjs"), exe);
+  chmodSync(exe, 0o755);
+  const home = join(dir, "home");
+  mkdirSync(home);
+  const state = tempState();
+  const argv = [
+    exe,
+    ...["--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json")],
+    ...["--home", home, "--hosts", "box"],
+    ...(broken ? ["--break", broken] : []),
+  ];
+  const add = await run(["plugin", "add", "brk", "--", ...argv], state.env);
+  expect(add.stderr).toBe("");
+  return {
+    home,
+    env: state.env,
+    done() {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const LINE = /^(ok {2}|FAIL|skip) {2}(\S+) +(.*)$/;
+
+function results(stdout: string): Record<string, { mark: string; detail: string }> {
+  const out: Record<string, { mark: string; detail: string }> = {};
+  for (const l of stdout.split("\n")) {
+    const m = LINE.exec(l);
+    if (m?.[1] && m[2]) out[m[2]] = { mark: m[1].trim(), detail: m[3] ?? "" };
+  }
+  return out;
+}
+
+describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
+  it("the correct plugin passes every check it declares", async () => {
+    const w = await registered();
+    try {
+      const r = await run(["plugin", "check", "brk"], w.env);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const got = results(r.stdout);
+      expect(Object.keys(got)).toEqual([...CHECK_IDS]);
+      for (const id of CHECK_IDS)
+        expect([id, got[id]?.mark]).toEqual([id, NOT_DECLARED.includes(id) ? "skip" : "ok"]);
+      expect(got.containment?.detail).toMatch(/by ancestry under a child subreaper/);
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+
+  it.each(BREAKS)(
+    "$broken fails exactly $fails",
+    async (b) => {
+      const w = await registered(b.broken);
+      try {
+        const r = await run(["plugin", "check", "brk"], w.env);
+        const got = results(r.stdout);
+        const failed = Object.entries(got).filter(([, v]) => v.mark === "FAIL");
+        expect(
+          failed.map(([id]) => id),
+          r.stdout,
+        ).toEqual([...b.fails]);
+        for (const id of b.fails) expect(got[id]?.detail, r.stdout).toMatch(b.headline);
+        if ("evidence" in b) expect(r.stdout).toMatch(b.evidence);
+        expect(r.code).toBe(4);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^mu: check: 'brk' failed ${b.fails.length} of \\d+ checks \\(${b.fails.join(", ").replaceAll(".", "\\.")}\\); `,
+          ),
+        );
+      } finally {
+        w.done();
+      }
+    },
+    120_000,
+  );
+
+  it("--host runs the link checks on a registered profile, reading its --repo, and changes no profile", async () => {
+    const w = await registered("unknown-host");
+    try {
+      const repo = join(w.home, "box", "repo");
+      mkdirSync(repo, { recursive: true });
+      const git = (...a: string[]) =>
+        spawnSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...a]);
+      git("init", "--quiet");
+      git("commit", "--quiet", "--allow-empty", "-m", "seed");
+      expect(
+        (await mu(["host", "add", "box", "--plugin", "brk", "--repo", "repo"], w.env)).code,
+      ).toBe(0);
+      const before = await mu(["host", "list", "--json"], w.env);
+      const r = await run(["plugin", "check", "brk", "--host", "box"], w.env);
+      expect(r.stderr).toBe("");
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      for (const id of ["link.exec", "link.push", "link.fetch", "link.timeout"])
+        expect([id, got[id]?.mark]).toEqual([id, "ok"]);
+      expect(got["link.exec"]?.detail).toMatch(/^on host box: /);
+      expect(got["link.fetch"]?.detail).toBe(
+        "on host box: FETCH_HEAD names the HEAD of the profile's repository repo",
+      );
+      expect((await mu(["host", "list", "--json"], w.env)).stdout).toBe(before.stdout);
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+});
+
+describe("mu plugin check --host and --help", () => {
+  it("a host mu does not know is not found (exit 3); another plugin's host is a usage error", async () => {
+    const w = await registered();
+    try {
+      const none = await mu(["plugin", "check", "brk", "--host", "nope"], w.env);
+      expect(none.code).toBe(3);
+      expect(none.stderr).toMatch(/^mu: host: no host named 'nope'; /);
+      const exe = join(w.home, "mu-plugin-oth");
+      copyFileSync(join(packageRoot(), "test/fixtures/link-plugin.mjs"), exe);
+      chmodSync(exe, 0o755);
+      const schema = join(packageRoot(), "schemas/plugin-protocol-v1.json");
+      const home = ["--home", w.home];
+      expect(
+        (await mu(["plugin", "add", "oth", "--", exe, "--schema", schema, ...home], w.env)).code,
+      ).toBe(0);
+      expect((await mu(["host", "add", "obox", "--plugin", "oth"], w.env)).code).toBe(0);
+      const other = await mu(["plugin", "check", "brk", "--host", "obox"], w.env);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(
+        /^mu: usage: host 'obox' is reached through plugin 'oth', not 'brk'; name a host of 'brk' /,
+      );
+    } finally {
+      w.done();
+    }
+  });
+
+  it("mu's own runs start the plugin as mu's child, with no launcher", async () => {
+    const w = await registered();
+    try {
+      expect((await mu(["host", "add", "box", "--plugin", "brk"], w.env)).code).toBe(0);
+      // The script's parent is the plugin; the plugin's parent must be mu itself.
+      const script = `tr '\\0' ' ' < /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/cmdline`;
+      const r = await run(["host", "exec", "box", "--", script], w.env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(muBin);
+      expect(r.stdout).not.toMatch(/prctl|python/);
+    } finally {
+      w.done();
+    }
+  });
+
+  it("--help names all four seams and what --param is for", async () => {
+    const r = await mu(["plugin", "check", "--help"], {});
+    expect(r.code).toBe(0);
+    const text = r.stdout.replace(/\s+/g, " ");
+    expect(text).toContain("this seam: host, job or channel (link is accepted");
+    expect(text).toContain("host.acquire's params, and harness and cmd for job.start");
+    expect(r.stdout).toMatch(/--host <name>/);
+  });
+});
