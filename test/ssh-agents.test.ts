@@ -11,7 +11,7 @@ import { sshPluginBin, type Wire } from "./ssh-wire.js";
 
 useSshd();
 
-describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
+describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180_000 }, () => {
   function agentPlugin(): Wire {
     return plugin(["--harness", `sh ${fakeHarness} --resume {session} -p`]);
   }
@@ -235,7 +235,9 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", () => {
   });
 });
 
-describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () => {
+describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
+  timeout: 180_000,
+}, () => {
   let st: ReturnType<typeof tempState>;
   let local: string;
   let env: Record<string, string>;
@@ -266,7 +268,7 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", () 
       muAt(local, ["host", "add", "box", "--plugin", "ssh", "--repo", "agents/repo"], env).code,
     ).toBe(0);
     expect(muAt(local, ["host", "push", "box"], env).code).toBe(0);
-  });
+  }, 170_000);
 
   afterAll(() => st?.done());
 

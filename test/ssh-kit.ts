@@ -17,14 +17,14 @@ const wires: Wire[] = [];
 export function useSshd(): void {
   beforeAll(async () => {
     sshd = await startSshd();
-  });
+  }, 120_000);
 
   afterAll(async () => {
     for (const w of wires) w.kill();
     const left = sshd ? sshd.killRemote() : [];
     await sshd?.done();
     expect(left, "remote processes the tests left running").toEqual([]);
-  });
+  }, 120_000);
 }
 
 export function track(w: Wire): Wire {
@@ -45,7 +45,7 @@ export function readPids(file: string): number[] {
 }
 
 /** Waits for a condition the remote side makes true, with a generous bound. */
-export async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+export async function until(what: string, ok: () => boolean, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -59,7 +59,8 @@ export function muAt(cwd: string, args: string[], env: Record<string, string>) {
     cwd,
     env: { PATH: process.env.PATH ?? "", ...env },
     encoding: "utf8",
-    timeout: 110_000,
+    // Far past any real run: a hung mu still ends the test, a slow machine does not.
+    timeout: 170_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -16,7 +16,7 @@ import { alive } from "./sshd.js";
 
 useSshd();
 
-describe("mu-plugin-ssh link", () => {
+describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
   it("answers the handshake with the published schema's digest and a link", async () => {
     const w = plugin();
     const r = await w.hello();
@@ -212,7 +212,7 @@ describe("mu-plugin-ssh link", () => {
   });
 });
 
-describe("mu-plugin-ssh through the real mu", () => {
+describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
   let st: ReturnType<typeof tempState>;
   let local: string;
 
@@ -246,7 +246,7 @@ describe("mu-plugin-ssh through the real mu", () => {
     expect(
       muAt(local, ["host", "add", "box", "--plugin", "ssh", "--repo", "work/repo"], st.env).code,
     ).toBe(0);
-  });
+  }, 170_000);
 
   afterAll(() => st?.done());
 
@@ -287,7 +287,7 @@ describe("mu-plugin-ssh through the real mu", () => {
   });
 });
 
-describe("mu-plugin-ssh when things go away", () => {
+describe("mu-plugin-ssh when things go away", { timeout: 180_000 }, () => {
   it("stdin EOF mid-exec: the plugin ends the run and its whole group is gone within 5 s", async () => {
     const w = plugin();
     await w.hello();
