@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { classify } from "../errors.js";
 import { runCli } from "./run.js";
 
 // exitCode, not exit(): let stdout drain before the process ends.
@@ -7,7 +8,9 @@ runCli(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`mu: internal: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exitCode = 5;
+    // Even a bug in mu ends in one line, never a stack trace.
+    const { exit, line } = classify(err);
+    process.stderr.write(`${line}\n`);
+    process.exitCode = exit;
   },
 );

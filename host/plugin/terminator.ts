@@ -18,6 +18,7 @@ class Terminator {
   private readonly members = new Set<Stoppable>();
   private installed = false;
   private handledBy: ((s: TermSignal) => boolean) | undefined;
+  private explainer: ((s: TermSignal) => void) | undefined;
   private readonly onSignal = (s: NodeJS.Signals) => this.begin(s as TermSignal);
   private readonly onExit = () => {
     for (const m of this.members) m.killNow();
@@ -34,6 +35,11 @@ class Terminator {
 
   remove(m: Stoppable): void {
     this.members.delete(m);
+  }
+
+  /** What to tell the user, once the plugins are stopped, about the verb a signal cut short. */
+  explainWith(fn: ((s: TermSignal) => void) | undefined): void {
+    this.explainer = fn;
   }
 
   /** A verb that handles a signal itself (prints a partial result, say) registers here. */
@@ -54,6 +60,7 @@ class Terminator {
     this.signal = signal;
     void Promise.allSettled([...this.members].map((m) => m.stopForSignal(signal))).then(() => {
       if (this.handledBy?.(signal)) return;
+      this.explainer?.(signal);
       for (const s of SIGNALS) process.removeListener(s, this.onSignal);
       process.kill(process.pid, signal);
     });

@@ -21,6 +21,9 @@ import {
 export interface StepRecord {
   step: string;
   ok: boolean;
+  /** Wall-clock ms when the step began and ended, to place it among the transcript's messages. */
+  startedAt?: number;
+  endedAt?: number;
   detail?: string;
   exit?: number | null;
   signal?: string | null;
@@ -32,6 +35,8 @@ export interface ScenarioResult {
   scenario: LoadedScenario;
   ok: boolean;
   ms: number;
+  /** Wall-clock ms when the scenario began: reports show times relative to it. */
+  startedAt?: number;
   steps: StepRecord[];
   failure?: string;
   transcript: unknown[];
@@ -295,12 +300,13 @@ export async function runScenario(
   try {
     for (const [i, step] of scenario.steps.entries()) {
       let rec: StepRecord;
+      const startedAt = Date.now();
       try {
         rec = await runStep(box, step);
       } catch (err) {
         rec = { step: describeStep(step), ok: false, detail: (err as Error).message };
       }
-      steps.push(rec);
+      steps.push({ ...rec, startedAt, endedAt: Date.now() });
       if (!rec.ok) {
         failure = `step ${i + 1} (${rec.step}): ${rec.detail}`;
         break;
@@ -329,6 +335,7 @@ export async function runScenario(
     scenario,
     ok: failure === undefined,
     ms: Date.now() - t0,
+    startedAt: t0,
     steps,
     transcript,
     ...readBack,

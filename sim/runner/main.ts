@@ -1,25 +1,27 @@
 #!/usr/bin/env node
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { packageRoot } from "../../host/package-root.js";
+import { parseOrUsage } from "../cli-args.js";
 import { runScenario, type ScenarioResult } from "./execute.js";
 import { findScenarioFiles, loadScenario, ScenarioFileError } from "./load.js";
-import { writeReports } from "./report.js";
+import { progressLine, writeReports } from "./report.js";
 import type { LoadedScenario } from "./scenario.js";
 
 // npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [id-part…]
 // Runs scenario files against the built mu, writes reports, exits 0 only
 // when every run passed.
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
+const { values, positionals } = parseOrUsage(
+  "scenarios",
+  "usage: node dist/sim/runner/main.js [--filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [id-part...]",
+  {
     filter: { type: "string" },
     repeat: { type: "string", default: "1" },
     jobs: { type: "string", default: "2" },
     reports: { type: "string" },
   },
-});
+  true,
+);
 const root = packageRoot();
 const reports = resolve(values.reports ?? join(root, "reports"));
 const repeat = Number(values.repeat);
@@ -61,9 +63,7 @@ async function main(): Promise<number> {
   const progress = () => {
     if (!tty) return;
     const failed = results.filter((r) => !r.ok).length;
-    process.stdout.write(
-      `\r\x1b[K[${results.length}/${queue.length}] ${results.length - failed} passed, ${failed} failed; running ${[...running].join(", ")}`,
-    );
+    process.stdout.write(`\r\x1b[K${progressLine(results.length, queue.length, failed, running)}`);
   };
   let next = 0;
   const worker = async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { packageRoot } from "../../host/package-root.js";
+import { parseOrUsage } from "../cli-args.js";
 import { explore, toYaml } from "./explore.js";
 
 // npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--out DIR]
@@ -9,15 +9,17 @@ import { explore, toYaml } from "./explore.js";
 // is reported with the seed that replays it, shrunk, and written out as a
 // scenario file (under scenarios/found/ unless --out says elsewhere).
 
-const { values } = parseArgs({
-  options: {
+const { values } = parseOrUsage(
+  "explore",
+  "usage: node dist/sim/virtual/explore-main.js [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--out DIR]",
+  {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
     "time-limit": { type: "string" },
     plant: { type: "string" },
     out: { type: "string" },
   },
-});
+);
 const seed = Number(values.seed);
 const runs = Number(values.runs);
 const limit = values["time-limit"] === undefined ? undefined : Number(values["time-limit"]);
