@@ -208,6 +208,8 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     expect(t.every((s) => s.ok === true)).toBe(true);
     const r = (await w.call("link.checkSteps", { phase: "reach" })).result as { ok: unknown }[];
     expect(r.map((s) => s.ok)).toEqual([true, true, true, true, true]);
+    const none = await w.call("link.checkSteps", { phase: "reach", root: "no/such/repo" });
+    expect(none.result).toContainEqual(expect.objectContaining({ step: "repo", ok: "warn" }));
     await w.close();
   });
 });
@@ -284,6 +286,8 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/ssh:login/);
+    // host check sends the profile's --repo as root: pushed above, so it is there.
+    expect(r.stdout).toMatch(/ok\s+reach\s+ssh:repo/);
   });
 });
 

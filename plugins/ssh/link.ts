@@ -224,7 +224,19 @@ export class Link {
     }
     if (phase !== "reach") return [];
     // An auth or host-key failure throws `human`: the check hands back to a person.
-    const out = await this.ssh.must(shLine(REACH, [this.root], q), 15_000, signal);
+    const repo = typeof p.root === "string" ? p.root : "";
+    const out = await this.ssh.must(shLine(REACH, [this.root, repo], q), 15_000, signal);
+    const repoStep = repo
+      ? [
+          out.includes("MU-SSH-REPO")
+            ? { step: "repo", ok: true, detail: `'${repo}' is a git repository` }
+            : {
+                step: "repo",
+                ok: "warn",
+                detail: `no repository at '${repo}' yet: mu host push makes it`,
+              },
+        ]
+      : [];
     return [
       { step: "login", ok: true, detail: `logged in to ${this.ssh.t.dest}` },
       { step: "sh", ok: out.includes("MU-SSH-SH"), detail: "sh runs scripts" },
@@ -242,6 +254,7 @@ export class Link {
           ? "setsid, /proc and grep -z are there to end a timed-out run"
           : "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be proven stopped",
       },
+      ...repoStep,
       {
         step: "writable",
         ok: out.includes("MU-SSH-WRITABLE"),

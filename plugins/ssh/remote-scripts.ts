@@ -82,8 +82,9 @@ git rev-parse -q --verify HEAD >/dev/null || git -c advice.detachedHead=false ch
 
 /** The reach phase: sh, git, a writable root, and what killing a run's tree needs. */
 export const REACH = `
-root=$1
+root=$1 repo=$2
 command -v git >/dev/null 2>&1 && echo MU-SSH-GIT
+[ -n "$repo" ] && (cd -- "$root" && cd -- "$repo" 2>/dev/null && git rev-parse --git-dir >/dev/null 2>&1) && echo MU-SSH-REPO
 command -v setsid >/dev/null 2>&1 && test -r /proc/self/environ && printf 'A=1\\0' | grep -qzx A=1 && echo MU-SSH-PROCS
 cd -- "$root" 2>/dev/null && mkdir -p "${STATE}" 2>/dev/null && test -w "${STATE}" && echo MU-SSH-WRITABLE
 echo MU-SSH-SH
