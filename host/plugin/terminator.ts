@@ -17,6 +17,8 @@ class Terminator {
   signal: TermSignal | undefined;
   private readonly members = new Set<Stoppable>();
   private installed = false;
+  /** Told the signal mu is about to die by: a trace's last record. */
+  onRaise: ((s: TermSignal) => void) | undefined;
   private handledBy: ((s: TermSignal) => boolean) | undefined;
   private explainer: ((s: TermSignal) => void) | undefined;
   private readonly onSignal = (s: NodeJS.Signals) => this.begin(s as TermSignal);
@@ -62,6 +64,7 @@ class Terminator {
       if (this.handledBy?.(signal)) return;
       this.explainer?.(signal);
       for (const s of SIGNALS) process.removeListener(s, this.onSignal);
+      this.onRaise?.(signal);
       process.kill(process.pid, signal);
     });
   }

@@ -6,8 +6,9 @@ import { runScenario, type ScenarioResult } from "./execute.js";
 import { findScenarioFiles, loadScenario, ScenarioFileError } from "./load.js";
 import { progressLine, writeReports } from "./report.js";
 import type { LoadedScenario } from "./scenario.js";
+import { whyNotViaProxy } from "./via-proxy.js";
 
-// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [id-part…]
+// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part…]
 // Runs scenario files against the built mu, writes reports, exits 0 only
 // when every run passed.
 
@@ -19,9 +20,11 @@ const { values, positionals } = parseOrUsage(
     repeat: { type: "string", default: "1" },
     jobs: { type: "string", default: "2" },
     reports: { type: "string" },
+    "via-proxy": { type: "boolean" },
   },
   true,
 );
+const viaProxy = values["via-proxy"] === true;
 const root = packageRoot();
 const reports = resolve(values.reports ?? join(root, "reports"));
 const repeat = Number(values.repeat);
@@ -51,7 +54,15 @@ async function main(): Promise<number> {
       throw err;
     }
   }
-  const queue = chosen(all).flatMap((s) => Array.from({ length: repeat }, () => s));
+  let picked = chosen(all);
+  if (viaProxy) {
+    for (const s of picked) {
+      const why = whyNotViaProxy(s);
+      if (why) process.stdout.write(`skip  ${s.scenario}  (${why})\n`);
+    }
+    picked = picked.filter((s) => whyNotViaProxy(s) === undefined);
+  }
+  const queue = picked.flatMap((s) => Array.from({ length: repeat }, () => s));
   if (queue.length === 0) {
     process.stderr.write(
       `scenarios: nothing matches ${positionals.join(" ")} ${values.filter ?? ""}\n`,
@@ -71,7 +82,7 @@ async function main(): Promise<number> {
       const s = queue[next++] as LoadedScenario;
       running.add(s.scenario);
       progress();
-      const r = await runScenario(s);
+      const r = await runScenario(s, { viaProxy });
       running.delete(s.scenario);
       results.push(r);
       if (tty) process.stdout.write("\r\x1b[K");
