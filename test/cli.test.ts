@@ -1,7 +1,9 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { sqlJs } from "../host/store/sqljs.js";
 import { mu, muProcess, tempState } from "./helpers.js";
 
 const version = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
@@ -43,17 +45,33 @@ describe("usage errors", () => {
   it.each([
     [
       ["plugin", "list", "--bogus"],
-      /^mu: usage: unknown option '--bogus'\nusage: mu plugin list \[options\]\n$/,
+      /^mu: usage: unknown option '--bogus'; usage: mu plugin list \[options\]\n$/,
     ],
-    [["task", "add"], /^mu: usage: missing required argument 'id'\nusage: mu task add/],
-    [["task", "add", "a", "b"], /^mu: usage: too many arguments/],
-    [["nope"], /^mu: usage: unknown command 'nope'/],
-    [["plugin"], /^mu: usage: 'mu plugin' needs a verb/],
-  ])("%j exits 2 with one error line and the usage", async (args, pattern) => {
+    [["task", "add"], /^mu: usage: missing required argument 'id'; usage: mu task add [^\n]*\n$/],
+    [["task", "add", "a", "b"], /^mu: usage: too many arguments[^\n]*\n$/],
+    [["nope"], /^mu: usage: unknown command 'nope'[^\n]*\n$/],
+    [
+      ["plugin"],
+      /^mu: usage: 'mu plugin' needs a verb; its verbs: add, rm, list, schema, check[^\n]*\n$/,
+    ],
+    [["host", "spawn"], /^mu: usage: 'mu host' has no verb 'spawn'; its verbs: add, [^\n]*\n$/],
+    [
+      ["agent", "spawn", "a"],
+      /^mu: usage: required option '--host <host>' not specified; [^\n]*\n$/,
+    ],
+  ])("%j exits 2 with one line: the error and the usage", async (args, pattern) => {
     const r = await mu(args, state.env);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(pattern);
     expect(r.stdout).toBe("");
+  });
+
+  it("host add --help lists no flag mu refuses for a plugin host", async () => {
+    const r = await mu(["host", "add", "--help"], state.env);
+    expect(r.stdout).toMatch(/--plugin/);
+    expect(r.stdout).not.toMatch(/--shell|--exec/);
+    const refused = await mu(["host", "add", "box", "--plugin", "p", "--shell", "x"], state.env);
+    expect(refused.stderr).toMatch(/^mu: usage: a --plugin host takes no --shell/);
   });
 
   it("help and version are successes, not usage errors", async () => {
@@ -88,5 +106,111 @@ describe("tasks (the first write verb)", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/no plugins registered/);
     expect(JSON.parse((await mu(["plugin", "list", "--json"], state.env)).stdout)).toEqual([]);
+  });
+});
+
+describe("numbers a person types", () => {
+  it.each([
+    [["host", "exec", "box", "--timeout", "99999999999", "--", "true"], /--timeout '99999999999'/],
+    [["host", "exec", "box", "--timeout", "1.5", "--", "true"], /milliseconds from 1 to 86400000/],
+    [["host", "fetch", "box", "--timeout", "0"], /--timeout '0'/],
+    [["host", "push", "box", "--timeout", "-3"], /--timeout '-3'/],
+    [["wait", "a", "--timeout", "99999999999"], /seconds from 0\.001 to 86400\b/],
+    [["wait", "a", "--timeout", "soon"], /--timeout 'soon'/],
+    [["host", "add", "box", "--plugin", "p", "--max-sessions", "100000"], /--max-sessions/],
+  ])("%j is one usage line with the unit and range (exit 2)", (args, pattern) => {
+    // A real process: Node's TimeoutOverflowWarning would show on its stderr.
+    const r = muProcess(args, state.env);
+    expect(r.stderr).toMatch(/^mu: usage: [^\n]+\n$/);
+    expect(r.stderr).toMatch(pattern);
+    expect(r.code).toBe(2);
+  });
+
+  it("checks mu's millisecond variables the same way", async () => {
+    for (const bad of ["abc", "1e12", "-1", "2.5"]) {
+      const r = await mu(["task", "add", "t1"], { ...state.env, MU_LOCK_TIMEOUT_MS: bad });
+      expect(r.stderr).toMatch(
+        /^mu: usage: MU_LOCK_TIMEOUT_MS='[^']*' is not valid; give a whole number of milliseconds from 0 to 86400000/,
+      );
+      expect(r.code).toBe(2);
+    }
+  });
+
+  it("checks the testbed's signed MU_CLOCK_OFFSET_MS too, in one line from the real binary", () => {
+    const r = muProcess(["task", "list"], { ...state.env, MU_CLOCK_OFFSET_MS: "soon" });
+    expect(r.stderr).toMatch(/^mu: usage: MU_CLOCK_OFFSET_MS='soon' is not valid; [^\n]+\n$/);
+    expect(r.code).toBe(2);
+    const back = muProcess(["task", "list"], { ...state.env, MU_CLOCK_OFFSET_MS: "-5000" });
+    expect(back.code).toBe(0);
+  });
+
+  it("says the unit of every timeout in --help", async () => {
+    for (const [verb, unit] of [
+      [["host", "exec"], "milliseconds"],
+      [["host", "fetch"], "milliseconds"],
+      [["host", "push"], "milliseconds"],
+      [["wait"], "seconds"],
+    ] as const) {
+      const r = await mu([...verb, "--help"], state.env);
+      expect(r.stdout).toMatch(new RegExp(`--timeout <\\w+>\\s+[^\\n]*\\b${unit}\\b`));
+    }
+  });
+});
+
+describe("host names", () => {
+  it.each([[""], ["a b"], ["a/b"], ["../../x"], ["x".repeat(300)], ["a\nb"], [".hidden"]])(
+    "%j is refused by host add and host acquire, in one line, before the DB (exit 2)",
+    async (name) => {
+      for (const args of [
+        ["host", "add", name, "--plugin", "p"],
+        ["host", "acquire", name, "--provider", "p"],
+      ]) {
+        const r = await mu(args, state.env);
+        expect(r.stderr).toMatch(/^mu: usage: host name '[^\n]*' is not valid; use 1-64 [^\n]*\n$/);
+        expect(r.code).toBe(2);
+      }
+      expect(readdirSync(state.dir)).toEqual([]);
+    },
+  );
+});
+
+describe("a database that is not mu's", () => {
+  it.each([
+    ["version 0 with another program's table", 0],
+    ["a later version without mu's tables", 7],
+  ])("%s is refused (exit 5, one line) and left byte-identical", async (_what, version) => {
+    const SQL = await sqlJs();
+    const other = new SQL.Database();
+    other.exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
+      INSERT INTO notes (body) VALUES ('keep me'); PRAGMA user_version = ${version};`);
+    const path = join(state.dir, "other.db");
+    writeFileSync(path, other.export());
+    other.close();
+    const before = readFileSync(path);
+    for (const args of [
+      ["task", "add", "t1"],
+      ["task", "list"],
+      ["plugin", "list", "--json"],
+    ]) {
+      const r = muProcess(args, { ...state.env, MU_DB_PATH: path });
+      expect(r.stderr).toMatch(
+        /^mu: store: [^\n]*other\.db is an SQLite database, but not mu's [^\n]*\n$/,
+      );
+      expect(r.code).toBe(5);
+    }
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});
+
+describe("mu plugin schema", () => {
+  it("prints the schema file's path and the sha256 of its exact bytes, without a DB", async () => {
+    const file = join(packageRoot(), "schemas/plugin-protocol-v1.json");
+    const want = `sha256:${createHash("sha256").update(readFileSync(file)).digest("hex")}`;
+    const r = await mu(["plugin", "schema"], state.env);
+    expect(r.stdout).toBe(`${file}\n${want}\n`);
+    expect((await mu(["plugin", "schema", "--digest"], state.env)).stdout).toBe(`${want}\n`);
+    const j = JSON.parse((await mu(["plugin", "schema", "--json"], state.env)).stdout);
+    expect(j).toEqual({ path: file, digest: want });
+    expect(readdirSync(state.dir)).toEqual([]);
   });
 });

@@ -47,6 +47,8 @@ describe("the virtual engine", () => {
     "plugin/handshake-deadline",
     "agent/spawn-and-close",
     "channel/delivery-resend",
+    // A recorded plugin replayed from a trace.
+    "field/acquire-mu-killed-replayed",
   ];
   it.each(sample)(
     "%s: the real and the virtual engine agree",

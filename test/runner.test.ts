@@ -1,12 +1,14 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RULE_TABLE } from "../host/effects/rule-table.js";
+import { packageRoot } from "../host/package-root.js";
 import { merge } from "../sim/plugin/declaration.js";
 import type { ScenarioResult } from "../sim/runner/execute.js";
 import { loadScenario } from "../sim/runner/load.js";
-import { markdown, mermaid } from "../sim/runner/report.js";
+import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
 
 describe("scenario files", () => {
   it("a bad file is reported with its path and the failing field, never run", () => {
@@ -26,7 +28,7 @@ describe("scenario files", () => {
 
 describe("reports", () => {
   const result = (id: string, proves: string[], ok: boolean): ScenarioResult => ({
-    scenario: { scenario: id, about: "", proves, steps: [], file: "" },
+    scenario: { scenario: id, about: `about ${id} | piped`, proves, steps: [], file: "" },
     ok,
     ms: 1,
     steps: [],
@@ -59,6 +61,76 @@ describe("reports", () => {
       "  mu->>plugin: shutdown",
     ]);
   });
+});
+
+describe("reports a person reads", () => {
+  const base = { ok: true, ms: 1, transcript: [] as unknown[], steps: [] };
+  const scenario = { scenario: "x/y", about: "what x/y shows", proves: ["r"], steps: [], file: "" };
+
+  it("the summary shows each scenario's about and links to its folder", () => {
+    const md = markdown([{ ...base, scenario }]);
+    expect(md).toContain("| [x/y](x/y/) | pass | 1 | r | what x/y shows |");
+    expect(markdown([{ ...base, scenario: { ...scenario, about: "a | b" } }])).toContain(
+      "| a \\| b |",
+    );
+  });
+
+  it("the diagram marks each step, time since the start, and a plugin restart", () => {
+    const t0 = 1_000_000;
+    const steps = [
+      { step: "mu plugin add sim", ok: true, startedAt: t0 + 10, endedAt: t0 + 100 },
+      { step: "mu host exec box", ok: true, startedAt: t0 + 200, endedAt: t0 + 400 },
+    ];
+    const d = mermaid(
+      [
+        { t: t0 + 20, pid: 7, dir: "in", msg: { jsonrpc: "2.0", id: 1, method: "initialize" } },
+        { t: t0 + 30, pid: 7, dir: "out", msg: { jsonrpc: "2.0", id: 1, result: {} } },
+        { t: t0 + 250, pid: 9, dir: "in", msg: { jsonrpc: "2.0", id: 1, method: "initialize" } },
+      ],
+      steps,
+      t0,
+    );
+    expect(d.split("\n").slice(4, 13)).toEqual([
+      "  Note over mu: +0.010s step 1 begins: mu plugin add sim",
+      "  Note over plugin: plugin process 1 starts, pid 7",
+      "  mu->>plugin: +0.020s initialize id 1",
+      "  plugin-->>mu: +0.030s result id 1",
+      "  Note over mu: +0.100s step 1 ends",
+      "  Note over mu: +0.200s step 2 begins: mu host exec box",
+      "  Note over plugin: plugin process 2 starts (its ids begin again at 1), pid 9",
+      "  mu->>plugin: +0.250s initialize id 1",
+      "  Note over mu: +0.400s step 2 ends",
+    ]);
+  });
+
+  it("a scenario with no plugin traffic says so instead of an empty diagram", () => {
+    const doc = sequenceDoc({ ...base, scenario });
+    expect(doc).toContain("No plugin traffic");
+    expect(doc).not.toContain("mermaid");
+  });
+
+  it("the progress line never ends in an empty 'running'", () => {
+    expect(progressLine(3, 5, 1, [])).toBe("[3/5] 2 passed, 1 failed");
+    expect(progressLine(3, 5, 0, ["a/b"])).toBe("[3/5] 3 passed, 0 failed; running a/b");
+  });
+
+  it.each([
+    ["dist/sim/runner/main.js"],
+    ["dist/sim/virtual/explore-main.js"],
+    ["dist/sim/trace/from-trace-main.js"],
+  ])(
+    "%s answers --help with its usage and an unknown option with one usage line (exit 2)",
+    (file) => {
+      const run = (arg: string) =>
+        spawnSync(process.execPath, [join(packageRoot(), file), arg], { encoding: "utf8" });
+      const help = run("--help");
+      expect(help.stdout).toMatch(/^usage: /);
+      expect(help.status).toBe(0);
+      const bad = run("--bogus");
+      expect(bad.stderr).toMatch(/^[\w:-]+: usage: Unknown option '--bogus'; usage: [^\n]*\n$/);
+      expect(bad.status).toBe(2);
+    },
+  );
 });
 
 describe("the sim's declaration overrides", () => {

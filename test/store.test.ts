@@ -255,7 +255,7 @@ describe("the lock", () => {
     const e = await failure(add("a", { MU_LOCK_TIMEOUT_MS: "soon" }));
     expect([e.code, e.exit]).toEqual(["env.ms", 2]);
     expect(e.line()).toMatch(
-      /^mu: usage: MU_LOCK_TIMEOUT_MS=.soon. is not valid; give a number of milliseconds/,
+      /^mu: usage: MU_LOCK_TIMEOUT_MS=.soon. is not valid; give a whole number of milliseconds from 0 to/,
     );
   });
 });

@@ -1,7 +1,11 @@
-import { Command, CommanderError } from "commander";
-import { EXIT, type ExitCode } from "../errors.js";
+import { Command, CommanderError, Option } from "commander";
+import { EXIT, type ExitCode, MuError } from "../errors.js";
+import { agentRef } from "../names.js";
 import { packageVersion } from "../package-root.js";
+import { terminator } from "../plugin/terminator.js";
+import { restoreTail, setTailAside } from "./argv-tail.js";
 import { handle } from "./handle.js";
+import { interruptedLine } from "./interrupted.js";
 import type { Io } from "./io.js";
 
 // Verb modules are imported inside their actions: a CLI's start-up time is a
@@ -15,17 +19,31 @@ interface Built {
   result(): ExitCode;
 }
 
-export function buildProgram(io: Io): Built {
+export function buildProgram(io: Io, tail: string[] = [], argv: string[] = []): Built {
   const state = { code: EXIT.ok as ExitCode };
+  let interrupted = false;
   const run = async (verb: Verb) => {
-    state.code = await handle(io, () => verb(io));
+    state.code = await handle(
+      io,
+      () => verb(io),
+      () => terminator.terminating || interrupted,
+    );
   };
 
   const program = new Command("mu")
     .description("mu's reference host for plugin protocol v1")
     .version(packageVersion(), "-V, --version", "print mu's version")
     .helpOption("-h, --help", "show help")
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .hook("preAction", restoreTail(tail))
+    .hook("preAction", (_root, action) => {
+      // From here on a signal interrupts this verb: say which, and what next.
+      const verb = path(action).replace(/^mu /, "");
+      terminator.explainWith((signal) => {
+        interrupted = true;
+        io.err(interruptedLine(verb, argv, signal));
+      });
+    });
 
   const plugin = namespace(
     program,
@@ -54,6 +72,14 @@ export function buildProgram(io: Io): Built {
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean }) => {
       await run(async (io) => (await import("../verbs/plugin-list.js")).pluginList(io, opts));
+    });
+  plugin
+    .command("schema")
+    .description("print the protocol schema file's path and the digest a handshake must name")
+    .option("--digest", "print only the digest (sha256 of the file's exact bytes)")
+    .option("--json", "print JSON")
+    .action(async (opts: { digest?: boolean; json?: boolean }) => {
+      await run(async (io) => (await import("../verbs/plugin-schema.js")).pluginSchema(io, opts));
     });
   plugin
     .command("check")
@@ -88,9 +114,10 @@ export function buildProgram(io: Io): Built {
     .option("--plugin <plugin>", "the plugin that is the host's link")
     .option("--fetch <template>", "how to fetch when the link cannot (required then)")
     .option("--repo <path>", "the repository on the host")
-    .option("--max-sessions <n>", "at most this many channels at once")
-    .option("--shell <cmd>", "not for a --plugin host")
-    .option("--exec <cmd>", "not for a --plugin host")
+    .option("--max-sessions <n>", "at most this many channels at once (1 to 1000)")
+    // Kept only to refuse them with a reason: a --plugin host's link is the plugin.
+    .addOption(new Option("--shell <cmd>").hideHelp())
+    .addOption(new Option("--exec <cmd>").hideHelp())
     .action(async (name: string, opts: import("../verbs/host-profile.js").AddOptions) => {
       await run(async (io) => (await import("../verbs/host-profile.js")).hostAdd(io, name, opts));
     });
@@ -104,15 +131,19 @@ export function buildProgram(io: Io): Built {
   host
     .command("exec")
     .description("run a POSIX sh script on a host; exits with the script's code (124: timed out)")
-    .usage("<name> [--timeout MS] -- <script...>")
+    .usage("<name> [--timeout MS] [--cwd DIR] (-- <script...> | - | --file PATH)")
     .argument("<name>", "the host's name")
-    .argument("<script...>", "the script (words are joined by spaces)")
-    .option("--timeout <ms>", "the script's time limit (default 20000)")
-    .action(async (name: string, script: string[], opts: { timeout?: string }) => {
-      await run(async (io) =>
-        (await import("../verbs/host-exec.js")).hostExec(io, name, script, opts),
-      );
-    });
+    .argument("[script...]", "the script (words are joined by spaces; a lone - reads stdin)")
+    .option("--file <path>", "read the script from this file (- reads stdin)")
+    .option("--cwd <dir>", "run it in this directory (default: the host's login directory)")
+    .option("--timeout <ms>", "the script's time limit in milliseconds (default 20000)")
+    .action(
+      async (name: string, script: string[], opts: import("../verbs/host-exec.js").ExecOptions) => {
+        await run(async (io) =>
+          (await import("../verbs/host-exec.js")).hostExec(io, name, script, opts),
+        );
+      },
+    );
   host
     .command("fetch")
     .description("fetch a host repository's HEAD into your checkout's FETCH_HEAD")
@@ -122,7 +153,7 @@ export function buildProgram(io: Io): Built {
       "the repository on the host (default: the host's --repo, else its login directory)",
     )
     .option("--into <path>", "the local checkout (default: the one you are in)")
-    .option("--timeout <ms>", "the fetch's time limit (default 20000)")
+    .option("--timeout <ms>", "the fetch's time limit in milliseconds (default 20000)")
     .action(async (name: string, opts: { from?: string; into?: string; timeout?: string }) => {
       await run(async (io) => (await import("../verbs/host-git.js")).hostFetch(io, name, opts));
     });
@@ -132,7 +163,7 @@ export function buildProgram(io: Io): Built {
     .argument("<name>", "the host's name")
     .option("--rev <rev>", "the commit (default HEAD)")
     .option("--to <path>", "the repository on the host (default: the host's --repo)")
-    .option("--timeout <ms>", "each push's time limit (default 20000)")
+    .option("--timeout <ms>", "each push's time limit in milliseconds (default 20000)")
     .action(async (name: string, opts: { rev?: string; to?: string; timeout?: string }) => {
       await run(async (io) => (await import("../verbs/host-git.js")).hostPush(io, name, opts));
     });
@@ -141,8 +172,9 @@ export function buildProgram(io: Io): Built {
     .description("run the plugin's check steps for a host, as a checklist")
     .argument("<name>", "the host's name")
     .option("--phase <phase>", "only this phase: template, reach or agent")
+    .option("--harness <name>", "the harness the agent phase checks (default claude)")
     .option("--json", "print JSON")
-    .action(async (name: string, opts: { phase?: string; json?: boolean }) => {
+    .action(async (name: string, opts: { phase?: string; json?: boolean; harness?: string }) => {
       await run(async (io) => (await import("../verbs/host-check.js")).hostCheck(io, name, opts));
     });
   host
@@ -195,25 +227,32 @@ export function buildProgram(io: Io): Built {
     .option("--role <role>", "full-access (default) or read-only")
     .option("--harness <name>", "the agent harness (default claude)")
     .action(async (name: string, opts: import("../verbs/agent-spawn.js").SpawnOptions) => {
-      await run(async (io) => (await import("../verbs/agent-spawn.js")).agentSpawn(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-spawn.js")).agentSpawn(io, a.name, a.opts);
+      });
     });
   agent
     .command("close")
     .description("stop an agent's job and close its view")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, opts: { workstream?: string }) => {
-      await run(async (io) => (await import("../verbs/agent-close.js")).agentClose(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-close.js")).agentClose(io, a.name, a.opts);
+      });
     });
   agent
     .command("reattach")
     .description("open a new view of a detached job, on the same agent row")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, opts: { workstream?: string }) => {
-      await run(async (io) =>
-        (await import("../verbs/agent-close.js")).agentReattach(io, name, opts),
-      );
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-close.js")).agentReattach(io, a.name, a.opts);
+      });
     });
   agent
     .command("list")
@@ -226,16 +265,19 @@ export function buildProgram(io: Io): Built {
   agent
     .command("read")
     .description("one agent's liveness, turn state and last settled turn")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--json", "print JSON")
     .action(async (name: string, opts: { workstream?: string; json?: boolean }) => {
-      await run(async (io) => (await import("../verbs/agent-read.js")).agentRead(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-read.js")).agentRead(io, a.name, a.opts);
+      });
     });
   agent
     .command("send")
     .description("deliver a message (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<text>", "the message")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--steer", "into the running turn")
@@ -243,13 +285,16 @@ export function buildProgram(io: Io): Built {
     .option("--force", "even when the agent is not idle")
     .action(
       async (name: string, text: string, opts: import("../verbs/agent-deliver.js").SendOptions) => {
-        await run(async (io) => (await deliverVerbs()).agentSend(io, name, text, opts));
+        await run(async (io) => {
+          const a = named(name, opts);
+          return (await deliverVerbs()).agentSend(io, a.name, text, a.opts);
+        });
       },
     );
   agent
     .command("command")
     .description("run one of the harness's named commands (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<command>", "the command")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--instructions <text>", "text the command takes")
@@ -260,50 +305,64 @@ export function buildProgram(io: Io): Built {
         command: string,
         opts: { workstream?: string; instructions?: string; force?: boolean },
       ) => {
-        await run(async (io) => (await deliverVerbs()).agentCommand(io, name, command, opts));
+        await run(async (io) => {
+          const a = named(name, opts);
+          return (await deliverVerbs()).agentCommand(io, a.name, command, a.opts);
+        });
       },
     );
   agent
     .command("interrupt")
     .description("stop the running turn and deliver a message (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<text>", "the message")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, text: string, opts: { workstream?: string }) => {
-      await run(async (io) => (await deliverVerbs()).agentInterrupt(io, name, text, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await deliverVerbs()).agentInterrupt(io, a.name, text, a.opts);
+      });
     });
   agent
     .command("abort")
     .description("stop the running turn (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .action(async (name: string, opts: { workstream?: string }) => {
-      await run(async (io) => (await deliverVerbs()).agentAbort(io, name, opts));
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await deliverVerbs()).agentAbort(io, a.name, a.opts);
+      });
     });
   agent
     .command("answer")
     .description("answer the agent's pending dialog with keys (journaled)")
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<keys...>", "the keys to press, in order")
     .option("-w, --workstream <ws>", "the workstream (default main)")
     .option("--force", "even when no dialog is seen")
     .action(
       async (name: string, keys: string[], opts: { workstream?: string; force?: boolean }) => {
-        await run(async (io) => (await deliverVerbs()).agentAnswer(io, name, keys, opts));
+        await run(async (io) => {
+          const a = named(name, opts);
+          return (await deliverVerbs()).agentAnswer(io, a.name, keys, a.opts);
+        });
       },
     );
   agent
     .command("check")
     .description(
-      "report a delivery's state (0: accepted; 1: not accepted, unreachable or unresolved)",
+      "report a delivery's state (0: accepted; 1: not accepted, unreachable or unresolved; 3: mu never sent it)",
     )
-    .argument("<name>", "the agent's name")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .argument("<msgId>", "the delivery")
     .option("-w, --workstream <ws>", "the workstream (default main)")
-    .action(async (name: string, msgId: string, opts: { workstream?: string }) => {
-      await run(async (io) =>
-        (await import("../verbs/agent-read.js")).agentCheck(io, name, msgId, opts),
-      );
+    .option("--json", "print JSON")
+    .action(async (name: string, msgId: string, opts: { workstream?: string; json?: boolean }) => {
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-read.js")).agentCheck(io, a.name, msgId, a.opts);
+      });
     });
   const task = namespace(program, "task", "minimal tasks for --task spawns");
   task
@@ -325,12 +384,16 @@ export function buildProgram(io: Io): Built {
     .description(
       "wait for agents' turns to settle (0: settled; 5: timed out or dead; 7: a host deadline)",
     )
-    .argument("<agents...>", "the agents' names")
+    .argument("<agents...>", "the agents: <name> (in -w's workstream) or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
-    .option("--timeout <s>", "give up after this many seconds")
+    .option("--timeout <seconds>", "give up after this many seconds (fractions allowed)")
     .option("--any", "return when the first one settles")
+    .option("--json", "print JSON")
     .action(
-      async (names: string[], opts: { workstream?: string; timeout?: string; any?: boolean }) => {
+      async (
+        names: string[],
+        opts: { workstream?: string; timeout?: string; any?: boolean; json?: boolean },
+      ) => {
         await run(async (io) => (await import("../verbs/wait.js")).wait(io, names, opts));
       },
     );
@@ -347,6 +410,15 @@ export function buildProgram(io: Io): Built {
 }
 
 const collect = (v: string, acc: string[] = []) => [...acc, v];
+
+/** The verb's name and options once a `<workstream>/<name>` is split. */
+function named<O extends { workstream?: string }>(
+  typed: string,
+  opts: O,
+): { name: string; opts: O } {
+  const r = agentRef(typed, opts.workstream);
+  return { name: r.name, opts: { ...opts, workstream: r.workstream } };
+}
 
 function namespace(parent: Command, name: string, description: string): Command {
   return parent.command(name).description(description);
@@ -368,19 +440,27 @@ function configure(cmd: Command, io: Io, state: { code: ExitCode }): void {
   cmd.configureOutput({
     writeOut: (s) => io.out(s),
     writeErr: (s) => io.err(s),
-    // Commander's own message, as mu's one line, then the verb's usage so the
-    // fix is in view.
+    // Commander's own message, and the verb's usage so the fix is in view,
+    // as mu's one line.
     outputError: (message, write) => {
-      const text = message.replace(/^error:\s*/, "").trim();
-      write(`mu: usage: ${text}\nusage: ${path(cmd)} ${cmd.usage()}\n`);
+      const text = message
+        .replace(/^error:\s*/, "")
+        .replace(/\s+/g, " ")
+        .trim();
+      write(`mu: usage: ${text}; usage: ${path(cmd)} ${cmd.usage()}\n`);
     },
   });
-  // A namespace or unbuilt verb with no action: say what exists instead of
-  // silently succeeding.
+  // A namespace: a missing or unknown verb is named, with the verbs there are.
   if (cmd.parent && cmd.commands.length > 0) {
-    cmd.action(() => {
-      io.err(`mu: usage: '${path(cmd)}' needs a verb\n`);
-      io.err(cmd.helpInformation());
+    cmd.allowExcessArguments(true);
+    cmd.action((_opts: unknown, self: Command) => {
+      const verbs = cmd.commands.map((c) => c.name()).join(", ");
+      const typed = self.args[0];
+      const what =
+        typed === undefined
+          ? `'${path(cmd)}' needs a verb`
+          : `'${path(cmd)}' has no verb '${typed}'`;
+      io.err(`mu: usage: ${what}; its verbs: ${verbs} (see: ${path(cmd)} --help)\n`);
       state.code = EXIT.usage;
     });
   } else if (cmd.parent && !hasAction(cmd)) {
@@ -397,13 +477,18 @@ function hasAction(cmd: Command): boolean {
 
 /** Parses argv and runs the verb; returns mu's exit code. */
 export async function runProgram(io: Io, argv: string[]): Promise<ExitCode> {
-  const { program, result } = buildProgram(io);
+  const { parsed, tail } = setTailAside(argv);
+  const { program, result } = buildProgram(io, tail, argv);
   try {
-    await program.parseAsync(argv, { from: "user" });
+    await program.parseAsync(parsed, { from: "user" });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and version are successes; every other parse failure is usage.
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof MuError) {
+      io.err(`${err.line()}\n`);
+      return err.exit;
     }
     throw err;
   }

@@ -39,13 +39,26 @@ export function findLinkHost(db: Database, name: string): LinkHost {
 }
 
 /** Calls about a recorded host go only to the instance it was recorded under. */
-export function sameInstance(name: string, plugin: string, recorded: string, now: string): void {
+export function sameInstance(
+  name: string,
+  plugin: string,
+  recorded: string,
+  now: string,
+  profile = false,
+): void {
   if (now !== recorded) {
+    // A profile holds nothing but its settings, so re-adding it is a way
+    // forward; a provider's machine belongs to the instance that made it.
+    const back = "point the plugin back at that instance";
     throw new RefusedError(
       "effect.stop-changed",
       "host",
       `host '${name}' is recorded under instance '${recorded}', but '${plugin}' now answers as '${now}'; nothing was sent (stop-changed)`,
-      { hint: "point the plugin back at that instance" },
+      {
+        hint: profile
+          ? `${back}, or take the new one: mu host rm ${name}, then mu host add ${name} --plugin ${plugin} (with its other flags again)`
+          : back,
+      },
     );
   }
 }

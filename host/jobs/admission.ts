@@ -1,5 +1,5 @@
 import type { Database } from "sql.js";
-import { envMs } from "../env-ms.js";
+import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
 import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
 import { jobsOnHost } from "./records.js";
@@ -11,7 +11,7 @@ import { jobsOnHost } from "./records.js";
 export const DEFAULT_DEADLINE_MARGIN_MS = 10 * 60_000;
 
 export function deadlineMarginMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS", DEFAULT_DEADLINE_MARGIN_MS);
+  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS", DEFAULT_DEADLINE_MARGIN_MS, MAX_MARGIN_MS);
 }
 
 export function admit(db: Database, host: HostRecord, now: number, marginMs: number): void {

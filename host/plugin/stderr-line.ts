@@ -5,10 +5,13 @@ export const STDERR_LINE_MAX = 400;
 export class FirstLine {
   private buf = "";
   private done = false;
+  // One decoder across chunks: a character split between two writes is
+  // joined, not shown as two replacement characters.
+  private readonly decoder = new TextDecoder("utf-8");
 
   push(chunk: Uint8Array): void {
     if (this.done) return;
-    this.buf += Buffer.from(chunk).toString("utf8");
+    this.buf += this.decoder.decode(chunk, { stream: true });
     const nl = this.buf.indexOf("\n");
     if (nl !== -1) {
       this.buf = this.buf.slice(0, nl);

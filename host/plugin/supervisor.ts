@@ -189,6 +189,8 @@ export class Supervisor implements Stoppable {
         "load.handshake.error",
         "plugin",
         `'${name}' refused (handshake.error): it answered initialize with an error: ${firstLine(err.message)}`,
+        // A human error's remedy is the step a person must take; pass it on.
+        err.remedy ? { hint: firstLine(err.remedy) } : {},
       );
     }
     if (err instanceof NoAnswer && proc.conn.brokenWhy) {

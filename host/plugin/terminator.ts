@@ -17,7 +17,10 @@ class Terminator {
   signal: TermSignal | undefined;
   private readonly members = new Set<Stoppable>();
   private installed = false;
+  /** Told the signal mu is about to die by: a trace's last record. */
+  onRaise: ((s: TermSignal) => void) | undefined;
   private handledBy: ((s: TermSignal) => boolean) | undefined;
+  private explainer: ((s: TermSignal) => void) | undefined;
   private readonly onSignal = (s: NodeJS.Signals) => this.begin(s as TermSignal);
   private readonly onExit = () => {
     for (const m of this.members) m.killNow();
@@ -34,6 +37,11 @@ class Terminator {
 
   remove(m: Stoppable): void {
     this.members.delete(m);
+  }
+
+  /** What to tell the user, once the plugins are stopped, about the verb a signal cut short. */
+  explainWith(fn: ((s: TermSignal) => void) | undefined): void {
+    this.explainer = fn;
   }
 
   /** A verb that handles a signal itself (prints a partial result, say) registers here. */
@@ -54,7 +62,9 @@ class Terminator {
     this.signal = signal;
     void Promise.allSettled([...this.members].map((m) => m.stopForSignal(signal))).then(() => {
       if (this.handledBy?.(signal)) return;
+      this.explainer?.(signal);
       for (const s of SIGNALS) process.removeListener(s, this.onSignal);
+      this.onRaise?.(signal);
       process.kill(process.pid, signal);
     });
   }

@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { bounded, MAX_MS } from "../env-ms.js";
 import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { commitOf, fetchHeadPath, fillTemplate, runTemplate } from "../git/local.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
@@ -7,7 +8,7 @@ import { machineBound, withSlot } from "../hosts/slots.js";
 import { GRACE_MS } from "../plugin/plugin-process.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
-import { shQuote as q } from "../sh-quote.js";
+import { shQuote as q, shWord } from "../sh-quote.js";
 import { openStore } from "../store/index.js";
 import { callPlugin } from "./call.js";
 
@@ -57,7 +58,7 @@ export async function openLink(
   const link = hello.seams.link;
   if (!link)
     throw new RefusedError("load.seam.missing", "plugin", `'${h.reg.name}' declares no link`);
-  sameInstance(name, h.reg.name, h.instance, hello.instance);
+  sameInstance(name, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
   return { io, sup, host: h, name, link };
 }
 
@@ -107,19 +108,33 @@ export async function linkRun(
   });
 }
 
-function failed(l: OpenLink, what: string, r: RunResult, timeoutMs: number): UnavailableError {
-  const why =
-    r.exitCode === null
-      ? `timed out after ${timeoutMs} ms`
-      : `exit ${r.exitCode}${r.stderr.trim() ? `: ${firstLine(r.stderr.trim())}` : ""}`;
+function failed(
+  l: OpenLink,
+  what: string,
+  r: RunResult,
+  timeoutMs: number,
+  look: string,
+): UnavailableError {
+  const timedOut = r.exitCode === null;
+  const why = timedOut
+    ? `timed out after ${timeoutMs} ms`
+    : `exit ${r.exitCode}${r.stderr.trim() ? `: ${firstLine(r.stderr.trim())}` : ""}`;
   return new UnavailableError(
     `host.${what}.failed`,
     "host",
     `${what} on ${l.name} failed (${why})`,
     {
-      hint: `try the same by hand: mu host exec ${l.name} -- '<git command>'`,
+      hint: timedOut ? `raise --timeout (milliseconds), or ${look}` : look,
     },
   );
+}
+
+/** Where to look when a fetch failed: on the host, or here for a --fetch template. */
+function fetchLook(l: OpenLink, remoteCwd: string, localRepo: string): string {
+  if (!l.link.fetch) {
+    return `the host's --fetch template ran here, in ${localRepo}: run it there by hand to see why`;
+  }
+  return `check that ${remoteCwd} on ${l.name} has a commit: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteCwd)} log -1 --oneline`)}`;
 }
 
 /**
@@ -154,7 +169,7 @@ export async function fetchInto(
       runTemplate(script, localRepo, timeoutMs, { ...l.io.ports.env } as NodeJS.ProcessEnv),
     );
   }
-  if (r.exitCode !== 0) throw failed(l, "fetch", r, timeoutMs);
+  if (r.exitCode !== 0) throw failed(l, "fetch", r, timeoutMs, fetchLook(l, remoteCwd, localRepo));
   const sha = commitOf(localRepo, "FETCH_HEAD");
   if (sha === null) {
     throw new UnavailableError(
@@ -200,7 +215,13 @@ export async function pushRev(
       );
       continue;
     }
-    throw failed(l, "push", r, timeoutMs);
+    throw failed(
+      l,
+      "push",
+      r,
+      timeoutMs,
+      `check ${remoteRepo} on ${l.name}: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteRepo)} status`)}`,
+    );
   }
   const check = await linkRun(
     l,
@@ -229,14 +250,14 @@ export function notACheckout(path: string): UsageError {
 
 /** Parses a --timeout in milliseconds. */
 export function timeoutOption(raw: string | undefined, verb: string): number {
-  const ms = raw === undefined ? DEFAULT_LINK_TIMEOUT_MS : Number(raw);
-  if (!Number.isInteger(ms) || ms < 1) {
-    throw new UsageError(
-      `host.${verb}.timeout`,
-      "usage",
-      `--timeout '${raw}' is not a whole number of milliseconds`,
-      { hint: "e.g. --timeout 20000" },
-    );
-  }
-  return ms;
+  if (raw === undefined) return DEFAULT_LINK_TIMEOUT_MS;
+  return bounded(raw, {
+    name: "--timeout",
+    unit: "milliseconds",
+    min: 1,
+    max: MAX_MS,
+    whole: true,
+    example: DEFAULT_LINK_TIMEOUT_MS,
+    code: `host.${verb}.timeout`,
+  });
 }

@@ -12,6 +12,15 @@ export function corrupt(path: string, why: string): UnavailableError {
   );
 }
 
+export function foreign(path: string, why: string): UnavailableError {
+  return new UnavailableError(
+    "store.foreign",
+    "store",
+    `${path} is an SQLite database, but not mu's (${why})`,
+    { hint: "point MU_DB_PATH or MU_STATE_DIR elsewhere; mu leaves this file as it is" },
+  );
+}
+
 export function newer(path: string, found: number, known: number): UnavailableError {
   return new UnavailableError(
     "store.newer",

@@ -1,6 +1,6 @@
 import type { Database } from "sql.js";
 import type { Ports } from "../ports/types.js";
-import { corrupt, ioFailure, migrationFailed, newer } from "./failures.js";
+import { corrupt, foreign, ioFailure, migrationFailed, newer } from "./failures.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
 import { damage } from "./sqlite-file.js";
 import { sqlJs } from "./sqljs.js";
@@ -41,7 +41,27 @@ export async function openDb(ports: Ports, path: string): Promise<Database> {
   return migrate(db, path);
 }
 
+/**
+ * Why a readable SQLite file is not one of mu's, or null. mu's first
+ * migration makes the plugins table and sets user_version to 1, so a file
+ * at version 0 that holds anything, or at a later version without that
+ * table, was made by some other program. Migrating it would add mu's
+ * tables to that program's data.
+ */
+function notMine(db: Database): string | null {
+  const names = (db.exec("SELECT name FROM sqlite_master")[0]?.values ?? []).map((r) => r[0]);
+  if (userVersion(db) === 0) {
+    return names.length === 0 ? null : `it holds ${names.length} objects mu never made`;
+  }
+  return names.includes("plugins") ? null : "it has no table of mu's";
+}
+
 function migrate(db: Database, path: string): Database {
+  const why = notMine(db);
+  if (why) {
+    db.close();
+    throw foreign(path, why);
+  }
   const found = userVersion(db);
   if (found > SCHEMA_VERSION) {
     db.close();

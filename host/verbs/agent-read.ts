@@ -1,6 +1,7 @@
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { EXIT, type ExitCode, MuError, UnknownOutcomeError } from "../errors.js";
+import { EXIT, type ExitCode, MuError, NotFoundError, UnknownOutcomeError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { allAgents, jobOf, receiptState } from "../jobs/records.js";
@@ -79,28 +80,66 @@ export async function agentList(io: Io, opts: { json?: boolean }): Promise<void>
   }
 }
 
+/** A delivery's state as `agent check` reports it, in text or JSON. */
+interface Checked {
+  agent: string;
+  msgId: string;
+  state: string;
+  runs?: number;
+  reason?: string;
+}
+
 /**
  * A delivery's state. For an at-start agent's first delivery whose start is
  * still unresolved, resolving the start is the answer: found opens the view
  * and is accepted with runs 0; unresolved is unreachable; a proven none rolls
- * the attempt back, and then the channel is asked like for any msgId.
+ * the attempt back, and then the channel is asked like for any msgId. A msgId
+ * mu has no record of sending to this agent is not found: mu never asks a
+ * channel about a delivery it did not make.
  */
 export async function agentCheck(
   io: Io,
   name: string,
   msgId: string,
-  opts: { workstream?: string },
+  opts: { workstream?: string; json?: boolean },
 ): Promise<ExitCode> {
   const ws = opts.workstream ?? "main";
+  const ref = `${ws}/${name}`;
   const store = openStore(io.ports);
   const before = await store.read((db) => findAgent(db, ws, name));
+  const sentTo = await store.read((db) => sentBy(db, msgId));
+  if (sentTo !== ref && before.job.firstMsgId !== msgId) {
+    throw new NotFoundError(
+      "agent.check.unknown-msg",
+      "agent",
+      sentTo === null
+        ? `mu has no record of sending ${msgId} to ${ref}`
+        : `${msgId} was sent to ${sentTo}, not ${ref}`,
+      {
+        hint:
+          sentTo === null
+            ? `check the id; see: mu agent read ${ref}`
+            : `see: mu agent check ${sentTo} ${msgId}`,
+      },
+    );
+  }
+  const report = (c: Omit<Checked, "agent" | "msgId">, code: ExitCode): ExitCode => {
+    const full: Checked = { agent: ref, msgId, ...c };
+    if (opts.json) printJson(io, full);
+    else {
+      const runs = c.runs !== undefined ? ` runs=${c.runs}` : "";
+      // An accepted delivery's reason is a footnote; any other state's is the why.
+      const why = c.reason ? (c.state === "accepted" ? ` (${c.reason})` : `: ${c.reason}`) : "";
+      io.out(`${c.state} ${msgId}${runs}${why}\n`);
+    }
+    return code;
+  };
   return withPlugins(io, async (sup) => {
     try {
-      await resolveAgent(io, store, sup, ws, name, `mu agent check ${name} ${msgId} -w ${ws}`);
+      await resolveAgent(io, store, sup, ws, name, `mu agent check ${ref} ${msgId}`);
     } catch (err) {
       if (!(err instanceof UnknownOutcomeError)) throw err;
-      io.out(`unreachable ${msgId}: ${err.message}\n`);
-      return EXIT.unknownOutcome;
+      return report({ state: "unreachable", reason: err.message }, EXIT.unknownOutcome);
     }
     const now = await store.read((db) =>
       jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,
@@ -109,17 +148,20 @@ export async function agentCheck(
       if (now.agent?.state !== "live") {
         await finish(io, store, sup, now.host, muxFor(io.ports), now.job, {}, "resumed");
       }
-      io.out(`accepted ${msgId} runs=0\n`);
-      return EXIT.ok;
+      return report({ state: "accepted", runs: 0 }, EXIT.ok);
     }
     const { host, job, agent } = now ?? before;
     const { hello } = await jobPlugin(sup, host, job);
     if (hello.seams.channel?.caps.receipt !== "exact") {
       // The channel keeps no receipts mu may ask for: what mu recorded is all there is.
       const state = await store.read((db) => receiptState(db, msgId));
-      const known = state ?? "unknown (mu has no record of it)";
-      io.out(`${known === "accepted" ? "accepted" : known} ${msgId}\n`);
-      return known === "accepted" ? EXIT.ok : EXIT.unknownOutcome;
+      if (state === "accepted") return report({ state: "accepted" }, EXIT.ok);
+      return report(
+        state === undefined
+          ? { state: "unknown", reason: "mu has no record of it" }
+          : { state: String(state) },
+        EXIT.unknownOutcome,
+      );
     }
     const r = (
       await fencedRead(io, sup, host, job, "channel.receipt", {
@@ -128,22 +170,37 @@ export async function agentCheck(
       })
     ).result as { state: string; id: string; runs?: number; reason?: string };
     if (r.id !== msgId) {
-      io.out(`unreachable ${msgId}: the channel answered about ${r.id} instead\n`);
-      return EXIT.unknownOutcome;
+      return report(
+        { state: "unreachable", reason: `the channel answered about ${r.id} instead` },
+        EXIT.unknownOutcome,
+      );
     }
     if (r.state === "accepted") {
-      io.out(`accepted ${msgId}${r.runs !== undefined ? ` runs=${r.runs}` : ""}\n`);
-      return EXIT.ok;
+      return report(
+        { state: "accepted", ...(r.runs !== undefined ? { runs: r.runs } : {}) },
+        EXIT.ok,
+      );
     }
     // mu recorded the channel's own definite reply: a channel that has since
     // forgotten it (a fresh session, a restart) does not take it back.
     if ((await store.read((db) => receiptState(db, msgId))) === "accepted") {
-      io.out(`accepted ${msgId} (by mu's receipt; the channel now says ${r.state})\n`);
-      return EXIT.ok;
+      return report(
+        { state: "accepted", reason: `by mu's receipt; the channel now says ${r.state}` },
+        EXIT.ok,
+      );
     }
-    io.out(`${r.state} ${msgId}${r.reason ? `: ${r.reason}` : ""}\n`);
-    return EXIT.unknownOutcome;
+    return report(
+      { state: r.state, ...(r.reason ? { reason: r.reason } : {}) },
+      EXIT.unknownOutcome,
+    );
   });
+}
+
+/** Which agent (`ws/name`) mu's receipts say a msgId was sent to, or null. */
+function sentBy(db: Database, msgId: string): string | null {
+  const row = db.exec("SELECT workstream, agent FROM receipts WHERE msg_id = ?", [msgId])[0]
+    ?.values[0];
+  return row ? `${row[0]}/${row[1]}` : null;
 }
 
 interface Reading {

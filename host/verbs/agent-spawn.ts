@@ -29,6 +29,7 @@ import {
   putReceipt,
 } from "../jobs/records.js";
 import { makeSite, planSite, removeSite, siteRepo } from "../jobs/site.js";
+import { checkName } from "../names.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { JobSeam, Seams } from "../protocol/declaration.js";
 import { openLink } from "../seams/link.js";
@@ -60,7 +61,6 @@ export interface SpawnOptions {
   harness?: string;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const DEFAULT_SPAWN_JOB_MS = 30_000;
 
 interface Honours {
@@ -156,11 +156,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     ["agent name", name],
     ["workstream", ws],
   ] as const) {
-    if (!NAME.test(v)) {
-      throw new UsageError("agent.name", "usage", `${what} '${v}' is not valid`, {
-        hint: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-      });
-    }
+    checkName(what, v, "agent.name");
   }
   if (opts.task !== undefined && opts.send !== undefined) {
     throw new UsageError("spawn.task-and-send", "usage", "give --task or --send, not both", {
@@ -222,7 +218,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
       );
     }
     const { hello } = await sup.ready(h.reg, ["job", "channel"]);
-    sameInstance(opts.host, h.reg.name, h.instance, hello.instance);
+    sameInstance(opts.host, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
     const job = hello.seams.job ?? declared;
     const atStart = job.firstTurn === "at-start";
     const key = `job-${io.ports.random.hex(8)}`;

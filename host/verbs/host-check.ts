@@ -15,6 +15,8 @@ import { withPlugins } from "./with-plugins.js";
 const PHASES = ["template", "reach", "agent"] as const;
 type Phase = (typeof PHASES)[number];
 const READ_MS = 10_000;
+/** The harness the agent phase asks about when none is named: spawn's default. */
+const DEFAULT_HARNESS = "claude";
 
 interface Step {
   step: string;
@@ -40,7 +42,7 @@ const MARK: Record<CheckLine["result"], string> = {
 export async function hostCheck(
   io: Io,
   name: string,
-  opts: { phase?: string; json?: boolean },
+  opts: { phase?: string; json?: boolean; harness?: string },
 ): Promise<ExitCode> {
   if (opts.phase !== undefined && !PHASES.includes(opts.phase as Phase)) {
     throw new UsageError(
@@ -62,6 +64,9 @@ export async function hostCheck(
     const phases = PHASES.filter(
       (p) => bySeam.some(([, c]) => c.has(p)) && (opts.phase === undefined || opts.phase === p),
     );
+    // The repository the profile names is what the plugin should check there.
+    const repo = h.profile?.repo;
+    const root = repo ? { root: repo } : {};
     // The whole check is one use of the host: it holds one channel throughout.
     await holdingSlot(l, async () => {
       for (const [phase, method] of phases.flatMap((p) =>
@@ -71,7 +76,12 @@ export async function hostCheck(
         try {
           steps = (await proc.conn.request(
             method,
-            { target: h.target, phase },
+            {
+              target: h.target,
+              phase,
+              ...(method === "link.checkSteps" ? root : {}),
+              ...(phase === "agent" ? { agent: opts.harness ?? DEFAULT_HARNESS } : {}),
+            },
             { timeoutMs: READ_MS },
           )) as Step[];
         } catch (err) {

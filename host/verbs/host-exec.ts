@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
 import { linkRun, loadLinkHost, openLink, timeoutOption } from "../seams/link.js";
@@ -13,10 +14,16 @@ export async function hostExec(
   io: Io,
   name: string,
   words: string[],
-  opts: { timeout?: string },
+  opts: ExecOptions,
 ): Promise<number> {
   const timeoutMs = timeoutOption(opts.timeout, "exec");
-  const script = words.join(" ");
+  const script = await readScript(io, words, opts.file);
+  const cwd = opts.cwd ?? ".";
+  if (cwd === "" || cwd.includes("\0")) {
+    throw new UsageError("host.exec.cwd", "usage", `--cwd '${cwd}' is not a directory name`, {
+      hint: "give a path on the host, relative to its login directory or absolute",
+    });
+  }
   const h = await loadLinkHost(io, name);
   return withPlugins(io, async (sup) => {
     const l = await openLink(io, sup, name, h);
@@ -27,10 +34,12 @@ export async function hostExec(
         "host.exec.too-big",
         "usage",
         `the script is ${bytes} bytes; '${h.reg.name}' takes at most ${l.link.maxScriptBytes}`,
-        { hint: "copy a file over and run that instead" },
+        {
+          hint: `commit it, 'mu host push ${name}' it, and run it there with a short script`,
+        },
       );
     }
-    const r = await linkRun(l, "link.exec", { script, cwd: "." }, timeoutMs);
+    const r = await linkRun(l, "link.exec", { script, cwd }, timeoutMs);
     io.out(r.stdout);
     io.err(r.stderr);
     if (r.partial) io.err(`mu: host: the output of the script on ${name} was cut by the plugin\n`);
@@ -42,4 +51,63 @@ export async function hostExec(
     io.err(`mu: host: the script timed out after ${timeoutMs} ms; ${after}\n`);
     return EXEC_TIMED_OUT;
   });
+}
+
+export interface ExecOptions {
+  timeout?: string;
+  file?: string;
+  cwd?: string;
+}
+
+/**
+ * The script comes from the words or from --file (`-` is stdin), never both:
+ * a file is the way round the kernel's limit on one argv word.
+ */
+async function readScript(io: Io, words: string[], given: string | undefined): Promise<string> {
+  // A lone `-` for the script is stdin too, as for most Unix tools: sh has no
+  // command named `-`, so nothing meaningful is lost.
+  const fromStdin = given === undefined && words.length === 1 && words[0] === "-";
+  const file = fromStdin ? "-" : given;
+  if (file === undefined) {
+    if (words.length === 0) {
+      throw new UsageError("host.exec.no-script", "usage", "no script given", {
+        hint: "put it after --, or use --file PATH (- or --file - reads stdin)",
+      });
+    }
+    return words.join(" ");
+  }
+  if (words.length > 0 && !fromStdin) {
+    throw new UsageError("host.exec.two-scripts", "usage", "both --file and script words given", {
+      hint: "use one of them",
+    });
+  }
+  let bytes: Uint8Array | null;
+  try {
+    bytes = file === "-" ? await readStdin() : await io.ports.fs.readFile(resolve(file));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new UsageError("host.exec.file", "usage", `cannot read --file ${file} (${code})`, {
+      hint: "give a readable file, or - for stdin",
+    });
+  }
+  if (bytes === null) {
+    throw new UsageError("host.exec.file", "usage", `--file ${file} does not exist`, {
+      hint: "check the path",
+    });
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    // The script travels as JSON text: bytes that are not UTF-8 would arrive changed.
+    throw new UsageError("host.exec.file", "usage", `--file ${file} is not UTF-8 text`, {
+      hint: "convert it to UTF-8",
+    });
+  }
+}
+
+/** All of stdin: read as a stream, since a pipe from another process may be a socket. */
+async function readStdin(): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

@@ -1,8 +1,10 @@
 import type { Io } from "../cli/io.js";
+import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
 import { freeingHint, type Holder, hostHolders } from "../hosts/holders.js";
 import { deleteProfile, getProfile, identity, putProfile } from "../hosts/profiles.js";
 import { deleteHost, getHost } from "../hosts/records.js";
+import { checkName } from "../names.js";
 import { getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
@@ -17,7 +19,11 @@ export interface AddOptions {
   exec?: string;
 }
 
+/** More channels than this is a typo, not a machine. */
+const MAX_SESSIONS = 1000;
+
 export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<void> {
+  checkName("host name", name, "host.name");
   if (!opts.plugin) {
     throw new UsageError("host.add.plugin", "usage", "this mu adds hosts on a plugin link only", {
       hint: `use: mu host add ${name} --plugin <plugin>`,
@@ -32,14 +38,15 @@ export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<v
   }
   let maxSessions: number | null = null;
   if (opts.maxSessions !== undefined) {
-    maxSessions = Number(opts.maxSessions);
-    if (!Number.isInteger(maxSessions) || maxSessions < 1) {
-      throw new UsageError(
-        "host.add.max-sessions",
-        "usage",
-        `--max-sessions '${opts.maxSessions}' is not a whole number of at least 1`,
-      );
-    }
+    maxSessions = bounded(opts.maxSessions, {
+      name: "--max-sessions",
+      unit: "channels",
+      min: 1,
+      max: MAX_SESSIONS,
+      whole: true,
+      example: 4,
+      code: "host.add.max-sessions",
+    });
   }
   const store = openStore(io.ports);
   const reg = await store.read((db) => getPlugin(db, opts.plugin as string));

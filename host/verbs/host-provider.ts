@@ -23,6 +23,7 @@ import {
 import { jobPlugin, jobTarget, stopJob } from "../jobs/job-calls.js";
 import { recordStopped } from "../jobs/job-rules.js";
 import { agentOf, agentSubject, type JobRecord, jobsOnHost, putJob } from "../jobs/records.js";
+import { checkName } from "../names.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
 import { callPlugin } from "../seams/call.js";
@@ -82,6 +83,7 @@ export async function hostAcquire(
   name: string,
   opts: { provider: string; param?: string[] },
 ): Promise<void> {
+  checkName("host name", name, "host.name");
   const params = parseParams(opts.param ?? []);
   const store = openStore(io.ports);
   const reg = await registration(store, opts.provider);

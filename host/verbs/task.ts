@@ -1,19 +1,14 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { RefusedError, UsageError } from "../errors.js";
+import { RefusedError } from "../errors.js";
+import { checkName } from "../names.js";
 import { openStore } from "../store/index.js";
 
 // Tasks are minimal on purpose: enough for `mu agent spawn --task` to claim
 // one and journal its first delivery. They are not a tracker.
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
 export async function taskAdd(io: Io, id: string): Promise<void> {
-  if (!ID.test(id)) {
-    throw new UsageError("task.id", "usage", `task id '${id}' is not valid`, {
-      hint: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-    });
-  }
+  checkName("task id", id, "task.id");
   const now = io.ports.clock.now();
   await openStore(io.ports).write((db) => {
     const exists = db.exec("SELECT 1 FROM tasks WHERE id = ?", [id]).length > 0;

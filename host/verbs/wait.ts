@@ -1,10 +1,13 @@
-import type { Io } from "../cli/io.js";
-import { DeadlineEvent, EXIT, type ExitCode, UnavailableError, UsageError } from "../errors.js";
+import { type Io, printJson } from "../cli/io.js";
+import { bounded, MAX_MS } from "../env-ms.js";
+import { DeadlineEvent, EXIT, type ExitCode, UnavailableError } from "../errors.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
 import { inLifeCollect } from "../jobs/in-life-collect.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { agentOf, putAgent } from "../jobs/records.js";
+import { agentRef } from "../names.js";
+import { terminator } from "../plugin/terminator.js";
 import { openStore, type Store } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
 import { withPlugins } from "./with-plugins.js";
@@ -19,20 +22,23 @@ interface Outcome {
   agent: string;
   line: string;
   kind: "settled" | "restarted" | "dead" | "no-answer";
+  /** What --json shows beside the kind. */
+  facts?: Record<string, unknown>;
 }
 
 function parseTimeout(raw: string | undefined): number | null {
   if (raw === undefined) return null;
-  const s = Number(raw);
-  if (!Number.isFinite(s) || s <= 0) {
-    throw new UsageError(
-      "wait.timeout",
-      "usage",
-      `--timeout '${raw}' is not a positive number of seconds`,
-      { hint: "e.g. --timeout 600" },
-    );
-  }
-  return s * 1000;
+  // Seconds, unlike the link verbs' milliseconds: a wait is for turns of minutes.
+  const s = bounded(raw, {
+    name: "--timeout",
+    unit: "seconds",
+    min: 0.001,
+    max: MAX_MS / 1000,
+    whole: false,
+    example: 600,
+    code: "wait.timeout",
+  });
+  return Math.round(s * 1000);
 }
 
 /** The earliest deadline margin of the hosts the agents run on, not yet fired. */
@@ -62,15 +68,17 @@ async function nextDeadline(
 export async function wait(
   io: Io,
   names: string[],
-  opts: { workstream?: string; timeout?: string; any?: boolean },
+  opts: { workstream?: string; timeout?: string; any?: boolean; json?: boolean },
 ): Promise<ExitCode> {
-  const ws = opts.workstream ?? "main";
   const timeoutMs = parseTimeout(opts.timeout);
+  // One wait may span workstreams: each name is `name` in -w's, or `<ws>/<name>`.
+  const refs = names.map((n) => agentRef(n, opts.workstream));
   const store = openStore(io.ports);
   const clock = io.ports.clock;
   return withPlugins(io, async (sup) => {
-    for (const n of names) await resolveAgent(io, store, sup, ws, n, `mu wait ${n} -w ${ws}`);
-    const agents = await store.read((db) => names.map((n) => findAgent(db, ws, n)));
+    for (const r of refs)
+      await resolveAgent(io, store, sup, r.workstream, r.name, `mu wait ${r.workstream}/${r.name}`);
+    const agents = await store.read((db) => refs.map((r) => findAgent(db, r.workstream, r.name)));
     const margin = deadlineMarginMs(io.ports.env);
     const deadline = await nextDeadline(store, agents, margin);
     const outcomes: Outcome[] = [];
@@ -96,6 +104,7 @@ export async function wait(
           agent: label,
           line: `${label} dead (${status.reason ?? `ended, exit ${status.exit ?? "unknown"}`})`,
           kind: "dead",
+          facts: { reason: status.reason ?? null, exit: status.exit ?? null },
         });
         continue;
       }
@@ -119,7 +128,9 @@ export async function wait(
         open.splice(at, 1);
         outcomes.push({
           agent: label,
-          line: `${label} unknown (the plugin stopped before the turn settled)`,
+          line: terminator.terminating
+            ? `${label} unknown (mu was interrupted before the turn settled)`
+            : `${label} unknown (the plugin stopped before the turn settled)`,
           kind: "no-answer",
         });
         if (done()) wake();
@@ -143,6 +154,7 @@ export async function wait(
             agent: label,
             line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
             kind: "settled",
+            facts: { runs: o.runs, lastText: o.lastText ?? null },
           });
           // Only the incarnation is learnt (one a fresh left unknown, say).
           if (planted(io.ports.env, "wait-uses-settle")) record(o.incarnation, o.runs);
@@ -152,6 +164,7 @@ export async function wait(
             agent: label,
             line: `${label} restarted (incarnation ${String(params.incarnation)})`,
             kind: "restarted",
+            facts: { incarnation: params.incarnation },
           });
           record(Number(params.incarnation), 0);
         }
@@ -181,7 +194,15 @@ export async function wait(
     // Recorded before the result is shown: a restart reported must not be
     // reported again by the next wait.
     await Promise.all(writes);
-    for (const o of outcomes) io.out(`${o.line}\n`);
+    const labels = agents.map((a) => `${a.job.workstream}/${a.job.agent}`);
+    const unsettled = labels.filter((l) => !outcomes.some((o) => o.agent === l));
+    if (opts.json) {
+      printJson(io, {
+        ended,
+        outcomes: outcomes.map((o) => ({ agent: o.agent, outcome: o.kind, ...o.facts })),
+        waiting: unsettled,
+      });
+    } else for (const o of outcomes) io.out(`${o.line}\n`);
     // After the result is printed: one in-life collect for each agent that
     // settled, or whose host's deadline fired.
     for (const a of agents) {
@@ -204,7 +225,7 @@ export async function wait(
         "deadline",
         `${deadline.agent} runs on host ${deadline.host}, which reaches its deadline at ${new Date(deadline.deadlineAt).toISOString()}`,
         {
-          hint: `collect its work and close it: mu agent close ${deadline.agent.split("/")[1]} -w ${ws}`,
+          hint: `collect its work and close it: mu agent close ${deadline.agent}`,
         },
       );
     }
@@ -215,7 +236,7 @@ export async function wait(
         "wait",
         `${waiting} of ${agents.length} agents did not settle within ${opts.timeout} s`,
         {
-          hint: "wait again, or read them: mu agent read <name>",
+          hint: `wait again, or read ${unsettled.length === 1 ? "it" : "them"}: ${unsettled.map((l) => `mu agent read ${l}`).join("; ")}`,
         },
       );
     }

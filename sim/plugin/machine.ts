@@ -64,10 +64,16 @@ export class Machines {
     timeoutMs: number,
   ): Promise<RunResult> {
     const remote = q(this.at(target, remoteRepo));
+    // A repository the push created has an unborn HEAD; pointing it at the
+    // pushed commit lets a later fetch of HEAD, or a worktree, use it. A HEAD
+    // that already names a commit is the host's own and is left alone.
+    const headToRev = `git -C ${remote} rev-parse -q --verify HEAD >/dev/null || git -C ${remote} update-ref HEAD ${q(rev)}`;
     const script = [
       `git -C ${remote} rev-parse --git-dir >/dev/null 2>&1 || git init --quiet ${remote} || exit 1`,
-      `if git -C ${remote} cat-file -e ${q(`${rev}^{commit}`)} 2>/dev/null; then echo holds; exit 0; fi`,
-      `git -C ${q(localRepo)} push --quiet ${remote} ${q(`${rev}:refs/mu/seed/${rev}`)} && echo pushed`,
+      `if git -C ${remote} cat-file -e ${q(`${rev}^{commit}`)} 2>/dev/null; then ${headToRev}; echo holds; exit 0; fi`,
+      `git -C ${q(localRepo)} push --quiet ${remote} ${q(`${rev}:refs/mu/seed/${rev}`)} || exit 1`,
+      `${headToRev}`,
+      "echo pushed",
     ].join("\n");
     const r = await this.run(target, script, this.loginDir(target), timeoutMs);
     if (r.exitCode === 0 && r.stdout.trim() === "pushed") {

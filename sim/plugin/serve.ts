@@ -3,11 +3,12 @@ import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
+import { firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
 import { processIo, type SimIo } from "./sim-io.js";
-import type { Action, Fault, InvalidKind, World } from "./world.js";
+import type { Action, InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
 // world scripts for this call, answer. It speaks the protocol strictly
@@ -19,15 +20,6 @@ type Msg = { jsonrpc: "2.0"; id?: number; method?: string; params?: Record<strin
 function paramsSha(params: Record<string, unknown>): string {
   const { deadline: _d, ...same } = params;
   return createHash("sha256").update(JSON.stringify(same)).digest("hex");
-}
-
-/** True when every dotted path in `want` holds the same JSON value in `params`. */
-function matches(params: Record<string, unknown>, want: Record<string, unknown>): boolean {
-  return Object.entries(want).every(([path, v]) => {
-    let at: unknown = params;
-    for (const k of path.split(".")) at = (at as Record<string, unknown> | undefined)?.[k];
-    return JSON.stringify(at) === JSON.stringify(v);
-  });
 }
 
 export class SimPlugin {
@@ -108,23 +100,7 @@ export class SimPlugin {
 
   /** Counts the call and returns the faults that fire on it. */
   private faultsFor(method: string, params: Record<string, unknown>): Action[] {
-    const faults: Fault[] = this.world.config().faults ?? [];
-    const fired: Action[] = [];
-    this.world.update((s) => {
-      const n = (s.calls[method] ?? 0) + 1;
-      s.calls[method] = n;
-      faults.forEach((f, i) => {
-        if (f.on !== method && f.on !== "*") return;
-        if (f.call !== undefined && f.call !== n) return;
-        if (f.match && !matches(params, f.match)) return;
-        if ((f.times ?? "once") === "once") {
-          if (s.fired.includes(i)) return;
-          s.fired.push(i);
-        }
-        fired.push(f.do);
-      });
-    });
-    return fired;
+    return firedFaults(this.world, method, params);
   }
 
   async handle(msg: Msg): Promise<void> {
@@ -345,21 +321,7 @@ export class SimPlugin {
   }
 
   private invalid(kind: InvalidKind, id: number): void {
-    const lines: Record<InvalidKind, string | Buffer> = {
-      "not-json": "this is not json\n",
-      "unknown-field": `${JSON.stringify({ jsonrpc: "2.0", id, result: null, surprise: true })}\n`,
-      // Valid JSON but for one byte, so only the UTF-8 check can catch it.
-      "bad-utf8": Buffer.concat([
-        Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"note":"`),
-        Buffer.from([0xff]),
-        Buffer.from('"}}\n'),
-      ]),
-      oversize: `${JSON.stringify({ jsonrpc: "2.0", id, result: "x".repeat(1024 * 1024 + 16) })}\n`,
-      "reply-to-none": `${JSON.stringify({ jsonrpc: "2.0", id: id + 1000, result: null })}\n`,
-      "request-to-mu": `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "mu.ask", params: {} })}\n`,
-    };
-    const line = lines[kind];
-    this.write(line, { invalid: kind });
+    this.write(invalidLine(kind, id), { invalid: kind });
   }
 
   /** A helper in a session of its own: what the contract suite must catch. */

@@ -1,5 +1,6 @@
 import * as nodeFs from "node:fs";
 import { join } from "node:path";
+import type { PluginSession } from "../trace/read.js";
 
 // The simulated world: a directory that outlives every plugin and mu
 // process of a scenario. world.json is what the scenario sets (declaration,
@@ -64,6 +65,10 @@ export interface WorldConfig {
   clockOffsetMs?: number;
   /** How long an agent's turn takes, in world time (default 300 ms). */
   turnMs?: number;
+  /** Recorded plugin processes (from a mu trace): each new process plays the next one. */
+  replay?: { content?: boolean; sessions: PluginSession[] };
+  /** A real plugin's argv: the sim stands in front of it and applies the faults on the way. */
+  proxy?: string[];
 }
 
 export interface SimHost {
@@ -126,6 +131,10 @@ export interface WorldState {
   agents?: Record<string, SimAgent>;
   /** Link calls running now on each machine, and the most ever at once. */
   sessions?: Record<string, { active: number; peak: number }>;
+  /** How many plugin processes have taken a recorded session to replay. */
+  replayed?: number;
+  /** The instance a proxy's setInstance fault makes the real plugin's handshake name. */
+  proxyInstance?: string;
 }
 
 /** The file calls the world makes: node's own, or memfs's in the virtual engine. */

@@ -17,10 +17,14 @@ import {
   type ShStep,
   type Step,
 } from "./scenario.js";
+import { changeWorlds } from "./via-proxy.js";
 
 export interface StepRecord {
   step: string;
   ok: boolean;
+  /** Wall-clock ms when the step began and ended, to place it among the transcript's messages. */
+  startedAt?: number;
+  endedAt?: number;
   detail?: string;
   exit?: number | null;
   signal?: string | null;
@@ -32,6 +36,8 @@ export interface ScenarioResult {
   scenario: LoadedScenario;
   ok: boolean;
   ms: number;
+  /** Wall-clock ms when the scenario began: reports show times relative to it. */
+  startedAt?: number;
   steps: StepRecord[];
   failure?: string;
   transcript: unknown[];
@@ -44,6 +50,8 @@ export interface ScenarioResult {
 export interface RunOptions {
   /** Also read back the world's effects and the intents left, for comparing engines. */
   readBack?: boolean;
+  /** Put the simulated plugin behind mu-plugin-sim --proxy (see via-proxy.ts). */
+  viaProxy?: boolean;
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
@@ -153,6 +161,11 @@ function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
   return collect(child);
 }
 
+/** The world whose state says what the plugin really did. */
+function truth(box: Sandbox) {
+  return box.inner ?? box.world;
+}
+
 async function intentsLeft(box: Sandbox): Promise<ReturnType<typeof allIntents>> {
   if (!existsSync(box.db)) return [];
   return openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db));
@@ -213,7 +226,8 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
   problems.push(
     ...(await checkWorld(
       {
-        world: box.world,
+        // Behind a proxy, what crossed the wire is the proxy's; what was done, the plugin's.
+        world: { transcript: () => box.world.transcript(), state: () => truth(box).state() },
         intents: () => intentsLeft(box),
         mu: (args) => runMu(box, { mu: args }),
       },
@@ -255,7 +269,8 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   } else if ("damage" in step) {
     damage(box, step.damage.db);
   } else if ("world" in step) {
-    box.world.setConfig({ ...box.world.config(), ...step.world });
+    if (box.inner) changeWorlds(box.world, box.inner, step.world);
+    else box.world.setConfig({ ...box.world.config(), ...step.world });
   } else if ("install" in step) {
     install(box, step.install.as, step.install.mode, step.install.kind);
   } else {
@@ -287,7 +302,7 @@ export async function runScenario(
   opts: RunOptions = {},
 ): Promise<ScenarioResult> {
   const t0 = Date.now();
-  const box = makeSandbox(scenario.world, scenario.env);
+  const box = makeSandbox(scenario.world, scenario.env, opts.viaProxy);
   const steps: StepRecord[] = [];
   let failure: string | undefined;
   let transcript: unknown[] = [];
@@ -295,12 +310,13 @@ export async function runScenario(
   try {
     for (const [i, step] of scenario.steps.entries()) {
       let rec: StepRecord;
+      const startedAt = Date.now();
       try {
         rec = await runStep(box, step);
       } catch (err) {
         rec = { step: describeStep(step), ok: false, detail: (err as Error).message };
       }
-      steps.push(rec);
+      steps.push({ ...rec, startedAt, endedAt: Date.now() });
       if (!rec.ok) {
         failure = `step ${i + 1} (${rec.step}): ${rec.detail}`;
         break;
@@ -316,7 +332,7 @@ export async function runScenario(
     // Only on request: opening the DB once more per scenario is not free.
     if (opts.readBack)
       readBack = {
-        effects: box.world.state().effects,
+        effects: truth(box).state().effects,
         intents: await intentsLeft(box).then(
           (left) => left.length,
           () => null,
@@ -329,6 +345,7 @@ export async function runScenario(
     scenario,
     ok: failure === undefined,
     ms: Date.now() - t0,
+    startedAt: t0,
     steps,
     transcript,
     ...readBack,

@@ -1,25 +1,30 @@
 #!/usr/bin/env node
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { packageRoot } from "../../host/package-root.js";
+import { parseOrUsage } from "../cli-args.js";
 import { runScenario, type ScenarioResult } from "./execute.js";
 import { findScenarioFiles, loadScenario, ScenarioFileError } from "./load.js";
-import { writeReports } from "./report.js";
+import { progressLine, writeReports } from "./report.js";
 import type { LoadedScenario } from "./scenario.js";
+import { whyNotViaProxy } from "./via-proxy.js";
 
-// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [id-part…]
+// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part…]
 // Runs scenario files against the built mu, writes reports, exits 0 only
 // when every run passed.
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
+const { values, positionals } = parseOrUsage(
+  "scenarios",
+  "usage: node dist/sim/runner/main.js [--filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part...]",
+  {
     filter: { type: "string" },
     repeat: { type: "string", default: "1" },
     jobs: { type: "string", default: "2" },
     reports: { type: "string" },
+    "via-proxy": { type: "boolean" },
   },
-});
+  true,
+);
+const viaProxy = values["via-proxy"] === true;
 const root = packageRoot();
 const reports = resolve(values.reports ?? join(root, "reports"));
 const repeat = Number(values.repeat);
@@ -49,7 +54,15 @@ async function main(): Promise<number> {
       throw err;
     }
   }
-  const queue = chosen(all).flatMap((s) => Array.from({ length: repeat }, () => s));
+  let picked = chosen(all);
+  if (viaProxy) {
+    for (const s of picked) {
+      const why = whyNotViaProxy(s);
+      if (why) process.stdout.write(`skip  ${s.scenario}  (${why})\n`);
+    }
+    picked = picked.filter((s) => whyNotViaProxy(s) === undefined);
+  }
+  const queue = picked.flatMap((s) => Array.from({ length: repeat }, () => s));
   if (queue.length === 0) {
     process.stderr.write(
       `scenarios: nothing matches ${positionals.join(" ")} ${values.filter ?? ""}\n`,
@@ -61,9 +74,7 @@ async function main(): Promise<number> {
   const progress = () => {
     if (!tty) return;
     const failed = results.filter((r) => !r.ok).length;
-    process.stdout.write(
-      `\r\x1b[K[${results.length}/${queue.length}] ${results.length - failed} passed, ${failed} failed; running ${[...running].join(", ")}`,
-    );
+    process.stdout.write(`\r\x1b[K${progressLine(results.length, queue.length, failed, running)}`);
   };
   let next = 0;
   const worker = async () => {
@@ -71,7 +82,7 @@ async function main(): Promise<number> {
       const s = queue[next++] as LoadedScenario;
       running.add(s.scenario);
       progress();
-      const r = await runScenario(s);
+      const r = await runScenario(s, { viaProxy });
       running.delete(s.scenario);
       results.push(r);
       if (tty) process.stdout.write("\r\x1b[K");

@@ -1,7 +1,10 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RULE_TABLE } from "../../host/effects/rule-table.js";
-import type { ScenarioResult } from "./execute.js";
+import type { ScenarioResult, StepRecord } from "./execute.js";
+
+/** Text that stays inside one Markdown table cell. */
+const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 function xml(s: string): string {
   return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -47,11 +50,13 @@ export function markdown(results: ScenarioResult[]): string {
     "",
     `${passed} of ${results.length} scenarios passed.`,
     "",
-    "| scenario | result | ms | proves |",
-    "|---|---|---|---|",
+    "Each scenario links to its folder: `steps.ndjson`, `transcript.ndjson`, `sequence.md`.",
+    "",
+    "| scenario | result | ms | proves | about |",
+    "|---|---|---|---|---|",
     ...results.map(
       (r) =>
-        `| ${r.scenario.scenario} | ${r.ok ? "pass" : `**FAIL**: ${r.failure}`} | ${r.ms} | ${r.scenario.proves.join(", ")} |`,
+        `| [${r.scenario.scenario}](${r.scenario.scenario}/) | ${r.ok ? "pass" : `**FAIL**: ${cell(r.failure ?? "")}`} | ${r.ms} | ${r.scenario.proves.join(", ")} | ${cell(r.scenario.about)} |`,
     ),
     "",
     "## Replay rule table",
@@ -82,16 +87,97 @@ export function markdown(results: ScenarioResult[]): string {
   return lines.join("\n");
 }
 
-/** A Mermaid sequence diagram of what crossed the wire, for a person to read at a glance. */
-export function mermaid(transcript: unknown[]): string {
+interface Entry {
+  t?: number;
+  pid?: number;
+  dir: string;
+  msg: Record<string, unknown>;
+}
+
+/** Where a transcript entry stands: ms since the scenario began, the step then running, which plugin process. */
+export interface Placed {
+  ms: number | null;
+  step: number | null;
+  plugin: number | null;
+}
+
+/**
+ * Places each transcript entry: time relative to the scenario's start, the
+ * 1-based step running when it crossed, and which plugin process (1, 2, …)
+ * carried it, since every restart's initialize is id 1 again.
+ */
+export function place(transcript: unknown[], steps: StepRecord[], t0?: number): Placed[] {
+  const pids: number[] = [];
+  return (transcript as Entry[]).map((e) => {
+    let plugin: number | null = null;
+    if (typeof e.pid === "number") {
+      if (!pids.includes(e.pid)) pids.push(e.pid);
+      plugin = pids.indexOf(e.pid) + 1;
+    }
+    const t = typeof e.t === "number" ? e.t : undefined;
+    const at =
+      t === undefined
+        ? -1
+        : steps.findIndex((s) => (s.startedAt ?? Infinity) <= t && t <= (s.endedAt ?? -Infinity));
+    return {
+      ms: t !== undefined && t0 !== undefined ? t - t0 : null,
+      step: at === -1 ? null : at + 1,
+      plugin,
+    };
+  });
+}
+
+const noteText = (s: string) =>
+  s.replace(/[;#\n]/g, (c) => (c === "#" ? "id " : c === ";" ? "," : " "));
+const secs = (ms: number | null) => (ms === null ? "" : `+${(ms / 1000).toFixed(3)}s `);
+
+/**
+ * A Mermaid sequence diagram of what crossed the wire, for a person to read
+ * at a glance: each mu step's start and end, time since the scenario began,
+ * and each plugin process's start marked, so a restart's id 1 is not taken
+ * for the first one's.
+ */
+export function mermaid(transcript: unknown[], steps: StepRecord[] = [], t0?: number): string {
   const lines = [
     "sequenceDiagram",
     "  participant mu",
     "  participant plugin as mu-plugin-sim",
     "  participant world",
   ];
-  for (const raw of transcript) {
-    const e = raw as { dir: string; msg: Record<string, unknown> };
+  const placed = place(transcript, steps, t0);
+  const rel = (t: number | undefined) => (t === undefined || t0 === undefined ? null : t - t0);
+  let stepOpen = 0; // steps begun so far
+  let stepsClosed = 0;
+  let plugins = 0;
+  // Step boundaries up to time t, in time order (a step ends before the next begins).
+  const openStepsUpTo = (t: number) => {
+    for (;;) {
+      const begin = steps[stepOpen]?.startedAt ?? Infinity;
+      const end = stepsClosed < stepOpen ? (steps[stepsClosed]?.endedAt ?? Infinity) : Infinity;
+      if (end < t && end <= begin) {
+        stepsClosed++;
+        lines.push(`  Note over mu: ${secs(rel(end))}step ${stepsClosed} ends`);
+      } else if (stepOpen < steps.length && begin <= t) {
+        const s = steps[stepOpen] as StepRecord;
+        stepOpen++;
+        lines.push(
+          `  Note over mu: ${secs(rel(begin))}step ${stepOpen} begins: ${noteText(s.step)}`,
+        );
+      } else return;
+    }
+  };
+  for (const [i, raw] of (transcript as Entry[]).entries()) {
+    const e = raw;
+    const where = placed[i] as Placed;
+    if (typeof e.t === "number") openStepsUpTo(e.t);
+    if (where.plugin !== null && where.plugin > plugins) {
+      plugins = where.plugin;
+      const what =
+        plugins === 1
+          ? "plugin process 1 starts"
+          : `plugin process ${plugins} starts (its ids begin again at 1)`;
+      lines.push(`  Note over plugin: ${what}, pid ${e.pid}`);
+    }
     const m = e.msg;
     const label = (
       typeof m.method === "string"
@@ -104,11 +190,34 @@ export function mermaid(transcript: unknown[]): string {
               ? `result #${String(m.id)}`
               : Object.keys(m).join(",")
     ).replace(/[;#]/g, (c) => (c === "#" ? "id " : ","));
-    if (e.dir === "in") lines.push(`  mu->>plugin: ${label}`);
-    else if (e.dir === "out") lines.push(`  plugin-->>mu: ${label}`);
-    else lines.push(`  Note over plugin,world: ${label}`);
+    const text = `${secs(where.ms)}${label}`;
+    if (e.dir === "in") lines.push(`  mu->>plugin: ${text}`);
+    else if (e.dir === "out") lines.push(`  plugin-->>mu: ${text}`);
+    else lines.push(`  Note over plugin,world: ${text}`);
   }
+  openStepsUpTo(Infinity);
   return `${lines.join("\n")}\n`;
+}
+
+/** sequence.md: the diagram, or a plain sentence when the plugin was never spoken to. */
+export function sequenceDoc(r: ScenarioResult): string {
+  const head = `# ${r.scenario.scenario}\n\n${r.scenario.about}\n\n`;
+  if (r.transcript.length === 0) {
+    return `${head}No plugin traffic: no step of this scenario started the plugin, so there is no exchange to draw.\n`;
+  }
+  return `${head}\`\`\`mermaid\n${mermaid(r.transcript, r.steps, r.startedAt)}\`\`\`\n`;
+}
+
+/** The live progress line; between one scenario's end and the next's start nothing runs, and it says nothing of it. */
+export function progressLine(
+  done: number,
+  total: number,
+  failed: number,
+  running: Iterable<string>,
+): string {
+  const names = [...running];
+  const now = names.length > 0 ? `; running ${names.join(", ")}` : "";
+  return `[${done}/${total}] ${done - failed} passed, ${failed} failed${now}`;
 }
 
 export function writeReports(base: string, results: ScenarioResult[]): string {
@@ -124,14 +233,14 @@ export function writeReports(base: string, results: ScenarioResult[]): string {
       join(each, "steps.ndjson"),
       `${r.steps.map((s) => JSON.stringify(s)).join("\n")}\n`,
     );
+    const placed = place(r.transcript, r.steps, r.startedAt);
     writeFileSync(
       join(each, "transcript.ndjson"),
-      r.transcript.map((t) => `${JSON.stringify(t)}\n`).join(""),
+      r.transcript
+        .map((t, i) => `${JSON.stringify({ ...(placed[i] as Placed), ...(t as object) })}\n`)
+        .join(""),
     );
-    writeFileSync(
-      join(each, "sequence.md"),
-      `# ${r.scenario.scenario}\n\n\`\`\`mermaid\n${mermaid(r.transcript)}\`\`\`\n`,
-    );
+    writeFileSync(join(each, "sequence.md"), sequenceDoc(r));
   }
   const latest = join(base, "latest");
   rmSync(latest, { force: true });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { liveProcesses } from "../../host/ports/proc-scan.js";
 import { World, type WorldConfig } from "../plugin/world.js";
+import { proxiedWorlds } from "./via-proxy.js";
 
 // One scenario's private corner of the machine: state dir, home, world,
 // and any launcher copies it installs. Everything a scenario starts can be
@@ -14,6 +15,8 @@ export interface Sandbox {
   state: string;
   db: string;
   world: World;
+  /** With --via-proxy: the simulated plugin behind the proxy, whose state is the truth. */
+  inner?: World;
   snapshot?: Buffer;
   /** Background mu runs not yet joined, each with its own check. */
   background: Promise<{ problems: string[]; step: string }>[];
@@ -26,16 +29,21 @@ export interface Sandbox {
 export function makeSandbox(
   world: Partial<WorldConfig> | undefined,
   env: Record<string, string> = {},
+  viaProxy = false,
 ): Sandbox {
   const root = mkdtempSync(join(tmpdir(), "mu-scenario-"));
   mkdirSync(join(root, "home"));
   mkdirSync(join(root, "bin"));
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...world };
+  const worlds = viaProxy
+    ? proxiedWorlds(join(root, "world"), config)
+    : { outer: World.create(join(root, "world"), config) };
   return {
     root,
     state: join(root, "state"),
     db: join(root, "state", "mu.db"),
-    world: World.create(join(root, "world"), config),
+    world: worlds.outer,
+    ...("inner" in worlds ? { inner: worlds.inner } : {}),
     background: [],
     env,
     vars: {},

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { packageRoot } from "../../host/package-root.js";
+import { parseOrUsage } from "../cli-args.js";
 import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 // npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME]
@@ -13,9 +13,10 @@ import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 // scenario file (under scenarios/found/ unless --out says elsewhere). A shard
 // takes every N-th seed from S + I; --json writes its result for --merge.
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
+const { values, positionals } = parseOrUsage(
+  "explore",
+  "usage: node dist/sim/virtual/explore-main.js [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--workers N] [--shard I/N] [--json FILE] [--out DIR], or --merge FILE... [--out DIR]",
+  {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
     "time-limit": { type: "string" },
@@ -26,7 +27,8 @@ const { values, positionals } = parseArgs({
     json: { type: "string" },
     merge: { type: "boolean", default: false },
   },
-});
+  true,
+);
 
 /** One run's (or shard's) outcome, as --json writes it and --merge reads it. */
 interface ResultFile {
@@ -78,6 +80,9 @@ if (values.merge) {
   );
   process.exit(found.length === 0 ? 0 : 1);
 }
+
+if (positionals.length > 0)
+  usage(`'${positionals[0]}' is not an option; result files go after --merge`);
 
 const seed = Number(values.seed);
 const runs = Number(values.runs);

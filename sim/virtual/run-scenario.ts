@@ -71,7 +71,13 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
       return `a ${kind} fault needs real processes`;
   }
+  if (s.world?.proxy) return "a proxied plugin is a real process";
+  const replay = s.world?.replay;
   for (const st of s.steps) {
+    // The virtual views read the recorded view's env, which a trace keeps
+    // only with MU_TRACE_CONTENT=1.
+    if (replay && !replay.content && "mu" in st && argv(st.mu)[0] === "agent")
+      return "agents' views replayed from a trace that hashed their env";
     if ("sh" in st || "install" in st || "damage" in st || "join" in st)
       return "a step outside mu (sh, install, damage, join)";
     if ("expect" in st && (st.expect.db || st.expect.leftoverFiles || st.expect.sessionsPeak))

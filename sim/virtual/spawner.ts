@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import type { ChildProcess, ExitStatus, ProcessSpawner } from "../../host/ports/types.js";
+import { replayFromWorld } from "../plugin/replay.js";
 import { SimPlugin } from "../plugin/serve.js";
 import { type SimIo, SimSession } from "../plugin/sim-io.js";
 import { World, type WorldFs } from "../plugin/world.js";
@@ -74,8 +75,9 @@ export function virtualSpawner(
         alive: (p) => processes.startOf(p) !== null,
       };
       const world = new World(worldDir, worldFs, () => clock.now());
-      const sim = new SimPlugin(world, io);
-      const session = new SimSession(sim, (dir, msg) => world.record(dir, msg), io);
+      const session =
+        replayFromWorld(world, io) ??
+        new SimSession(new SimPlugin(world, io), (dir, msg) => world.record(dir, msg), io);
       return {
         pid,
         write(bytes) {

@@ -1,0 +1,48 @@
+import type { Command } from "commander";
+import { UsageError } from "../errors.js";
+
+// Commander copies the words after `--` with one spread call, and a spread of
+// ~100,000 words overflows the stack. mu hands commander a single stand-in word
+// for them and puts the real words back just before the verb's action runs.
+// NUL cannot occur in an argv word, so the stand-in cannot be typed.
+const STAND_IN = "\0mu:words-after-dashes";
+
+/** Splits argv at its first `--`: what commander parses, and the words kept aside. */
+export function setTailAside(argv: string[]): { parsed: string[]; tail: string[] } {
+  const at = argv.indexOf("--");
+  if (at === -1 || at === argv.length - 1) return { parsed: argv, tail: [] };
+  return { parsed: [...argv.slice(0, at + 1), STAND_IN], tail: argv.slice(at + 1) };
+}
+
+/** A preAction hook that swaps the stand-in back for the words it stood for. */
+export function restoreTail(tail: string[]) {
+  return (_root: Command, action: Command): void => {
+    if (tail.length === 0) return;
+    const args = action.processedArgs as unknown[];
+    for (let i = 0; i < args.length; i++) {
+      const v = args[i];
+      if (Array.isArray(v) && v.includes(STAND_IN)) {
+        const out: string[] = [];
+        for (const w of v as string[]) {
+          if (w === STAND_IN) for (const t of tail) out.push(t);
+          else out.push(w);
+        }
+        args[i] = out;
+      } else if (v === STAND_IN) {
+        // A single-word argument: only one word may stand there.
+        if (tail.length > 1) {
+          throw new UsageError("cli.too-many", "usage", "too many arguments", {
+            hint: `see: mu ${commandPath(action)} --help`,
+          });
+        }
+        args[i] = tail[0];
+      }
+    }
+  };
+}
+
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}

@@ -1,0 +1,194 @@
+import { createHash } from "node:crypto";
+
+// What a trace may keep of a message. mu's rule for its own records holds
+// here too: typed fields stay, free text becomes its length and a short
+// hash (so two equal texts still compare equal, and a replay can match a
+// request by its params), unless the user opts into content. Whatever the
+// opt-in, the values of mu's secret-named environment variables are masked
+// in every string before anything else looks at it.
+
+/** Keys whose string value is free text wherever they appear. */
+const FREE_TEXT = new Set([
+  "script",
+  "stdout",
+  "stderr",
+  "text",
+  "lastText",
+  "instructions",
+  "remedy",
+  "message",
+]);
+/** Keys whose value is a map of free-text values (a JobSpec's env, --param's map). */
+const FREE_MAPS = new Set(["env", "params"]);
+
+const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|CANARY/i;
+/** Shorter values would mask ordinary words; nothing that short is a real secret. */
+const MIN_SECRET = 4;
+
+export function digest(text: string): string {
+  const sha = createHash("sha256").update(text).digest("hex").slice(0, 12);
+  return `[len=${Buffer.byteLength(text)} sha=${sha}]`;
+}
+
+export class Redactor {
+  private readonly secrets: string[];
+
+  constructor(
+    env: Readonly<Record<string, string | undefined>>,
+    readonly content: boolean,
+  ) {
+    this.secrets = secretValues(env);
+  }
+
+  /** More secrets, from an environment a plugin was started with. */
+  addSecrets(env: Readonly<Record<string, string | undefined>>): void {
+    for (const v of secretValues(env)) if (!this.secrets.includes(v)) this.secrets.push(v);
+    this.secrets.sort((a, b) => b.length - a.length);
+  }
+
+  mask(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join("[masked]");
+    return out;
+  }
+
+  /** Free text: masked, then kept only when content was asked for. */
+  text(value: string): string {
+    // An empty text says nothing; its hash would only make it look like one.
+    if (value === "") return value;
+    const masked = this.mask(value);
+    return this.content ? masked : digest(masked);
+  }
+
+  /** A JSON-RPC message: params, result and error are walked; the envelope is typed. */
+  message(msg: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(msg)) {
+      out[k] = k === "params" || k === "result" || k === "error" ? this.walk(v) : this.any(v);
+    }
+    return out;
+  }
+
+  /** Masks every string in a typed value, free text or not. */
+  any(v: unknown): unknown {
+    if (typeof v === "string") return this.mask(v);
+    if (Array.isArray(v)) return v.map((x) => this.any(x));
+    if (v !== null && typeof v === "object")
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.any(x)]));
+    return v;
+  }
+
+  private walk(v: unknown): unknown {
+    if (typeof v === "string") return this.mask(v);
+    if (Array.isArray(v)) return v.map((x) => this.walk(x));
+    if (v === null || typeof v !== "object") return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (FREE_TEXT.has(k) && typeof x === "string") out[k] = this.text(x);
+      else if (FREE_MAPS.has(k) && x !== null && typeof x === "object" && !Array.isArray(x))
+        out[k] = Object.fromEntries(
+          Object.entries(x).map(([n, y]) => [
+            n,
+            typeof y === "string" ? this.text(y) : this.any(y),
+          ]),
+        );
+      else out[k] = this.walk(x);
+    }
+    return out;
+  }
+
+  /**
+   * mu's own argv: the words that may carry a script, a message or a
+   * --param value are free text; verbs, names, flags and paths stay, so the
+   * invocation can be run again from the trace.
+   */
+  argv(argv: readonly string[]): string[] {
+    const out: string[] = [];
+    const words: string[] = [];
+    let dashes = false;
+    for (let i = 0; i < argv.length; i++) {
+      const a = argv[i] ?? "";
+      if (!dashes && a === "--") {
+        dashes = true;
+        out.push(a);
+        continue;
+      }
+      if (!dashes && a.startsWith("-") && a !== "-") {
+        const eq = a.indexOf("=");
+        const flag = eq === -1 ? a : a.slice(0, eq);
+        if (!TEXT_OPTIONS.has(flag) && !VALUE_OPTIONS.has(flag)) {
+          out.push(this.mask(a));
+          continue;
+        }
+        const value = eq === -1 ? argv[++i] : a.slice(eq + 1);
+        if (value === undefined) {
+          out.push(this.mask(a));
+          continue;
+        }
+        const kept = TEXT_OPTIONS.has(flag) ? this.optionValue(flag, value) : this.mask(value);
+        if (eq === -1) out.push(flag, kept);
+        else out.push(`${flag}=${kept}`);
+        continue;
+      }
+      words.push(a);
+      const textAfter = TEXT_AFTER[`${words[0]} ${words[1]}`];
+      out.push(textAfter !== undefined && words.length > textAfter ? this.text(a) : this.mask(a));
+    }
+    return out;
+  }
+
+  private optionValue(flag: string, value: string): string {
+    const eq = flag === "--param" ? value.indexOf("=") : -1;
+    if (eq === -1) return this.text(value);
+    return `${this.mask(value.slice(0, eq))}=${this.text(value.slice(eq + 1))}`;
+  }
+}
+
+/** Options of mu whose value is free text. */
+const TEXT_OPTIONS = new Set([
+  "--send",
+  "--command",
+  "--instructions",
+  "--param",
+  "--fetch",
+  "--shell",
+  "--exec",
+]);
+
+/** Options of mu that take a typed value (a name, a path, a number). */
+const VALUE_OPTIONS = new Set([
+  "-w",
+  "--workstream",
+  "--host",
+  "--plugin",
+  "--provider",
+  "--repo",
+  "--max-sessions",
+  "--timeout",
+  "--into",
+  "--from",
+  "--rev",
+  "--to",
+  "--phase",
+  "--task",
+  "--role",
+  "--harness",
+  "--seam",
+  "--repeat",
+  "--junit",
+]);
+
+/** Per verb, how many words (the verb's own included) come before its free text. */
+const TEXT_AFTER: Record<string, number> = {
+  "host exec": 3,
+  "agent send": 3,
+  "agent interrupt": 3,
+  "agent answer": 3,
+};
+
+function secretValues(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(env)
+    .filter(([name, v]) => SECRET_NAME.test(name) && v !== undefined && v.length >= MIN_SECRET)
+    .map(([, v]) => v as string)
+    .sort((a, b) => b.length - a.length);
+}

@@ -1,0 +1,69 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PRESETS } from "./declaration.js";
+
+// What the sim checks of its world before it answers anything, so that a
+// mistake in a scenario or a walk-through shows as one line that names it,
+// not as a Node stack trace after the first message.
+
+const ACTIONS = [
+  "delayMs",
+  "error",
+  "hang",
+  "invalid",
+  "replyTwice",
+  "crash",
+  "killMu",
+  "ignoreEof",
+  "setInstance",
+  "advanceClockMs",
+  "stderr",
+  "setsidHelper",
+  "leakCanary",
+  "reply",
+  "settleOnCancel",
+  "exitAfterMs",
+  "execIgnoresTimeout",
+  "releaseErrorsWhenGone",
+];
+
+/** The first thing wrong with the world in `dir`, as one line, or null. */
+export function worldProblem(dir: string): string | null {
+  const file = join(dir, "world.json");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    return `cannot read ${file} (${code}); create it first, e.g. {"preset": "link-only"}`;
+  }
+  let c: unknown;
+  try {
+    c = JSON.parse(text);
+  } catch (err) {
+    return `${file} is not JSON: ${(err as Error).message}`;
+  }
+  if (typeof c !== "object" || c === null || Array.isArray(c)) return `${file} is not an object`;
+  const { preset, faults } = c as { preset?: unknown; faults?: unknown };
+  if (preset !== undefined && (typeof preset !== "string" || !(preset in PRESETS))) {
+    return `${file}: unknown preset ${JSON.stringify(preset)}; one of: ${Object.keys(PRESETS).join(", ")}`;
+  }
+  if (faults === undefined) return null;
+  if (!Array.isArray(faults)) return `${file}: faults is not a list`;
+  for (const [i, f] of faults.entries()) {
+    const where = `${file}: fault ${i + 1}`;
+    if (typeof f !== "object" || f === null) return `${where} is not an object`;
+    const { on, do: act, times } = f as { on?: unknown; do?: unknown; times?: unknown };
+    if (typeof on !== "string") return `${where} names no method ("on")`;
+    if (times !== undefined && times !== "once" && times !== "always") {
+      return `${where}: times is ${JSON.stringify(times)}; once or always`;
+    }
+    if (typeof act !== "object" || act === null) return `${where} has no action ("do")`;
+    const keys = Object.keys(act);
+    const unknown = keys.filter((k) => !ACTIONS.includes(k));
+    if (unknown.length > 0 || keys.length === 0) {
+      return `${where}: unknown action ${JSON.stringify(unknown.join(", ") || "(none)")}; the actions: ${ACTIONS.join(", ")}`;
+    }
+  }
+  return null;
+}
