@@ -16,6 +16,9 @@ export const PLANTS = [
   "host-rm-live-agents",
   // A reattach that looks at its new view once, not through the readiness window (issue 15.2).
   "reattach-without-window",
+  // A commit whose temp file, or whose directory after the rename, is not fsynced (issue 22's power cut).
+  "no-temp-fsync",
+  "no-dir-fsync",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

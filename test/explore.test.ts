@@ -69,6 +69,19 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
     broken: /a reattach left no live view: 'agent reattach [ab]' exited 0/,
     verbs: 2,
   },
+  // A power cut: a commit that returned must survive it (issue 22's faults).
+  {
+    plant: "no-dir-fsync",
+    seeds: 40,
+    broken: /a commit that returned was lost: host \S+, recorded before/,
+    verbs: 3,
+  },
+  {
+    plant: "no-temp-fsync",
+    seeds: 40,
+    broken: /a commit that returned was lost: host \S+, recorded before/,
+    verbs: 3,
+  },
   // 15.5: host rm with a live agent leaves it unreachable.
   {
     plant: "host-rm-live-agents",

@@ -38,6 +38,8 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   output: "acquired h1\n",
   dbBytes: new TextEncoder().encode("SQLite format 3"),
   virtualMs: 0,
+  deadViews: [],
+  lostCommits: [],
   ...over,
 });
 
@@ -102,5 +104,39 @@ describe("the explorer's invariants", () => {
       { mu: "host status h1" },
     ]);
     expect(invariants(killed, byPlugin)).toEqual([]);
+  });
+
+  it("break on a liveness check that did not exit as it expects", () => {
+    const live = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { mu: "host status h1", exit: 0 },
+    ]);
+    expect(invariants(clean(), live)).toEqual([]);
+    expect(invariants(clean({ exits: [0, 5] }), live)).toEqual([
+      "mu is no longer usable: 'host status h1' exited 5, not 0",
+    ]);
+  });
+
+  it("break on a command applied more often than it was asked for", () => {
+    const cmd = scenario([{ mu: "agent command a compact" }, { mu: "agent read a" }]);
+    expect(invariants(clean({ effects: { "channel.command:compact": 1 } }), cmd)).toEqual([]);
+    expect(invariants(clean({ effects: { "channel.command:compact": 2 } }), cmd)).toEqual([
+      "channel.command:compact was applied 2 times but asked for 1",
+    ]);
+  });
+
+  it("break on a reattach that left a dead view, and on a commit a power cut lost", () => {
+    expect(invariants(clean({ deadViews: ["v"], lostCommits: ["c"] }), two)).toEqual([
+      "a commit that returned was lost: c",
+      "a reattach left no live view: v",
+    ]);
+  });
+
+  it("a power cut may kill the step it hits", () => {
+    const cut = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { mu: "host status h1", env: { MU_TESTBED_POWER_CUT: "3" } },
+    ]);
+    expect(invariants(clean({ exits: [0, null], signals: [null, "SIGKILL"] }), cut)).toEqual([]);
   });
 });

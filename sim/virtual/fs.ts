@@ -39,9 +39,17 @@ export class VirtualFs implements FileSystem {
     this.vol.mkdirSync("/", { recursive: true });
   }
 
-  /** The next n-th operation (1 = the next one) crashes the process. */
-  crashAfter(n: number): void {
+  private onCrash: (() => void) | undefined;
+
+  /** The next n-th operation (1 = the next one) crashes the process; onCrash hears it first. */
+  crashAfter(n: number | null, onCrash?: () => void): void {
     this.countdown = n;
+    this.onCrash = onCrash;
+  }
+
+  /** Whether a crash happened and recover() has not run since. */
+  get down(): boolean {
+    return this.crashed;
   }
 
   /** Restarts from what survived: the process that crashed is gone; a new one starts. */
@@ -58,6 +66,7 @@ export class VirtualFs implements FileSystem {
     this.inodeOf = inodes;
     this.durable = new Map(inodes);
     this.countdown = null;
+    this.onCrash = undefined;
     this.crashed = false;
   }
 
@@ -66,6 +75,7 @@ export class VirtualFs implements FileSystem {
     this.ops.push(op);
     if (this.countdown !== null && --this.countdown <= 0) {
       this.crashed = true;
+      this.onCrash?.();
       throw new VirtualCrash(op);
     }
   }

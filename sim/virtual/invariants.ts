@@ -57,6 +57,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
       broken.push(`job ${key} runs, but mu neither records it nor has an intent for it`);
   }
 
+  for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
   for (const d of o.deadViews) broken.push(`a reattach left no live view: ${d}`);
   for (const c of o.crossings)
     broken.push(`a call went to another instance than its subject's: ${c}`);
@@ -82,7 +83,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
     step++;
     if (step > o.exits.length) break;
     if (signal === "SIGKILL") {
-      if (!killer && !st.env?.MU_CRASH_AT)
+      if (!killer && !st.env?.MU_CRASH_AT && !st.env?.MU_TESTBED_POWER_CUT)
         broken.push(`step ${step} (${String(st.mu)}) was killed with nothing set to kill it`);
     } else if (code === null || code === undefined || !EXITS.includes(code))
       broken.push(`step ${step} (${String(st.mu)}) exited ${code}, outside mu's table`);

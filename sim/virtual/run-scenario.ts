@@ -58,6 +58,8 @@ export type VirtualOutcome =
       virtualMs: number;
       /** Reattaches that exited 0 while the view they recorded died within the readiness window. */
       deadViews: string[];
+      /** Records that were there before a power cut and are gone after it. */
+      lostCommits: string[];
     };
 
 /** Why a scenario needs the real engine, or undefined when this one can run it. */
@@ -122,9 +124,14 @@ export async function runVirtual(
   await (await w.fs.open(SIM, { mode: 0o755 })).close();
   const muxes = virtualMux(w.processes, worldFs);
   const places: Places = { root: "/root", world: { dir: "/world" }, vars: {}, sim: SIM };
-  const mu = async (args: string[], env: Record<string, string> = {}): Promise<Ran> => {
+  const mu = async (
+    args: string[],
+    env: Record<string, string> = {},
+    cut?: number,
+  ): Promise<Ran> => {
     // Every invocation is a process of its own: its locks and intents name it.
     const proc = new VirtualMu(w.processes);
+    if (cut) w.fs.crashAfter(cut, () => proc.kill());
     const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill());
     let stdout = "";
     let stderr = "";
@@ -151,6 +158,7 @@ export async function runVirtual(
   const exits: (number | null)[] = [];
   const signals: (string | null)[] = [];
   const deadViews: string[] = [];
+  const lostCommits: string[] = [];
   let output = "";
   let failure: string | undefined;
   const problem = (i: number, what: string) => {
@@ -164,7 +172,30 @@ export async function runVirtual(
     }
     if ("mu" in st) {
       const step = st as MuStep;
-      const r = await mu(argv(step.mu), { ...s.env, ...step.env });
+      const env = { ...s.env, ...step.env };
+      // A power cut n disk operations into the step: mu dies there, and the
+      // machine restarts from what its disk kept.
+      const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
+      const before = cut ? await readBack(w) : undefined;
+      const r = await mu(argv(step.mu), env, cut);
+      if (before) {
+        w.fs.crashAfter(null);
+        if (w.fs.down) w.fs.recover();
+        const after = await readBack(w);
+        // Only records the cut verb does not itself act on: its own commits
+        // may or may not have happened (a re-acquire replaces a released host).
+        const named = new Set(argv(step.mu));
+        for (const h of before.hosts)
+          if (!named.has(h.name) && !after.hosts.some((x) => x.key === h.key))
+            lostCommits.push(
+              `host ${h.key}, recorded before '${String(step.mu)}', is gone after a power cut`,
+            );
+        for (const j of before.jobs)
+          if (!after.jobs.some((x) => x.key === j.key) && !argv(step.mu).includes("close"))
+            lostCommits.push(
+              `job ${j.key}, recorded before '${String(step.mu)}', is gone after a power cut`,
+            );
+      }
       exits.push(r.exit);
       signals.push(r.signal);
       output += r.stdout + r.stderr;
@@ -200,7 +231,7 @@ export async function runVirtual(
     worldJobs: Object.fromEntries(
       Object.entries(state.jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
     ),
-    muHosts: db.hosts,
+    muHosts: db.hosts.map((h) => ({ key: h.key, state: h.state })),
     muJobs: db.jobs,
     pendingKeys: db.intents,
     ...(db.problem ? { dbProblem: db.problem } : {}),
@@ -215,6 +246,7 @@ export async function runVirtual(
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
     deadViews,
+    lostCommits,
   };
 }
 
@@ -246,7 +278,7 @@ async function viewDied(
 /** What mu's database holds at the end, read as a new mu would; a store that does not open says why. */
 async function readBack(w: VirtualWorld): Promise<{
   intents: string[];
-  hosts: { key: string; state: string }[];
+  hosts: { key: string; state: string; name: string }[];
   jobs: { key: string; state: string }[];
   problem?: string;
 }> {
@@ -256,7 +288,7 @@ async function readBack(w: VirtualWorld): Promise<{
         const check = db.exec("PRAGMA integrity_check")[0]?.values[0]?.[0];
         return {
           intents: allIntents(db).map((i) => i.key),
-          hosts: listHosts(db).map((h) => ({ key: h.key, state: h.state })),
+          hosts: listHosts(db).map((h) => ({ key: h.key, state: h.state, name: h.name })),
           jobs: allJobs(db).map((j) => ({ key: j.key, state: j.state })),
           ...(check === "ok" ? {} : { problem: `integrity_check says ${String(check)}` }),
         };

@@ -149,7 +149,8 @@ function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> 
             [3, `host status ${h}`],
             [3, `host release ${h}`],
           ] as const);
-    w.verb(mu);
+    // Now and then a power cut some disk operations into the verb.
+    w.verb(mu, true, r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {});
   }
   // Settle: no faults, then every host looked at, so what can be resolved is.
   w.clear();
