@@ -8,6 +8,7 @@ import { openStore } from "../../host/store/index.js";
 import { measure, median, ratioTable } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 import { runnerOverhead } from "./scenarios.js";
+import { pluginVerbCost } from "./verb-call.js";
 import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual.js";
 
 // `npm run bench`: every number is a ratio against a baseline measured in
@@ -45,7 +46,8 @@ try {
     ],
     runs,
   );
-  const table = ratioTable(samples, "node -e 0", { "mu --version": 3, "mu plugin list": 3 });
+  const table = ratioTable(samples, "node -e 0", { "mu --version": 1.3, "mu plugin list": 2 });
+  const verbCall = await pluginVerbCost(state, runs);
   const calls = Number(process.env.MU_BENCH_CALLS ?? 2000);
   const argv = benchPlugin(state);
   // Alternate the two so a busy moment of the machine hits both alike.
@@ -121,7 +123,7 @@ try {
     "|---|---|---|",
     ...commits.map((c) => `| ${c.n} | ${c.ms.toFixed(1)} ms | ${(c.ms / base).toFixed(2)}x |`),
   ].join("\n");
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n${verbCall}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);
