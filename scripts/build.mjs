@@ -9,7 +9,7 @@ import { join } from "node:path";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const stamp = join(root, "dist", ".build-stamp");
-const SOURCES = ["host", "sim", "test/bench", "schemas", "tsconfig.json", "package.json", "scripts"];
+const SOURCES = ["host", "sim", "plugins", "test/bench", "schemas", "tsconfig.json", "package.json", "scripts"];
 
 function newest(path) {
   if (!existsSync(path)) return 0;

@@ -114,7 +114,11 @@ describe("reports a person reads", () => {
     expect(progressLine(3, 5, 0, ["a/b"])).toBe("[3/5] 3 passed, 0 failed; running a/b");
   });
 
-  it.each([["dist/sim/runner/main.js"], ["dist/sim/virtual/explore-main.js"]])(
+  it.each([
+    ["dist/sim/runner/main.js"],
+    ["dist/sim/virtual/explore-main.js"],
+    ["dist/sim/trace/from-trace-main.js"],
+  ])(
     "%s answers --help with its usage and an unknown option with one usage line (exit 2)",
     (file) => {
       const run = (arg: string) =>
@@ -123,7 +127,7 @@ describe("reports a person reads", () => {
       expect(help.stdout).toMatch(/^usage: /);
       expect(help.status).toBe(0);
       const bad = run("--bogus");
-      expect(bad.stderr).toMatch(/^\w+: usage: Unknown option '--bogus'; usage: [^\n]*\n$/);
+      expect(bad.stderr).toMatch(/^[\w:-]+: usage: Unknown option '--bogus'; usage: [^\n]*\n$/);
       expect(bad.status).toBe(2);
     },
   );

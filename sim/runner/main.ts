@@ -14,7 +14,7 @@ import { whyNotViaProxy } from "./via-proxy.js";
 
 const { values, positionals } = parseOrUsage(
   "scenarios",
-  "usage: node dist/sim/runner/main.js [--filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [id-part...]",
+  "usage: node dist/sim/runner/main.js [--filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part...]",
   {
     filter: { type: "string" },
     repeat: { type: "string", default: "1" },

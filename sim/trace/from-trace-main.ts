@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { Document, isMap, isSeq } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
+import { parseOrUsage } from "../cli-args.js";
 import { type Invocation, parseTrace, TraceFormatError } from "./read.js";
 import { toScenario } from "./to-scenario.js";
 
@@ -25,15 +25,12 @@ function readTrace(f: string): Invocation {
 }
 
 function main(): void {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: { out: { type: "string" } },
-    });
-  } catch (err) {
-    fail((err as Error).message);
-  }
+  const parsed = parseOrUsage(
+    "scenario:from-trace",
+    "usage: npm run scenario:from-trace -- <trace files...> [--out scenarios/field/<slug>.yaml]",
+    { out: { type: "string" } },
+    true,
+  );
   const files = parsed.positionals;
   if (files.length === 0) fail("name the trace files (from MU_TRACE_DIR) to convert");
   const out = typeof parsed.values.out === "string" ? resolve(parsed.values.out) : undefined;

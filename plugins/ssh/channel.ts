@@ -1,0 +1,254 @@
+import { createHash } from "node:crypto";
+import { CHANNEL_NAME } from "./declaration.js";
+import { type Jobs, keyOf } from "./job.js";
+import { type Params, PluginError, writeMessage } from "./rpc.js";
+
+// The channel of a one-shot harness: each delivery is one turn the job's
+// loop runs; receipts are files on the remote keyed by the msgId's hash, so
+// a receipt and a deduped resend answer from the remote alone.
+
+/** Bytes of a turn's final output kept as lastText. */
+const TEXT_CAP = 64 * 1024;
+const POLL_MS = 500;
+
+interface State {
+  cur: number;
+  inc: number;
+  runs: number;
+  status: string;
+  since: number;
+  code?: number;
+  text?: string;
+  truncated?: boolean;
+  err?: string;
+}
+
+const hashOf = (msgId: string) => createHash("sha256").update(msgId).digest("hex");
+
+function refOf(p: Params): string {
+  const a = (p.target as { agent?: { workstream: string; name: string } } | undefined)?.agent;
+  return a ? `${a.workstream}/${a.name}` : "";
+}
+
+export class Channel {
+  private readonly watches = new Map<string, AbortController>();
+  private nextWatch = 1;
+
+  constructor(private readonly jobs: Jobs) {}
+
+  /** The channel's state (of incarnation `inc`, else the current one), with turn `turn`'s text. */
+  private async state(
+    key: string,
+    turn: number,
+    inc: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<State | undefined> {
+    const r = await this.jobs.ctl(
+      key,
+      "state",
+      [String(turn), inc === undefined ? "" : String(inc), String(TEXT_CAP)],
+      signal,
+    );
+    if (r.tag !== "CH-STATE") return undefined;
+    const [cur, i, runs, status, since, code, size] = r.fields;
+    const s: State = {
+      cur: Number(cur),
+      inc: Number(i),
+      runs: Number(runs),
+      status: status === "busy" ? "busy" : status === "idle" ? "idle" : "unknown",
+      since: Number(since),
+    };
+    if (code !== "-") {
+      const text = r.raw.toString("latin1");
+      const nl1 = text.indexOf("\n");
+      const nl2 = text.indexOf("\n", nl1 + 1);
+      s.code = Number(code);
+      s.err = text.slice(nl1 + 1, nl2);
+      s.text = new TextDecoder().decode(r.raw.subarray(nl2 + 1));
+      s.truncated = Number(size) > TEXT_CAP;
+    }
+    return s;
+  }
+
+  private observation(s: State, afterRuns: number): Record<string, unknown> {
+    const o: Record<string, unknown> = {
+      status: s.status,
+      settled: s.runs > afterRuns,
+      since: s.since,
+      runs: s.runs,
+      incarnation: s.inc,
+    };
+    if (s.text !== undefined) {
+      o.lastText = s.text;
+      if (s.truncated) o.lastTextTruncated = true;
+    }
+    if (s.code !== undefined && s.code !== 0)
+      o.lastError = `the harness exited ${s.code}${s.err ? `: ${s.err}` : ""}`;
+    return o;
+  }
+
+  async readStates(p: Params, signal: AbortSignal): Promise<unknown> {
+    const ref = refOf(p);
+    const asked = ((p.targets as string[] | undefined) ?? []).includes(ref);
+    const s = asked ? await this.state(keyOf(p), 0, undefined, signal) : undefined;
+    if (!s) return {};
+    return { [ref]: { state: s.status, since: s.since, runs: s.runs, incarnation: s.inc } };
+  }
+
+  async baseline(p: Params, signal: AbortSignal): Promise<unknown> {
+    const s = await this.state(keyOf(p), 0, undefined, signal);
+    return s ? { runs: s.runs, incarnation: s.inc } : null;
+  }
+
+  async receipt(p: Params, signal: AbortSignal): Promise<unknown> {
+    const id = String(p.msgId);
+    const r = await this.jobs.ctl(keyOf(p), "receipt", [hashOf(id)], signal);
+    if (r.tag !== "CH-ACC") return { state: "not-accepted", id };
+    const [seq, inc, at] = r.fields;
+    return {
+      state: "accepted",
+      id,
+      runs: Number(seq) - 1,
+      incarnation: Number(inc),
+      at: Number(at),
+    };
+  }
+
+  async lastRun(p: Params, signal: AbortSignal): Promise<unknown> {
+    const after = Number(p.afterRuns ?? 0);
+    const inc = typeof p.inc === "number" ? p.inc : undefined;
+    const s = await this.state(keyOf(p), after + 1, inc, signal);
+    if (!s || s.runs <= after) return null;
+    return this.observation(s, after);
+  }
+
+  /** A delivery: send, or fresh (a new incarnation whose first turn is the text). */
+  async deliver(p: Params, fresh: boolean, signal: AbortSignal): Promise<unknown> {
+    const { msgId, r } = await this.enqueue(p, "send", fresh, signal);
+    return { channel: CHANNEL_NAME, ack: "confirmed", baseline: Number(r.fields[0]) - 1, msgId };
+  }
+
+  /** Emulated: kills the running turn's process group, then queues the text as the next turn. */
+  async interrupt(p: Params, signal: AbortSignal): Promise<unknown> {
+    const { msgId, r } = await this.enqueue(p, "interrupt", false, signal);
+    const [seq, inc, was] = r.fields;
+    return {
+      wasBusy: r.tag === "CH-OK" && was === "busy",
+      pending: true,
+      runs: Number(seq) - 1,
+      msgId,
+      incarnation: Number(inc),
+    };
+  }
+
+  /** Kills the running turn, then watches it settle for up to timeoutMs. */
+  async abort(p: Params, signal: AbortSignal): Promise<unknown> {
+    const key = keyOf(p);
+    const r = await this.jobs.ctl(key, "abort", [], signal);
+    if (r.tag !== "CH-ABORT")
+      throw new PluginError("permanent", "mu-plugin-ssh: the agent's job is not running");
+    const [was, runs] = r.fields;
+    const before = was === "busy" ? "busy" : "idle";
+    const end = Date.now() + Number(p.timeoutMs ?? 10_000);
+    let s = await this.state(key, 0, undefined, signal);
+    while (
+      before === "busy" &&
+      s &&
+      s.runs <= Number(runs) &&
+      Date.now() < end &&
+      !signal.aborted
+    ) {
+      await new Promise((res) => setTimeout(res, POLL_MS));
+      s = await this.state(key, 0, undefined, signal);
+    }
+    const settled = before === "idle" || (s !== undefined && s.runs > Number(runs));
+    return {
+      before,
+      after: s?.status === "busy" ? "busy" : "idle",
+      settled,
+      aborted: before === "busy",
+      pending: false,
+    };
+  }
+
+  private async enqueue(p: Params, op: string, fresh: boolean, signal: AbortSignal) {
+    const msgId = String(p.msgId);
+    const expect = typeof p.expectIncarnation === "number" ? String(p.expectIncarnation) : "";
+    const r = await this.jobs.ctl(
+      keyOf(p),
+      op,
+      [hashOf(msgId), expect, fresh ? "1" : "0"],
+      signal,
+      String(p.text ?? ""),
+    );
+    if (r.tag === "CH-NOJOB")
+      throw new PluginError("permanent", "mu-plugin-ssh: the agent's job is not running");
+    if (r.tag === "CH-INC")
+      throw new PluginError(
+        "permanent",
+        `mu-plugin-ssh: the agent is in incarnation ${r.fields[0]}, not ${expect}`,
+      );
+    if (r.tag !== "CH-OK" && r.tag !== "CH-DUP")
+      throw new PluginError("unknown-outcome", `mu-plugin-ssh: unexpected answer ${r.tag}`);
+    return { msgId, r };
+  }
+
+  /** Opens a watch: answers at once, then polls the remote until a turn past afterRuns settles. */
+  async watch(p: Params, signal: AbortSignal): Promise<unknown> {
+    const key = keyOf(p);
+    const s = await this.state(key, 0, undefined, signal);
+    if (!s) throw new PluginError("permanent", "mu-plugin-ssh: the agent's job is not running");
+    const after = typeof p.afterRuns === "number" ? p.afterRuns : s.runs;
+    const inc = typeof p.inc === "number" ? p.inc : s.inc;
+    const watchId = `w${this.nextWatch++}`;
+    const ctl = new AbortController();
+    this.watches.set(watchId, ctl);
+    setTimeout(() => void this.poll(key, watchId, after, inc, ctl.signal), 0);
+    return { watchId, initial: this.observation(s, after), afterRuns: after };
+  }
+
+  private async poll(
+    key: string,
+    watchId: string,
+    after: number,
+    inc: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        const s = await this.state(key, after + 1, inc, signal);
+        if (signal.aborted) break;
+        if (s && s.cur !== inc) {
+          writeMessage({
+            jsonrpc: "2.0",
+            method: "watch/restarted",
+            params: { watchId, incarnation: s.cur },
+          });
+          break;
+        }
+        if (s && s.runs > after) {
+          writeMessage({
+            jsonrpc: "2.0",
+            method: "watch/settled",
+            params: { watchId, observation: this.observation(s, after) },
+          });
+          break;
+        }
+      } catch {
+        // a failed poll is retried; the watch ends only by a settle, a restart or a cancel
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    this.watches.delete(watchId);
+  }
+
+  cancelWatch(watchId: string): boolean {
+    const w = this.watches.get(watchId);
+    w?.abort();
+    return w !== undefined;
+  }
+
+  cancelAll(): void {
+    for (const w of this.watches.values()) w.abort();
+  }
+}

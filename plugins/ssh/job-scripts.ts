@@ -1,0 +1,172 @@
+import { STATE } from "./remote-scripts.js";
+
+// The remote side of jobs and their channel, in POSIX sh. A job is one
+// directory, ${STATE}/jobs/<name>/, and one loop process started under
+// setsid/nohup: the loop runs each accepted message as one turn of the
+// harness, so every turn lives inside the job's own process group.
+//
+// Layout of a job directory:
+//   pid, started | fenced | stopped   the loop's pid, and how the key was used
+//   env.sh, cwd, harness, log          what the loop runs with, and its transcript
+//   inc                                the current incarnation (channel session)
+//   c/<inc>/runs, state, since, session
+//   c/<inc>/r/<h>.seq|.text|.at        receipt <h> (sha256 of the msgId); .seq commits it
+//   c/<inc>/out.<n>, err.<n>, code.<n> turn n's output
+
+/** The job's own loop: $1 is the job directory (absolute). */
+export const LOOP = `
+J=$1
+ms() { t=$(date +%s%3N 2>/dev/null); case $t in *N|'') echo "$(date +%s)000";; *) echo "$t";; esac; }
+put() { printf '%s\\n' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }
+# Run only once the start that launched this loop is complete; a start cut
+# short before that is fenced by the next lookup, and then this loop goes.
+until [ -e "$J/started" ]; do [ -e "$J/fenced" ] && exit 0; sleep 0.1; done
+. "$J/env.sh"
+cd -- "$(cat "$J/cwd")" || exit 97
+while :; do
+  inc=$(cat "$J/inc"); C=$J/c/$inc
+  runs=$(cat "$C/runs"); n=$((runs + 1)); f=
+  for s in "$C"/r/*.seq; do
+    [ -e "$s" ] && [ "$(cat "$s")" = "$n" ] && { f=\${s%.seq}; break; }
+  done
+  if [ -z "$f" ]; then sleep 0.2; continue; fi
+  put "$C/since" "$(ms)"; put "$C/state" busy
+  session=$(cat "$C/session")
+  cmd=$(sed "s/{session}/$session/g" "$J/harness")
+  printf '=== turn %s (session %s)\\n' "$n" "$session"
+  # The turn has a group of its own, so an interrupt can end it and not the loop.
+  MU_SSH_TURN=$n MU_SSH_SESSION=$session setsid sh -c "$cmd" < "$f.text" > "$C/out.$n" 2> "$C/err.$n" &
+  put "$C/turn" "$!"
+  wait "$!"
+  put "$C/code.$n" "$?"
+  cat "$C/out.$n"
+  put "$C/since" "$(ms)"; put "$C/state" idle
+  put "$C/runs" "$n"
+done
+`;
+
+/**
+ * Every job and channel operation: $1 root, $2 job name, $3 op, then the
+ * op's arguments. Answers one MU-… line (the state op adds its text after).
+ */
+export const JOBCTL = `
+root=$1 name=$2 op=$3; shift 3
+umask 077
+cd -- "$root" && mkdir -p ${STATE}/jobs || { echo MU-JOB-NOROOT; exit 0; }
+j=${STATE}/jobs/$name
+ms() { t=$(date +%s%3N 2>/dev/null); case $t in *N|'') echo "$(date +%s)000";; *) echo "$t";; esac; }
+put() { printf '%s\\n' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }
+mine() { test -r "/proc/$1/environ" && grep -qzx "MU_SSH_JOB=$name" "/proc/$1/environ"; }
+alive() { p=$(cat "$j/pid" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null && mine "$p"; }
+lock() { i=0; until mkdir "$j/lock" 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && rmdir "$j/lock"; sleep 0.05; done; }
+newinc() {
+  mkdir -p "$j/c/$1/r" && put "$j/c/$1/runs" 0 && put "$j/c/$1/state" idle &&
+  put "$j/c/$1/since" "$(ms)" && put "$j/c/$1/session" "$name-$1" && put "$j/inc" "$1"
+}
+case $op in
+start)
+  cwd=$1 harness=$2 loop=$3
+  (cd -- "$cwd") 2>/dev/null || { echo MU-JOB-NOCWD; exit 0; }
+  # Jobs stopped over a week ago go: no pending start can still ask about them.
+  for s in $(find ${STATE}/jobs -mindepth 2 -maxdepth 2 -name stopped -mtime +7 2>/dev/null); do
+    rm -rf "\${s%/stopped}"
+  done
+  if ! mkdir "$j" 2>/dev/null; then
+    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; elif [ -e "$j/fenced" ]; then echo MU-JOB-FENCED; else echo MU-JOB-PENDING; fi
+    exit 0
+  fi
+  J=$(cd "$j" && pwd)
+  # Held until the pid is written: a fencing lookup waits for it, or wins it first.
+  lock
+  [ -e "$J/fenced" ] && { rmdir "$j/lock"; echo MU-JOB-FENCED; exit 0; }
+  cat > "$J/env.sh"
+  printf '%s\\n' "$harness" > "$J/harness"
+  (cd -- "$cwd" && pwd) > "$J/cwd"
+  printf '%s\\n' "$loop" > "$J/loop.sh"
+  newinc 1
+  MU_SSH_JOB=$name setsid nohup sh "$J/loop.sh" "$J" </dev/null >>"$J/log" 2>&1 &
+  echo $! > "$J/pid"
+  : > "$J/started"
+  rmdir "$j/lock"
+  echo MU-JOB-FOUND ;;
+lookup)
+  [ -e "$j/pid" ] && { echo MU-JOB-FOUND; exit 0; }
+  [ -e "$j/fenced" ] && { echo MU-JOB-NONE; exit 0; }
+  if [ "$1" = 1 ]; then
+    # The fence: a start that has not written its pid under the lock never will.
+    if mkdir "$j" 2>/dev/null; then : > "$j/fenced"; echo MU-JOB-NONE; exit 0; fi
+    lock
+    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; else : > "$j/fenced"; echo MU-JOB-NONE; fi
+    rmdir "$j/lock"; exit 0
+  fi
+  [ -d "$j" ] && { echo MU-JOB-PENDING; exit 0; }
+  echo MU-JOB-NONE ;;
+status)
+  [ -e "$j/pid" ] || { echo MU-JOB-GONE; exit 0; }
+  if alive; then echo MU-JOB-RUNNING; elif [ -e "$j/stopped" ]; then echo MU-JOB-STOPPED; else echo MU-JOB-DEAD; fi ;;
+stop)
+  [ -d "$j" ] || { echo MU-JOB-STOPPED; exit 0; }
+  : > "$j/stopped"
+  pg=$(cat "$j/pid" 2>/dev/null); i=0
+  while :; do
+    [ -n "$pg" ] && mine "$pg" && kill -KILL "-$pg" 2>/dev/null
+    left=
+    for e in $(grep -lzx "MU_SSH_JOB=$name" /proc/[0-9]*/environ 2>/dev/null); do
+      p=\${e#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; left=1
+    done
+    [ -z "$left" ] && break
+    i=$((i + 1)); [ $i -gt 100 ] && { echo MU-JOB-STUCK; exit 0; }
+    sleep 0.1
+  done
+  echo MU-JOB-STOPPED ;;
+send|interrupt)
+  # send: $1 msgId hash, $2 expected incarnation or "", $3 1 for fresh; the text on stdin.
+  # interrupt: the same, and the running turn's group is killed first.
+  h=$1 expect=$2 fresh=$3
+  [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
+  lock
+  inc=$(cat "$j/inc")
+  if [ -n "$expect" ] && [ "$expect" != "$inc" ]; then rmdir "$j/lock"; echo "MU-CH-INC $inc"; exit 0; fi
+  for f in "$j"/c/*/r/"$h".seq; do
+    [ -e "$f" ] || continue
+    i=\${f#"$j"/c/}; rmdir "$j/lock"; echo "MU-CH-DUP $(cat "$f") \${i%%/*}"; exit 0
+  done
+  [ "$fresh" = 1 ] && { inc=$((inc + 1)); newinc "$inc"; }
+  C=$j/c/$inc
+  was=$(cat "$C/state")
+  [ "$op" = interrupt ] && [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  seq=$(($(ls "$C/r" | grep -c '[.]seq$') + 1))
+  cat > "$C/r/$h.text"
+  put "$C/r/$h.at" "$(ms)"
+  put "$C/r/$h.seq" "$seq"
+  rmdir "$j/lock"
+  echo "MU-CH-OK $seq $inc $was" ;;
+abort)
+  [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
+  C=$j/c/$(cat "$j/inc")
+  was=$(cat "$C/state")
+  [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  echo "MU-CH-ABORT $was $(cat "$C/runs")" ;;
+receipt)
+  for f in "$j"/c/*/r/"$1".seq; do
+    [ -e "$f" ] || continue
+    i=\${f#"$j"/c/}; echo "MU-CH-ACC $(cat "$f") \${i%%/*} $(cat "\${f%.seq}.at")"; exit 0
+  done
+  echo MU-CH-NOT ;;
+state)
+  n=$1 want=$2 cap=$3
+  [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
+  cur=$(cat "$j/inc"); inc=\${want:-$cur}; C=$j/c/$inc
+  [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
+  head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
+  if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
+    printf 'MU-CH-STATE %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "$(wc -c < "$C/out.$n" | tr -d ' ')"
+    printf '%s\\n' "$(head -n 1 "$C/err.$n" | cut -c 1-300)"
+    head -c "$cap" "$C/out.$n"
+  else
+    printf 'MU-CH-STATE %s - 0\\n\\n' "$head"
+  fi ;;
+check)
+  command -v "$1" >/dev/null 2>&1 && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+esac
+`;

@@ -1,0 +1,142 @@
+import { createHash } from "node:crypto";
+import { JOBCTL, LOOP } from "./job-scripts.js";
+import { STATE, shLine } from "./remote-scripts.js";
+import { type Params, PluginError } from "./rpc.js";
+import { classify, q, type Ssh } from "./ssh.js";
+
+// The job seam: one remote loop per job key, its state in files on the
+// remote, so a lookup answers from the remote alone across crashes of mu
+// and of the plugin.
+
+type Target = { job?: { key?: string } };
+
+/** A job key as a directory name: itself when it is tame, else its hash. */
+export function jobDir(key: string): string {
+  return /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/.test(key)
+    ? key
+    : `k-${createHash("sha256").update(key).digest("hex").slice(0, 40)}`;
+}
+
+export function keyOf(p: Params): string {
+  const k = (p.target as Target | undefined)?.job?.key;
+  if (!k) throw new PluginError("permanent", "mu-plugin-ssh: the call names no job");
+  return k;
+}
+
+export class Jobs {
+  constructor(
+    private readonly ssh: Ssh,
+    private readonly root: string,
+    private readonly harness: string,
+  ) {}
+
+  /** Runs one JOBCTL op and returns its answer line's tag and fields, and the whole output. */
+  async ctl(
+    key: string,
+    op: string,
+    args: string[],
+    signal?: AbortSignal,
+    stdin = "",
+  ): Promise<{ tag: string; fields: string[]; raw: Buffer }> {
+    const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
+    await this.ssh.up(signal);
+    const r = await this.ssh.run(line, { stdin, timeoutMs: 20_000, signal });
+    // Anything a login script printed before the answer line is skipped.
+    const m = /^MU-([A-Z]+-[A-Z]+)(.*)$/m.exec(r.stdout.toString("latin1"));
+    const raw = r.stdout.subarray(m?.index ?? 0);
+    if (!m) {
+      if (r.timedOut)
+        throw new PluginError("unknown-outcome", `mu-plugin-ssh: ${op} on the remote timed out`);
+      throw classify(r.stderr, this.ssh.t.dest, r.code !== 255);
+    }
+    if (m[1] === "JOB-NOROOT")
+      throw new PluginError(
+        "human",
+        `mu-plugin-ssh: the remote root '${this.root}' is missing or not writable`,
+        "create it on the remote or fix --home in the plugin's registration",
+      );
+    return { tag: m[1] ?? "", fields: (m[2] ?? "").trim().split(" ").filter(Boolean), raw };
+  }
+
+  /** How a person watches the job: its transcript, over a connection of its own. */
+  view(key: string): { command: string; env: Record<string, string> } {
+    const log = `${STATE}/jobs/${jobDir(key)}/log`;
+    const remote = `cd ${q(this.root)} && exec tail -n 200 -F ${q(log)}`;
+    const argv = ["ssh", ...this.ssh.base(), "-T", this.ssh.t.dest, remote];
+    return { command: argv.map(q).join(" "), env: {} };
+  }
+
+  async start(p: Params, signal: AbortSignal): Promise<unknown> {
+    const key = String(p.key);
+    const spec = (p.spec ?? {}) as { cwd?: string; env?: Record<string, string> };
+    const env = Object.entries(spec.env ?? {})
+      .filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+      .map(([k, v]) => `export ${k}=${q(String(v))}\n`)
+      .join("");
+    const r = await this.ctl(key, "start", [spec.cwd ?? ".", this.harness, LOOP], signal, env);
+    if (r.tag === "JOB-NOCWD")
+      throw new PluginError("permanent", `mu-plugin-ssh: no directory '${spec.cwd}' on the remote`);
+    if (r.tag === "JOB-FENCED")
+      throw new PluginError("permanent", `mu-plugin-ssh: job key ${key} was fenced by a lookup`);
+    if (r.tag === "JOB-PENDING")
+      throw new PluginError(
+        "retryable",
+        `mu-plugin-ssh: job key ${key} is being started or fenced`,
+      );
+    return { view: this.view(key) };
+  }
+
+  async lookup(p: Params, signal: AbortSignal): Promise<unknown> {
+    const key = String(p.key);
+    const r = await this.ctl(key, "lookup", [p.fence === true ? "1" : "0"], signal);
+    if (r.tag === "JOB-FOUND")
+      return { found: { handle: `ssh:${jobDir(key)}`, view: this.view(key) } };
+    if (r.tag === "JOB-PENDING") return { pending: true };
+    return { none: true };
+  }
+
+  /** A remote it cannot reach reads unknown, never a death. */
+  async status(p: Params, signal: AbortSignal): Promise<unknown> {
+    let r: Awaited<ReturnType<Jobs["ctl"]>>;
+    try {
+      r = await this.ctl(keyOf(p), "status", [], signal);
+    } catch (err) {
+      return { state: "unknown", reason: (err as Error).message.slice(0, 300) };
+    }
+    if (r.tag === "JOB-RUNNING") return { state: "running" };
+    if (r.tag === "JOB-STOPPED") return { state: "ended", exit: null };
+    if (r.tag === "JOB-DEAD") return { state: "lost", reason: "the job's process is gone" };
+    return { state: "lost", reason: "no such job on the remote" };
+  }
+
+  async stop(p: Params, signal: AbortSignal): Promise<null> {
+    const r = await this.ctl(String(p.key), "stop", [], signal);
+    if (r.tag !== "JOB-STOPPED")
+      throw new PluginError("unknown-outcome", "mu-plugin-ssh: the job's processes would not die");
+    return null;
+  }
+
+  attach(p: Params): unknown {
+    return this.view(keyOf(p));
+  }
+
+  async checkSteps(p: Params, signal: AbortSignal): Promise<unknown[]> {
+    if (p.phase !== "agent") return [];
+    // A template wrapped in `sh -c '… exec tool …'` names its tool after exec.
+    const words = this.harness.trim().split(/\s+/);
+    const wrapped =
+      words[0] === "sh" && words[1] === "-c" ? /\bexec\s+([^\s;'"]+)/.exec(this.harness) : null;
+    const tool = wrapped?.[1] ?? words[0] ?? "";
+    const r = await this.ctl("check", "check", [tool], signal);
+    const ok = r.tag === "JOB-HAS";
+    return [
+      {
+        step: "harness",
+        ok,
+        detail: ok
+          ? `'${tool}' is on the remote PATH`
+          : `'${tool}' is not on the remote PATH: install it`,
+      },
+    ];
+  }
+}

@@ -1,0 +1,265 @@
+import { randomBytes } from "node:crypto";
+import { isAbsolute } from "node:path";
+import { runLocal } from "./local-run.js";
+import { EXEC, KILL, PUSH_FINISH, PUSH_PREP, REACH, shLine } from "./remote-scripts.js";
+import { fitReply, type Params, PluginError } from "./rpc.js";
+import { classify, q, type Ssh } from "./ssh.js";
+
+// The link seam: link.exec through the remote wrapper, fetch and push with
+// real git over the shared connection, and the host-check steps.
+
+export const MAX_SCRIPT_BYTES = 131072;
+/** Bytes of each stream the remote sends back; the reply is then fitted under 1 MiB. */
+const OUTPUT_CAP = 400 * 1024;
+const KILL_MS = 15_000;
+
+export interface ExecResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  partial: boolean;
+}
+
+interface Framed {
+  tag: string;
+  code?: string;
+  result?: ExecResult;
+}
+
+/** Finds the wrapper's framing line for this run and the output that follows it. */
+function parseFrame(raw: Buffer, id: string): Framed | undefined {
+  const text = raw.toString("latin1");
+  const re = new RegExp(`^MU-SSH-([A-Z-]+) ${id}([^\\n]*)\\n`, "gm");
+  let last: Framed | undefined;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const tag = m[1] ?? "";
+    const rest = (m[2] ?? "").trim().split(" ");
+    if (tag !== "RESULT") {
+      last = { tag };
+      continue;
+    }
+    const [code, outN, errN] = rest;
+    const at = m.index + m[0].length;
+    const outBytes = Math.min(Number(outN), OUTPUT_CAP);
+    const errBytes = Math.min(Number(errN), OUTPUT_CAP);
+    const dec = new TextDecoder("utf-8");
+    const r: ExecResult = {
+      exitCode: code === "-" ? null : Number(code),
+      stdout: dec.decode(raw.subarray(at, at + outBytes)),
+      stderr: dec.decode(raw.subarray(at + outBytes, at + outBytes + errBytes)),
+      partial: Number(outN) > OUTPUT_CAP || Number(errN) > OUTPUT_CAP,
+    };
+    fitReply(r);
+    return { tag, code, result: r };
+  }
+  return last;
+}
+
+export class Link {
+  constructor(
+    private readonly ssh: Ssh,
+    /** The remote directory every relative path is taken from ("." is the login directory). */
+    private readonly root: string,
+  ) {}
+
+  /** Kills a run's remote tree, over a second connection if the shared one is stuck. */
+  private async kill(id: string): Promise<ExecResult | undefined> {
+    const line = shLine(KILL, [this.root, id, String(OUTPUT_CAP)], q);
+    // The shared connection first (no handshake to pay); if it is stuck, a fresh one.
+    for (const [fresh, timeoutMs] of [
+      [false, 2_500],
+      [true, KILL_MS],
+    ] as const) {
+      try {
+        const r = await this.ssh.run(line, { timeoutMs, fresh });
+        const f = parseFrame(r.stdout, id);
+        if (f?.result) return f.result;
+      } catch {
+        // try the other connection
+      }
+    }
+    return undefined;
+  }
+
+  async exec(p: Params, signal: AbortSignal): Promise<ExecResult> {
+    const script = Buffer.from(String(p.script ?? ""), "utf8");
+    if (script.length > MAX_SCRIPT_BYTES)
+      throw new PluginError(
+        "permanent",
+        `mu-plugin-ssh: the script is ${script.length} bytes, over maxScriptBytes ${MAX_SCRIPT_BYTES}`,
+      );
+    const cwd = String(p.cwd ?? ".");
+    const timeoutMs = Number(p.timeoutMs ?? 20_000);
+    const id = randomBytes(8).toString("hex");
+    const line = `MU_SSH_RUN=${id} ${shLine(EXEC, [this.root, String(script.length), id, cwd, String(OUTPUT_CAP)], q)}`;
+    await this.ssh.up(signal);
+    const r = await this.ssh.run(line, { stdin: script, timeoutMs, signal });
+    if (r.timedOut || r.aborted) {
+      const killed = await this.kill(id);
+      if (!killed)
+        throw new PluginError(
+          "unknown-outcome",
+          `mu-plugin-ssh: the script ran past ${timeoutMs} ms and its remote run could not be confirmed stopped`,
+        );
+      return { ...killed, exitCode: null };
+    }
+    const f = parseFrame(r.stdout, id);
+    if (f?.result) return f.result;
+    if (f?.tag === "NOCWD")
+      throw new PluginError("permanent", `mu-plugin-ssh: no directory '${cwd}' on the remote`);
+    if (f?.tag === "NOROOT" || f?.tag === "NOWRITE")
+      throw new PluginError(
+        "human",
+        `mu-plugin-ssh: the remote root '${this.root}' is missing or not writable`,
+        "create it on the remote or fix --home in the plugin's registration",
+      );
+    if (f?.tag === "SHORT")
+      throw new PluginError(
+        "retryable",
+        "mu-plugin-ssh: the script arrived cut short; it was not run",
+      );
+    const started = f?.tag === "STARTED";
+    const err = classify(r.stderr, this.ssh.t.dest, started || r.code !== 255);
+    // A run that began and lost its connection may still be going: try to end it.
+    if (err.kind === "unknown-outcome") await this.kill(id);
+    throw err;
+  }
+
+  /** A remote path as git's scp-like syntax names it. */
+  private gitUrl(path: string): string {
+    const full = isAbsolute(path) || this.root === "." ? path : `${this.root}/${path}`;
+    return `${this.ssh.t.dest}:${full}`;
+  }
+
+  private async git(args: string[], timeoutMs: number, signal: AbortSignal): Promise<ExecResult> {
+    await this.ssh.up(signal);
+    const r = await runLocal("git", args, {
+      timeoutMs,
+      signal,
+      env: {
+        ...process.env,
+        GIT_SSH_COMMAND: this.ssh.gitSshCommand(),
+        GIT_SSH_VARIANT: "ssh",
+        GIT_TERMINAL_PROMPT: "0",
+      },
+    });
+    if (r.aborted) throw new PluginError("unknown-outcome", "mu-plugin-ssh: git was cancelled");
+    const res: ExecResult = {
+      exitCode: r.timedOut ? null : (r.code ?? 128),
+      stdout: r.stdout.toString("utf8"),
+      stderr: r.stderr,
+      partial: false,
+    };
+    if (
+      !r.timedOut &&
+      r.code !== 0 &&
+      /^ssh: |Permission denied|Host key verification failed/m.test(r.stderr)
+    )
+      throw classify(r.stderr, this.ssh.t.dest, false);
+    fitReply(res);
+    return res;
+  }
+
+  fetch(p: Params, signal: AbortSignal): Promise<ExecResult> {
+    const url = this.gitUrl(String(p.remoteCwd));
+    return this.git(
+      ["-C", String(p.localRepo), "fetch", "-q", "--no-tags", url, "HEAD"],
+      Number(p.timeoutMs ?? 20_000),
+      signal,
+    );
+  }
+
+  /**
+   * Holds rev under refs/mu/pushed/<rev>, never a branch (a checked-out one
+   * would refuse); a repository with an unborn HEAD also gets rev checked out.
+   */
+  async push(p: Params, signal: AbortSignal): Promise<ExecResult> {
+    const repo = String(p.remoteRepo);
+    const rev = String(p.rev);
+    const timeoutMs = Number(p.timeoutMs ?? 20_000);
+    const args = [this.root, repo, rev];
+    const prep = await this.ssh.must(shLine(PUSH_PREP, args, q), timeoutMs, signal);
+    if (!prep.includes("MU-SSH-HAS")) {
+      const r = await this.git(
+        [
+          "-C",
+          String(p.localRepo),
+          "push",
+          "-q",
+          this.gitUrl(repo),
+          `${rev}:refs/mu/pushed/${rev}`,
+        ],
+        timeoutMs,
+        signal,
+      );
+      if (r.exitCode !== 0) return r;
+    }
+    const fin = await this.ssh.run(shLine(PUSH_FINISH, args, q), { timeoutMs, signal });
+    if (fin.code === 255) throw classify(fin.stderr, this.ssh.t.dest, true);
+    return {
+      exitCode: fin.timedOut ? null : (fin.code ?? 1),
+      stdout: "",
+      stderr: fin.stderr,
+      partial: false,
+    };
+  }
+
+  async checkSteps(p: Params, signal: AbortSignal): Promise<unknown[]> {
+    const phase = String(p.phase);
+    if (phase === "template") {
+      const r = await runLocal("ssh", ["-G", ...this.ssh.base(), this.ssh.t.dest], {
+        timeoutMs: 5_000,
+      });
+      const cfg = r.stdout.toString("utf8");
+      const get = (k: string) => new RegExp(`^${k} (.*)$`, "m").exec(cfg)?.[1] ?? "?";
+      return [
+        r.code === 0
+          ? {
+              step: "destination",
+              ok: true,
+              detail: `${get("user")}@${get("hostname")}:${get("port")}`,
+            }
+          : { step: "destination", ok: false, detail: r.stderr.split("\n")[0] || "ssh -G failed" },
+      ];
+    }
+    if (phase !== "reach") return [];
+    // An auth or host-key failure throws `human`: the check hands back to a person.
+    const repo = typeof p.root === "string" ? p.root : "";
+    const out = await this.ssh.must(shLine(REACH, [this.root, repo], q), 15_000, signal);
+    const repoStep = repo
+      ? [
+          out.includes("MU-SSH-REPO")
+            ? { step: "repo", ok: true, detail: `'${repo}' is a git repository` }
+            : {
+                step: "repo",
+                ok: "warn",
+                detail: `no repository at '${repo}' yet: mu host push makes it`,
+              },
+        ]
+      : [];
+    return [
+      { step: "login", ok: true, detail: `logged in to ${this.ssh.t.dest}` },
+      { step: "sh", ok: out.includes("MU-SSH-SH"), detail: "sh runs scripts" },
+      {
+        step: "git",
+        ok: out.includes("MU-SSH-GIT"),
+        detail: out.includes("MU-SSH-GIT")
+          ? "git is installed"
+          : "git is missing: install it on the remote",
+      },
+      {
+        step: "processes",
+        ok: out.includes("MU-SSH-PROCS"),
+        detail: out.includes("MU-SSH-PROCS")
+          ? "setsid, /proc and grep -z are there to end a timed-out run"
+          : "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be proven stopped",
+      },
+      ...repoStep,
+      {
+        step: "writable",
+        ok: out.includes("MU-SSH-WRITABLE"),
+        detail: `the remote root '${this.root}' ${out.includes("MU-SSH-WRITABLE") ? "is" : "is not"} writable`,
+      },
+    ];
+  }
+}

@@ -1,0 +1,96 @@
+// The POSIX sh the plugin runs on the remote. Each takes its inputs as
+// positional arguments; nothing is interpolated into the code itself.
+
+/** Where the plugin's own files live, relative to the remote root. */
+export const STATE = ".mu-plugin-ssh";
+
+/**
+ * Runs one link.exec: $1 root, $2 byte count, $3 run id, $4 cwd, $5 output cap.
+ * The script arrives on stdin and runs only if every byte came. Its output
+ * goes to files, so the wrapper's own stdout is only the framing: a script
+ * exiting 255 cannot pass for ssh failing.
+ */
+export const EXEC = `
+root=$1 n=$2 id=$3 cwd=$4 lim=$5
+cd -- "$root" || { echo "MU-SSH-NOROOT $id"; exit 0; }
+mkdir -p "${STATE}/runs/$id" || { echo "MU-SSH-NOWRITE $id"; exit 0; }
+d=$(cd "${STATE}/runs/$id" && pwd)
+head -c "$n" > "$d/script"
+got=$(wc -c < "$d/script" | tr -d ' ')
+if [ "$got" != "$n" ]; then rm -rf "$d"; echo "MU-SSH-SHORT $id $got"; exit 0; fi
+if ! cd -- "$cwd" 2>/dev/null; then rm -rf "$d"; echo "MU-SSH-NOCWD $id"; exit 0; fi
+echo "MU-SSH-STARTED $id"
+MU_SSH_RUN=$id setsid sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
+echo $! > "$d/pid"
+wait $!
+code=$?
+printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$code" "$(wc -c < "$d/out" | tr -d ' ')" "$(wc -c < "$d/err" | tr -d ' ')"
+head -c "$lim" "$d/out"
+head -c "$lim" "$d/err"
+rm -rf "$d"
+`;
+
+/**
+ * Kills one run's whole tree: $1 root, $2 run id, $3 output cap. The group
+ * goes first; then anything still carrying the run's marker in its
+ * environment (a grandchild that left the group), until none is left.
+ * Prints the output so far in the same framing, code "-".
+ */
+export const KILL = `
+root=$1 id=$2 lim=$3
+cd -- "$root" 2>/dev/null || exit 0
+d=${STATE}/runs/$id
+pg=$(cat "$d/pid" 2>/dev/null)
+i=0
+while :; do
+  [ -n "$pg" ] && kill -KILL "-$pg" 2>/dev/null
+  left=
+  # One grep over every environment (-z: records end in NUL), not a fork per process.
+  for e in $(grep -lzx "MU_SSH_RUN=$id" /proc/[0-9]*/environ 2>/dev/null); do
+    p=\${e#/proc/}; kill -KILL "\${p%/environ}" 2>/dev/null; left=1
+  done
+  [ -z "$left" ] && break
+  i=$((i+1)); [ "$i" -gt 100 ] && { echo "MU-SSH-KILL-FAILED $id"; exit 0; }
+  sleep 0.1
+done
+if [ -d "$d" ]; then
+  printf 'MU-SSH-RESULT %s - %s %s\\n' "$id" "$(wc -c < "$d/out" 2>/dev/null | tr -d ' ' || echo 0)" "$(wc -c < "$d/err" 2>/dev/null | tr -d ' ' || echo 0)"
+  head -c "$lim" "$d/out" 2>/dev/null
+  head -c "$lim" "$d/err" 2>/dev/null
+  rm -rf "$d"
+else
+  printf 'MU-SSH-RESULT %s - 0 0\\n' "$id"
+fi
+`;
+
+/** Makes $2 (under root $1) a repository if it is none; says whether it holds commit $3. */
+export const PUSH_PREP = `
+root=$1 repo=$2 rev=$3
+cd -- "$root" && mkdir -p -- "$repo" && cd -- "$repo" || exit 3
+if ! { test -e .git || { test -f HEAD && test -d objects; }; }; then git init -q || exit 3; fi
+git cat-file -e "$rev^{commit}" 2>/dev/null && echo MU-SSH-HAS
+exit 0
+`;
+
+/** A repository whose HEAD is unborn gets rev checked out, detached, so it has a HEAD to fetch and branch from. */
+export const PUSH_FINISH = `
+root=$1 repo=$2 rev=$3
+cd -- "$root" && cd -- "$repo" || exit 3
+git cat-file -e "$rev^{commit}" || exit 4
+git rev-parse -q --verify HEAD >/dev/null || git -c advice.detachedHead=false checkout -q --detach "$rev"
+`;
+
+/** The reach phase: sh, git, a writable root, and what killing a run's tree needs. */
+export const REACH = `
+root=$1 repo=$2
+command -v git >/dev/null 2>&1 && echo MU-SSH-GIT
+[ -n "$repo" ] && (cd -- "$root" && cd -- "$repo" 2>/dev/null && git rev-parse --git-dir >/dev/null 2>&1) && echo MU-SSH-REPO
+command -v setsid >/dev/null 2>&1 && test -r /proc/self/environ && printf 'A=1\\0' | grep -qzx A=1 && echo MU-SSH-PROCS
+cd -- "$root" 2>/dev/null && mkdir -p "${STATE}" 2>/dev/null && test -w "${STATE}" && echo MU-SSH-WRITABLE
+echo MU-SSH-SH
+`;
+
+/** ssh's remote command: a login-shell line that runs one of the scripts above with its args. */
+export function shLine(script: string, args: string[], q: (s: string) => string): string {
+  return ["sh", "-c", q(script), "mu-plugin-ssh", ...args.map(q)].join(" ");
+}

@@ -1,0 +1,74 @@
+// JSON-RPC 2.0 over stdio, one object per line, written from the published
+// protocol only: this plugin never imports the host or the testbed.
+
+export type Kind = "retryable" | "permanent" | "human" | "unknown-outcome";
+
+/** A failure the plugin reports as a typed protocol error. */
+export class PluginError extends Error {
+  constructor(
+    readonly kind: Kind,
+    message: string,
+    readonly remedy?: string,
+  ) {
+    super(message);
+  }
+}
+
+export type Params = Record<string, unknown>;
+
+export interface Request {
+  id?: number | string;
+  method?: string;
+  params?: Params;
+}
+
+const MAX_LINE = 1024 * 1024;
+
+export function writeMessage(msg: unknown): void {
+  process.stdout.write(`${JSON.stringify(msg)}\n`);
+}
+
+export function reply(id: number | string, result: unknown): void {
+  writeMessage({ jsonrpc: "2.0", id, result: result ?? null });
+}
+
+export function replyError(id: number | string, err: unknown): void {
+  const e =
+    err instanceof PluginError
+      ? err
+      : new PluginError("unknown-outcome", `mu-plugin-ssh: ${(err as Error)?.message ?? err}`);
+  const data: Record<string, unknown> = { kind: e.kind };
+  if (e.remedy || e.kind === "human") data.remedy = e.remedy ?? "ask the machine's administrator";
+  writeMessage({ jsonrpc: "2.0", id, error: { code: -32000, message: e.message, data } });
+}
+
+/** Splits stdin into lines and hands each parsed message on; bad lines are dropped to stderr. */
+export function readMessages(onMessage: (m: Request) => void, onEnd: () => void): void {
+  let buf = "";
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (chunk: string) => {
+    buf += chunk;
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (!line.trim()) continue;
+      try {
+        onMessage(JSON.parse(line) as Request);
+      } catch {
+        process.stderr.write("mu-plugin-ssh: dropped a line that is not JSON\n");
+      }
+    }
+    if (buf.length > MAX_LINE) buf = "";
+  });
+  process.stdin.on("end", onEnd);
+}
+
+/** Cuts the longer of stdout/stderr until the reply's JSON stays under the 1 MiB line limit. */
+export function fitReply(r: { stdout: string; stderr: string; partial: boolean }): void {
+  const budget = MAX_LINE - 64 * 1024;
+  while (JSON.stringify(r).length > budget) {
+    if (r.stdout.length >= r.stderr.length) r.stdout = r.stdout.slice(0, r.stdout.length >> 1);
+    else r.stderr = r.stderr.slice(0, r.stderr.length >> 1);
+    r.partial = true;
+  }
+}

@@ -1,0 +1,213 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Ran, type RunOpts, runLocal } from "./local-run.js";
+import { PluginError } from "./rpc.js";
+
+// One OpenSSH connection per plugin life: a ControlMaster started as a plain
+// child (ControlPersist off, since a persisted master forks away from the
+// plugin's group), shared by every call through its control socket.
+
+export interface SshTarget {
+  dest: string;
+  port?: string;
+  identity?: string;
+  config?: string;
+  options: string[];
+}
+
+export function q(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const CONNECT =
+  /Connection refused|Connection reset|Connection timed out|No route to host|Network is unreachable|Connection closed by|kex_exchange_identification|Broken pipe|Connection to .* closed/;
+
+/** Turns ssh's own failure (exit 255, or git's report of it) into the protocol's error classes. */
+export function classify(stderr: string, dest: string, started: boolean): PluginError {
+  const line = stderr.split("\n").find((l) => l.trim()) ?? "ssh failed";
+  const why = `${line.trim().slice(0, 300)}`;
+  if (/Permission denied|Too many authentication failures|no mutual signature/.test(stderr))
+    return new PluginError(
+      "human",
+      `mu-plugin-ssh: ssh login to ${dest} refused: ${why}`,
+      `install the plugin's public key in the remote authorized_keys, or pass -i KEY`,
+    );
+  if (
+    /Host key verification failed|HOST IDENTIFICATION HAS CHANGED|host key .* not known/i.test(
+      stderr,
+    )
+  )
+    return new PluginError(
+      "human",
+      `mu-plugin-ssh: ${dest}'s host key is not trusted: ${why}`,
+      `verify the host's key and add it to the known_hosts file ssh uses (ssh-keyscan)`,
+    );
+  if (
+    /Could not resolve hostname|Name or service not known|Bad configuration option|Unsupported option/.test(
+      stderr,
+    )
+  )
+    return new PluginError(
+      "permanent",
+      `mu-plugin-ssh: cannot reach ${dest}: ${why}`,
+      "fix --dest, -F or -o in the plugin's registration",
+    );
+  if (!started && CONNECT.test(stderr))
+    return new PluginError("retryable", `mu-plugin-ssh: cannot connect to ${dest}: ${why}`);
+  return new PluginError(
+    "unknown-outcome",
+    `mu-plugin-ssh: the connection to ${dest} was lost: ${why}`,
+  );
+}
+
+/** Removes socket directories left by plugins that were killed (their pid is gone). */
+function sweepDeadDirs(): void {
+  try {
+    for (const d of readdirSync(tmpdir())) {
+      const pid = Number(/^mu-ssh-(\d+)-/.exec(d)?.[1]);
+      if (!pid || pid === process.pid) continue;
+      try {
+        process.kill(pid, 0);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ESRCH")
+          rmSync(join(tmpdir(), d), { recursive: true, force: true });
+      }
+    }
+  } catch {
+    // a sweep that fails leaves litter, nothing worse
+  }
+}
+
+/** Kept under sshd's default MaxSessions, with one to spare for a kill. */
+const MAX_SESSIONS = 8;
+
+export class Ssh {
+  private dirMade: string | undefined;
+  /** The socket's directory, made on first use and named by this pid so a later plugin can sweep it. */
+  private get dir(): string {
+    if (this.dirMade === undefined) {
+      sweepDeadDirs();
+      this.dirMade = mkdtempSync(join(tmpdir(), `mu-ssh-${process.pid}-`));
+    }
+    return this.dirMade;
+  }
+  private get sock(): string {
+    return join(this.dir, "c");
+  }
+  private master: ChildProcess | undefined;
+  private masterErr = "";
+  private starting: Promise<void> | undefined;
+  /** Sessions open on the master now, and callers waiting for one. */
+  private open = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly t: SshTarget) {}
+
+  /** Options every ssh gets; mode options go first because ssh keeps the first value it reads. */
+  base(): string[] {
+    const a: string[] = [];
+    if (this.t.config) a.push("-F", this.t.config);
+    if (this.t.port) a.push("-p", this.t.port);
+    if (this.t.identity) a.push("-i", this.t.identity);
+    for (const o of this.t.options) a.push("-o", o);
+    a.push("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5");
+    return a;
+  }
+
+  /** Starts the master if it is not up; callers that arrive meanwhile share one start. */
+  up(signal?: AbortSignal): Promise<void> {
+    if (this.master && this.master.exitCode === null && existsSync(this.sock))
+      return Promise.resolve();
+    this.starting ??= this.start(signal).finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async start(signal?: AbortSignal): Promise<void> {
+    this.master?.kill("SIGKILL");
+    // A killed master leaves its socket behind; a new master would refuse to bind it.
+    rmSync(this.sock, { force: true });
+    this.masterErr = "";
+    const m = spawn(
+      "ssh",
+      [
+        "-o",
+        "ControlMaster=yes",
+        "-o",
+        "ControlPersist=no",
+        "-o",
+        `ControlPath=${this.sock}`,
+        ...this.base(),
+        "-N",
+        "-T",
+        this.t.dest,
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    this.master = m;
+    m.stderr?.on("data", (b: Buffer) => {
+      if (this.masterErr.length < 8192) this.masterErr += b.toString("utf8");
+    });
+    const exited = new Promise<void>((r) => m.on("exit", () => r()));
+    for (;;) {
+      if (existsSync(this.sock)) return;
+      if (m.exitCode !== null || m.signalCode !== null) break;
+      if (signal?.aborted) {
+        m.kill("SIGKILL");
+        throw new PluginError("retryable", "mu-plugin-ssh: cancelled while connecting");
+      }
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 25))]);
+    }
+    throw classify(this.masterErr, this.t.dest, false);
+  }
+
+  /** ssh args for one session through the master (or a fresh connection when `fresh`). */
+  args(remoteCmd: string, fresh = false): string[] {
+    const mode = fresh
+      ? ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
+      : ["-o", "ControlMaster=no", "-o", `ControlPath=${this.sock}`];
+    return [...mode, ...this.base(), "-T", this.t.dest, remoteCmd];
+  }
+
+  /** The command git runs for its transport, through the same master. */
+  gitSshCommand(): string {
+    const mode = ["-o", "ControlMaster=no", "-o", `ControlPath=${this.sock}`];
+    return ["ssh", ...mode, ...this.base()].map(q).join(" ");
+  }
+
+  async run(remoteCmd: string, o: RunOpts & { fresh?: boolean } = {}): Promise<Ran> {
+    if (o.fresh) return runLocal("ssh", this.args(remoteCmd, true), o);
+    await this.up(o.signal);
+    // sshd serves at most MaxSessions (10 by default) sessions per connection.
+    while (this.open >= MAX_SESSIONS) await new Promise<void>((r) => this.waiting.push(r));
+    this.open++;
+    try {
+      return await runLocal("ssh", this.args(remoteCmd), o);
+    } finally {
+      this.open--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** A short command that must work: a non-zero exit or an ssh failure throws. */
+  async must(remoteCmd: string, timeoutMs = 15_000, signal?: AbortSignal): Promise<string> {
+    const r = await this.run(remoteCmd, { timeoutMs, signal });
+    if (r.timedOut)
+      throw new PluginError("unknown-outcome", "mu-plugin-ssh: remote command timed out");
+    if (r.code === 255) throw classify(r.stderr, this.t.dest, true);
+    if (r.code !== 0)
+      throw new PluginError(
+        "permanent",
+        `mu-plugin-ssh: remote command failed (${r.code}): ${r.stderr.split("\n")[0]?.slice(0, 300)}`,
+      );
+    return r.stdout.toString("utf8");
+  }
+
+  close(): void {
+    this.master?.kill("SIGKILL");
+    if (this.dirMade) rmSync(this.dirMade, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,76 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { muBin } from "./helpers.js";
+import { Wire } from "./ssh-wire.js";
+import { type Sshd, startSshd } from "./sshd.js";
+
+// What the ssh plugin's test files share: each file starts its own sshd on
+// 127.0.0.1 (test/sshd.ts) with useSshd(). These tests need sshd and ssh:
+// without them they fail, they do not skip.
+
+export let sshd: Sshd;
+const wires: Wire[] = [];
+
+export function useSshd(): void {
+  beforeAll(async () => {
+    sshd = await startSshd();
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const w of wires) w.kill();
+    const left = sshd ? sshd.killRemote() : [];
+    await sshd?.done();
+    expect(left, "remote processes the tests left running").toEqual([]);
+  }, 120_000);
+}
+
+export function track(w: Wire): Wire {
+  wires.push(w);
+  return w;
+}
+
+export function plugin(extra: string[] = []): Wire {
+  return track(new Wire(["--dest", "box", "-F", sshd.config, "--home", sshd.home, ...extra]));
+}
+
+export async function exec(w: Wire, script: string, timeoutMs = 20_000, cwd = ".") {
+  return w.call("link.exec", { script, cwd, timeoutMs });
+}
+
+export function readPids(file: string): number[] {
+  return readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Waits for a condition the remote side makes true, with a generous bound. */
+export async function until(what: string, ok: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The built mu as a real child, run in a checkout. */
+export function muAt(cwd: string, args: string[], env: Record<string, string>) {
+  const r = spawnSync(process.execPath, [muBin, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    encoding: "utf8",
+    // Far past any real run: a hung mu still ends the test, a slow machine does not.
+    timeout: 170_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  }).trim();
+}
+
+export const fakeHarness = join(packageRoot(), "test/fixtures/fake-harness");
