@@ -10,9 +10,13 @@ if (
   argv.length === 1 &&
   (argv[0] === "--version" || argv[0] === "-V")
 ) {
-  // The same line commander would print, without loading commander.
+  // The same line commander would print, without loading commander, and
+  // through the same guard: a closed stdout is one line and exit 5.
   const { packageVersion } = await import("../package-root.js");
-  process.stdout.write(`${packageVersion()}\n`);
+  const { exitAfterOutput, stdOutput } = await import("./std-output.js");
+  const out = stdOutput(process.stdout);
+  out.write(`${packageVersion()}\n`);
+  process.exitCode = await exitAfterOutput(0, out, stdOutput(process.stderr));
 } else {
   await runVerb();
 }
