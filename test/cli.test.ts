@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { sqlJs } from "../host/store/sqljs.js";
-import { mu, muProcess, tempState } from "./helpers.js";
+import { mu, muBin, muProcess, tempState } from "./helpers.js";
 
 const version = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
 let state: ReturnType<typeof tempState>;
@@ -18,6 +19,24 @@ describe("the built mu binary", () => {
     const r = muProcess(["--version"], state.env);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${version}\n`);
+    expect(muProcess(["-V"], state.env).stdout).toBe(`${version}\n`);
+  });
+
+  // --version skips commander for speed (issue 19); a closed stdout must
+  // still be the README's one line and exit 5, never a stack trace.
+  it("--version into a closed stdout is one line and exit 5", async () => {
+    const child = spawn(process.execPath, [muBin, "--version"], {
+      env: { PATH: process.env.PATH ?? "", ...state.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c;
+    });
+    const code = await new Promise((r) => child.on("close", r));
+    expect(stderr).toMatch(/^mu: output: stdout was closed before [^\n]*\(EPIPE\)[^\n]*\n$/);
+    expect(code).toBe(5);
   });
 
   it("lists every namespace in --help", () => {

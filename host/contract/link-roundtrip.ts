@@ -292,7 +292,12 @@ export async function linkFetch(
     const head = await exec(s, place, `git -C ${q(remote)} rev-parse --verify --quiet HEAD`);
     const want = head.stdout.trim();
     if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(want))
-      throw new CheckFailed(`the HEAD of ${what} on the host could not be read`, [shown(head)]);
+      throw new CheckFailed(
+        place.root !== undefined
+          ? `the HEAD of ${what} on the host could not be read; if it does not exist yet, run mu host push ${place.target.host.name} first`
+          : `the HEAD of ${what} on the host could not be read`,
+        [shown(head)],
+      );
     await fetchNames(s, place, remote, want, what);
     return pass(`${place.label}: FETCH_HEAD names the HEAD of ${what}`);
   } finally {

@@ -113,7 +113,23 @@ function compiled(name: string): ValidateFunction | undefined {
   const pre = fromBuild();
   if (!pre) return ajvCompiled(name);
   const i = pre.NAMES.indexOf(name);
-  return i === -1 ? undefined : (pre[`v${i}`] as ValidateFunction);
+  if (i === -1) return undefined;
+  const path = join(
+    dirname(load().path),
+    "..",
+    "dist",
+    "host",
+    "protocol",
+    "validators",
+    `v${i}.cjs`,
+  );
+  try {
+    const mod = createRequire(import.meta.url)(path) as { v?: unknown; DIGEST?: unknown };
+    if (mod.DIGEST === pre.DIGEST && typeof mod.v === "function") return mod.v as ValidateFunction;
+  } catch {
+    // missing or damaged: compile instead
+  }
+  return ajvCompiled(name);
 }
 
 /** A validator for `#/$defs/<defName>`; throws if the schema has no such def. */

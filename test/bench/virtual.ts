@@ -78,7 +78,7 @@ export async function explorerRate(runs: number, workers = 1): Promise<number> {
 }
 
 /** One intent's commit (write + durable persist) with n job rows already in the database. */
-export async function commitAt(n: number, rounds = 5): Promise<number> {
+export async function commitAt(n: number, receipts = 0, rounds = 5): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "mu-bench-db-"));
   try {
     const store = openStore(realPorts({ MU_STATE_DIR: dir }));
@@ -88,6 +88,13 @@ export async function commitAt(n: number, rounds = 5): Promise<number> {
         db.run(
           "INSERT INTO jobs (key, workstream, agent, host, plugin, instance, kind, view_kind, state, spec, created_at, updated_at) VALUES (?, 'w', ?, 'h', 'p', 'i', 'k', 'detached', 'running', '{}', 0, 0)",
           [`k${i}`, `a${i}`],
+        );
+      }
+      // A long-lived crew's delivery history: settled receipts spread over its agents.
+      for (let i = 0; i < receipts; i++) {
+        db.run(
+          "INSERT INTO receipts (msg_id, workstream, agent, state, created_at) VALUES (?, 'w', ?, 'delivered', ?)",
+          [`m${i}`, `a${i % Math.max(n, 1)}`, i],
         );
       }
     });
