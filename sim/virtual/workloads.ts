@@ -291,8 +291,11 @@ function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env">
   // A file-handle start whose lookup says none is never acted on (rule
   // start.lookup.none.file), so nothing ends it and its host stays held:
   // a known gap, reported, not checked here until a verb can end it.
-  const fileHandle = (seams.job as { handle?: string } | undefined)?.handle === "file";
-  liveness(w, r, atStart, next, turnMs, !fileHandle);
+  // The same holds for a start with no lookup once its dedupe window passed
+  // (start.dedupe.expired): both are reported to the lead as liveness gaps.
+  const job = seams.job as { handle?: string; start?: { lookup?: boolean } } | undefined;
+  const stuck = job?.handle === "file" || job?.start?.lookup === false;
+  liveness(w, r, atStart, next, turnMs, !stuck);
   const world: WorldConfig = {
     preset: atStart ? "reply-at-start" : "link-job",
     instance: "sim-1",
