@@ -1,17 +1,9 @@
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../host/package-root.js";
 import type { Fault } from "../sim/plugin/world.js";
 import { World } from "../sim/plugin/world.js";
-import { processesOf } from "../sim/runner/sandbox.js";
+import { processesOf, simLauncher } from "../sim/runner/sandbox.js";
 import { tempState } from "./helpers.js";
 import { fakeHarness, git, muAt, sshd, useSshd } from "./ssh-kit.js";
 import { sshPluginBin } from "./ssh-wire.js";
@@ -66,19 +58,10 @@ describe("the fault proxy in front of the real ssh plugin", { timeout: 300_000 }
     git(local, "add", "a.txt");
     git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
     world = World.create(join(st.dir, "world"), { preset: "link-only", instance: "proxy" });
-    // mu trusts a plugin only under the name its handshake gives, and the
-    // real plugin calls itself `ssh`: the proxy runs from a launcher named
-    // mu-plugin-ssh (as scenario:from-trace installs one for a named plugin).
-    const bin = join(st.dir, "bin");
-    mkdirSync(bin);
-    const launcher = join(bin, "mu-plugin-ssh");
-    writeFileSync(
-      launcher,
-      `#!/usr/bin/env node\nimport ${JSON.stringify(join(packageRoot(), "dist/sim/main.js"))};\n`,
-    );
-    chmodSync(launcher, 0o755);
+    // Registered as `sim`, the name the proxy's executable carries; the proxy
+    // answers the handshake under that name, not the real plugin's `ssh`.
     const argv = [
-      launcher,
+      simLauncher(),
       "--world",
       world.dir,
       "--proxy",
@@ -93,11 +76,11 @@ describe("the fault proxy in front of the real ssh plugin", { timeout: 300_000 }
       "--harness",
       `sh ${fakeHarness} --resume {session} -p`,
     ];
-    const add = muAt(local, ["plugin", "add", "ssh", "--", ...argv], env);
+    const add = muAt(local, ["plugin", "add", "sim", "--", ...argv], env);
     expect(add.stderr).toBe("");
     expect(add.code).toBe(0);
     expect(
-      muAt(local, ["host", "add", "box", "--plugin", "ssh", "--repo", "agents/repo"], env).code,
+      muAt(local, ["host", "add", "box", "--plugin", "sim", "--repo", "agents/repo"], env).code,
     ).toBe(0);
     expect(muAt(local, ["host", "push", "box"], env).code).toBe(0);
   }, 170_000);
