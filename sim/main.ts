@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { worldProblem } from "./plugin/check-world.js";
 import { FaultProxy } from "./plugin/proxy.js";
@@ -94,7 +95,8 @@ if (replay) {
   const argv = proxied.map((a) =>
     a.replaceAll("$" + "{sim}", process.argv[1] ?? "").replaceAll("$" + "{world}", world.dir),
   );
-  const proxy = new FaultProxy(argv, world, processIo);
+  const asName = /^mu-plugin-(.+)$/.exec(basename(process.argv[1] ?? ""))?.[1];
+  const proxy = new FaultProxy(argv, world, processIo, asName);
   process.stdin.on("data", (chunk: string) => proxy.feed(chunk));
   process.stdin.on("end", () => proxy.end());
 } else if (world) {

@@ -41,10 +41,17 @@ export class FaultProxy {
   private readonly after = new Map<unknown, After>();
   private ignoreEof = false;
 
+  /**
+   * `asName`: the name this proxy was run as (its launcher's mu-plugin-<name>).
+   * mu binds a registration to the executable's name and the handshake's, so
+   * the proxy answers under its own: registered as `sim` in front of a plugin
+   * that calls itself `ssh`, it says `sim`.
+   */
   constructor(
     argv: readonly string[],
     private readonly world: World,
     private readonly io: SimIo,
+    private readonly asName?: string,
   ) {
     this.child = spawn(argv[0] ?? "", argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout.on("data", (b: Buffer) => this.pluginBytes(b));
@@ -186,9 +193,14 @@ export class FaultProxy {
     if (after) this.after.delete(msg.id);
     if (after?.method === "initialize") {
       const changed = this.world.state().proxyInstance;
-      const result = msg.result as Msg | undefined;
-      if (changed !== undefined && result) {
-        msg = { ...msg, result: { ...result, instance: changed } };
+      let result = msg.result as Msg | undefined;
+      const named = result?.plugin as Msg | undefined;
+      if (result && named && this.asName !== undefined && named.name !== this.asName) {
+        result = { ...result, plugin: { ...named, name: this.asName } };
+      }
+      if (changed !== undefined && result) result = { ...result, instance: changed };
+      if (result !== msg.result) {
+        msg = { ...msg, result };
         bytes = Buffer.from(`${JSON.stringify(msg)}\n`);
       }
     }
