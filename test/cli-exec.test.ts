@@ -78,6 +78,13 @@ describe("mu host exec", () => {
     expect(r.code).toBe(2);
   });
 
+  it("parses a short tail after -- as words of their own, host name included", () => {
+    // `--` before the host: the host and the script are still two arguments.
+    const r = muProcess(["host", "exec", "--", "nohost", "echo hi"], st.env);
+    expect(r.stderr).not.toMatch(/too many arguments/);
+    expect(r.code).toBe(3);
+  });
+
   it("takes 130,000 words after -- for a verb without a variadic as one usage line", () => {
     const words = Array.from({ length: 130_000 }, () => "x");
     const r = muProcess(["task", "add", "--", ...words], st.env);

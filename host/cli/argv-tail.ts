@@ -6,11 +6,14 @@ import { UsageError } from "../errors.js";
 // for them and puts the real words back just before the verb's action runs.
 // NUL cannot occur in an argv word, so the stand-in cannot be typed.
 const STAND_IN = "\0mu:words-after-dashes";
+// Only a long tail is set aside: a short one parses as commander always did
+// (`mu agent send -- bob hi` puts every word in its own argument).
+const LONG_TAIL = 1000;
 
 /** Splits argv at its first `--`: what commander parses, and the words kept aside. */
 export function setTailAside(argv: string[]): { parsed: string[]; tail: string[] } {
   const at = argv.indexOf("--");
-  if (at === -1 || at === argv.length - 1) return { parsed: argv, tail: [] };
+  if (at === -1 || argv.length - at - 1 <= LONG_TAIL) return { parsed: argv, tail: [] };
   return { parsed: [...argv.slice(0, at + 1), STAND_IN], tail: argv.slice(at + 1) };
 }
 
