@@ -96,7 +96,8 @@ export async function resolvePending(
       // A delivery that stays unknown must not make the agent unreachable:
       // say so and go on. Every later delivery then counts as newer, so it is
       // never resent out of order. One still in another mu's hands is not
-      // unknown yet: that mu settles it soon, so the verb waits for it.
+      // unknown yet: that mu settles it soon, so the verb refuses (exit 4)
+      // until it is done.
       if (
         rules.blocks?.(i) === false &&
         (err instanceof UnknownOutcomeError ||
