@@ -105,6 +105,16 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     await w.close();
   });
 
+  it("counts the reply in bytes: binary output, whose bytes turn into 3-byte replacement characters, still fits", async () => {
+    const w = plugin();
+    await w.hello();
+    // 400 KB of bytes that are not UTF-8: under the limit in characters, over it in bytes.
+    const r = await exec(w, "head -c 400000 /dev/zero | tr '\\0' '\\377'");
+    expect(r.result).toMatchObject({ exitCode: 0, partial: true });
+    expect(Math.max(...w.lines.map((l) => Buffer.byteLength(l)))).toBeLessThan(1024 * 1024);
+    await w.close();
+  });
+
   it("on timeoutMs kills the whole remote tree, a setsid grandchild too, and answers exitCode null", async () => {
     const w = plugin();
     await w.hello();

@@ -66,7 +66,9 @@ export function readMessages(onMessage: (m: Request) => void, onEnd: () => void)
 /** Cuts the longer of stdout/stderr until the reply's JSON stays under the 1 MiB line limit. */
 export function fitReply(r: { stdout: string; stderr: string; partial: boolean }): void {
   const budget = MAX_LINE - 64 * 1024;
-  while (JSON.stringify(r).length > budget) {
+  // Bytes, not characters: a replacement character for a byte that was not
+  // UTF-8 takes three bytes on the line.
+  while (Buffer.byteLength(JSON.stringify(r), "utf8") > budget) {
     if (r.stdout.length >= r.stderr.length) r.stdout = r.stdout.slice(0, r.stdout.length >> 1);
     else r.stderr = r.stderr.slice(0, r.stderr.length >> 1);
     r.partial = true;
