@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -306,5 +306,32 @@ describe("mu plugin check usage", () => {
     expect(r.stdout).toMatch(
       /^skip {2}host\.lifecycle {4}it acquires a real machine: add --seam host/m,
     );
+  }, 120_000);
+});
+
+describe("mu plugin check cut short by a signal", () => {
+  it("leaves no scratch directory of its own behind", async () => {
+    const w = await registered();
+    const scratch = mkdtempSync(join(tmpdir(), "mu-check-tmp-"));
+    try {
+      const code = await new Promise<number | null>((done) => {
+        const child = spawn(process.execPath, [muBin, "plugin", "check", "sim", "--repeat", "1"], {
+          env: { PATH: process.env.PATH ?? "", ...w.env, TMPDIR: scratch },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        child.stdout.on("data", (b: Buffer) => {
+          out += b.toString();
+          // Signal once the suite is under way (its scratch exists by then).
+          if (out.includes("\nok ") || out.includes("\nFAIL")) child.kill("SIGINT");
+        });
+        child.on("close", (c, sig) => done(c ?? (sig ? 128 : null)));
+      });
+      expect(code).not.toBe(0);
+      expect(readdirSync(scratch).filter((n) => n.startsWith("mu-check-"))).toEqual([]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+      w.done();
+    }
   }, 120_000);
 });

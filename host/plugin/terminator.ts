@@ -20,6 +20,7 @@ class Terminator {
   /** Told the signal mu is about to die by: a trace's last record. */
   onRaise: ((s: TermSignal) => void) | undefined;
   private handledBy: ((s: TermSignal) => boolean) | undefined;
+  private readonly cleanups = new Set<() => void>();
   private explainer: ((s: TermSignal) => void) | undefined;
   private readonly onSignal = (s: NodeJS.Signals) => this.begin(s as TermSignal);
   private readonly onExit = () => {
@@ -44,6 +45,16 @@ class Terminator {
     this.explainer = fn;
   }
 
+  /**
+   * Work that must happen even when a signal ends mu (a scratch directory
+   * removed): dying by the raised signal runs no finally and no exit handler.
+   * Returns the function that takes it back.
+   */
+  beforeRaise(fn: () => void): () => void {
+    this.cleanups.add(fn);
+    return () => this.cleanups.delete(fn);
+  }
+
   /** A verb that handles a signal itself (prints a partial result, say) registers here. */
   handleSignals(fn: ((s: TermSignal) => boolean) | undefined): void {
     this.handledBy = fn;
@@ -64,6 +75,7 @@ class Terminator {
       if (this.handledBy?.(signal)) return;
       this.explainer?.(signal);
       for (const s of SIGNALS) process.removeListener(s, this.onSignal);
+      for (const fn of this.cleanups) fn();
       this.onRaise?.(signal);
       process.kill(process.pid, signal);
     });

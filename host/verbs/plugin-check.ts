@@ -12,6 +12,7 @@ import type { Verdict } from "../contract/verdict.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
 import { getPlugin } from "../plugin/registry.js";
+import { terminator } from "../plugin/terminator.js";
 import { openStore } from "../store/index.js";
 
 // mu plugin check: the contract suite, run against a registered plugin the
@@ -104,6 +105,10 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
   if ("launch" in launcher && reports) ctx.launcher = { launch: launcher.launch, reports };
   else if ("why" in launcher) ctx.noLauncher = launcher.why;
   if (!opts.json) io.out(`checking plugin ${name} (${rec.argv.join(" ")})\n`);
+  const cleanup = () => {
+    if (reports) rmSync(reports, { recursive: true, force: true });
+  };
+  const forget = terminator.beforeRaise(cleanup);
   let verdicts: Verdict[];
   try {
     verdicts = await runSuite(
@@ -114,7 +119,8 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
       },
     );
   } finally {
-    if (reports) rmSync(reports, { recursive: true, force: true });
+    forget();
+    cleanup();
   }
   const failed = verdicts.filter((v) => v.result === "fail");
   if (opts.junit !== undefined) await writeJunit(io, resolve(opts.junit), junit(name, verdicts));
