@@ -17,10 +17,9 @@ const FREE_TEXT = new Set([
   "instructions",
   "remedy",
   "message",
-  // A spawn's --command goes out as the job spec's cmd, and comes back in the
-  // view's command line.
+  // A spawn's --command goes out as the job spec's cmd. A view's command is
+  // kept: it is a typed reply field, and a replayed spawn must open the view.
   "cmd",
-  "command",
 ]);
 /** Keys whose value is a map of free-text values (a JobSpec's env, --param's map). */
 const FREE_MAPS = new Set(["env", "params"]);
