@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
-import { fakeHarness, git, muAt, plugin, sshd, useSshd } from "./ssh-kit.js";
-import { sshPluginBin, type Wire } from "./ssh-wire.js";
+import { git, harnessArgs, muAt, plugin, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
+import type { Wire } from "./ssh-wire.js";
 
 // mu-plugin-ssh's job and channel seams against a real sshd on 127.0.0.1,
 // with a fake one-shot harness: needs sshd and ssh, fails without them.
@@ -13,7 +13,7 @@ useSshd();
 
 describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180_000 }, () => {
   function agentPlugin(): Wire {
-    return plugin(["--harness", `sh ${fakeHarness} --resume {session} -p`]);
+    return plugin(harnessArgs);
   }
   const spec = (cwd = ".") => ({
     workstream: "main",
@@ -251,17 +251,7 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     writeFileSync(join(local, "a.txt"), "one\n");
     git(local, "add", "a.txt");
     git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
-    const argv = [
-      sshPluginBin,
-      "--dest",
-      "box",
-      "-F",
-      sshd.config,
-      "--home",
-      sshd.home,
-      "--harness",
-      `sh ${fakeHarness} --resume {session} -p`,
-    ];
+    const argv = pluginArgv(harnessArgs);
     const add = muAt(local, ["plugin", "add", "ssh", "--", ...argv], env);
     expect(add.stderr).toBe("");
     expect(

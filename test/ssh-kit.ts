@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { muBin } from "./helpers.js";
-import { Wire } from "./ssh-wire.js";
+import { sshPluginBin, Wire } from "./ssh-wire.js";
 import { type Sshd, startSshd } from "./sshd.js";
 
 // What the ssh plugin's test files share: each file starts its own sshd on
@@ -32,8 +32,18 @@ export function track(w: Wire): Wire {
   return w;
 }
 
+/** The plugin's arguments that reach this file's sshd. */
+function connectArgs(): string[] {
+  return ["--dest", "box", "-F", sshd.config, "--home", sshd.home];
+}
+
 export function plugin(extra: string[] = []): Wire {
-  return track(new Wire(["--dest", "box", "-F", sshd.config, "--home", sshd.home, ...extra]));
+  return track(new Wire([...connectArgs(), ...extra]));
+}
+
+/** The argv `mu plugin add ssh --` registers: the plugin reaching this sshd, and `extra`. */
+export function pluginArgv(extra: string[] = []): string[] {
+  return [sshPluginBin, ...connectArgs(), ...extra];
 }
 
 export async function exec(w: Wire, script: string, timeoutMs = 20_000, cwd = ".") {
@@ -74,3 +84,6 @@ export function git(cwd: string, ...args: string[]): string {
 }
 
 export const fakeHarness = join(packageRoot(), "test/fixtures/fake-harness");
+
+/** The fake harness as a channel's --harness, resuming its session. */
+export const harnessArgs = ["--harness", `sh ${fakeHarness} --resume {session} -p`];

@@ -7,8 +7,19 @@ import { schemaDigest } from "../host/protocol/schema.js";
 import { EXEC, shLine } from "../plugins/ssh/remote-scripts.js";
 import { q } from "../plugins/ssh/ssh.js";
 import { tempState } from "./helpers.js";
-import { exec, git, muAt, plugin, readPids, sshd, track, until, useSshd } from "./ssh-kit.js";
-import { sshPluginBin, Wire } from "./ssh-wire.js";
+import {
+  exec,
+  git,
+  muAt,
+  plugin,
+  pluginArgv,
+  readPids,
+  sshd,
+  track,
+  until,
+  useSshd,
+} from "./ssh-kit.js";
+import { Wire } from "./ssh-wire.js";
 import { alive } from "./sshd.js";
 
 // mu-plugin-ssh's link against a real sshd on 127.0.0.1: needs sshd and ssh,
@@ -236,23 +247,7 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     writeFileSync(join(local, "a.txt"), "one\n");
     git(local, "add", "a.txt");
     git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
-    const add = muAt(
-      local,
-      [
-        "plugin",
-        "add",
-        "ssh",
-        "--",
-        sshPluginBin,
-        "--dest",
-        "box",
-        "-F",
-        sshd.config,
-        "--home",
-        sshd.home,
-      ],
-      st.env,
-    );
+    const add = muAt(local, ["plugin", "add", "ssh", "--", ...pluginArgv()], st.env);
     expect(add.stderr).toBe("");
     expect(add.code).toBe(0);
     expect(

@@ -5,8 +5,7 @@ import type { Fault } from "../sim/plugin/world.js";
 import { World } from "../sim/plugin/world.js";
 import { processesOf, simLauncher } from "../sim/runner/sandbox.js";
 import { tempState } from "./helpers.js";
-import { fakeHarness, git, muAt, sshd, useSshd } from "./ssh-kit.js";
-import { sshPluginBin } from "./ssh-wire.js";
+import { git, harnessArgs, muAt, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
 
 // The replay table's rows against the REAL ssh plugin (issue 18): the fault
 // proxy (mu-plugin-sim --proxy) stands between the real mu and mu-plugin-ssh,
@@ -60,22 +59,7 @@ describe("the fault proxy in front of the real ssh plugin", { timeout: 300_000 }
     world = World.create(join(st.dir, "world"), { preset: "link-only", instance: "proxy" });
     // Registered as `sim`, the name the proxy's executable carries; the proxy
     // answers the handshake under that name, not the real plugin's `ssh`.
-    const argv = [
-      simLauncher(),
-      "--world",
-      world.dir,
-      "--proxy",
-      "--",
-      sshPluginBin,
-      "--dest",
-      "box",
-      "-F",
-      sshd.config,
-      "--home",
-      sshd.home,
-      "--harness",
-      `sh ${fakeHarness} --resume {session} -p`,
-    ];
+    const argv = [simLauncher(), "--world", world.dir, "--proxy", "--", ...pluginArgv(harnessArgs)];
     const add = muAt(local, ["plugin", "add", "sim", "--", ...argv], env);
     expect(add.stderr).toBe("");
     expect(add.code).toBe(0);
