@@ -2,13 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
-import { putPlugin } from "../../host/plugin/registry.js";
-import { realPorts } from "../../host/ports/real.js";
-import { openStore } from "../../host/store/index.js";
-import { measure, median, ratioTable } from "./measure.js";
+import { median } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 import { runnerOverhead } from "./scenarios.js";
-import { pluginVerbCost } from "./verb-call.js";
+import { startupReport } from "./startup.js";
 import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual.js";
 
 // `npm run bench`: every number is a ratio against a baseline measured in
@@ -17,37 +14,10 @@ import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual
 
 const runs = Number(process.env.MU_BENCH_RUNS ?? 15);
 const root = packageRoot();
-const mu = join(root, "dist/host/cli/main.js");
 const state = mkdtempSync(join(tmpdir(), "mu-bench-"));
 
 try {
-  // A realistic `plugin list`: a DB on disk with a few registered plugins.
-  const env = { MU_STATE_DIR: state };
-  const store = openStore(realPorts({ ...process.env, ...env }));
-  await store.write((db) => {
-    for (const name of ["alpha", "beta", "sim"]) {
-      putPlugin(db, {
-        name,
-        argv: [`/opt/mu-plugin-${name}`],
-        declaration: { protocol: 1, seams: {} },
-        instance: "bench",
-        version: "0.0.0",
-        addedAt: 0,
-        updatedAt: 0,
-      });
-    }
-  });
-
-  const samples = measure(
-    [
-      { name: "node -e 0", argv: [process.execPath, "-e", "0"] },
-      { name: "mu --version", argv: [process.execPath, mu, "--version"], env },
-      { name: "mu plugin list", argv: [process.execPath, mu, "plugin", "list"], env },
-    ],
-    runs,
-  );
-  const table = ratioTable(samples, "node -e 0", { "mu --version": 1.3, "mu plugin list": 2 });
-  const verbCall = await pluginVerbCost(state, runs);
+  const startup = await startupReport(state, runs);
   const calls = Number(process.env.MU_BENCH_CALLS ?? 2000);
   const argv = benchPlugin(state);
   // Alternate the two so a busy moment of the machine hits both alike.
@@ -133,7 +103,7 @@ try {
       return `| ${c.n} | ${c.receipts} | ${c.ms.toFixed(1)} ms | ${(c.ms / base).toFixed(2)}x | ${goal} |`;
     }),
   ].join("\n");
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n${verbCall}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${startup}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (some with an extra mu call) and looks for leftover processes.\n\n${scen}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);
