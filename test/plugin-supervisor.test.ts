@@ -293,6 +293,53 @@ describe("the stop sequence", () => {
     expect(seen[2]?.params).toEqual({ id: exec.id });
   });
 
+  // Issue 19: a pass over /proc costs about 10 ms of every verb's stop; a
+  // leader that has not exited yet already says the group is not empty.
+  it("looks over the group only once its leader has exited", async () => {
+    let earlyLooks = 0;
+    const counting = new Supervisor(
+      {
+        ...ports,
+        liveness: {
+          ...ports.liveness,
+          groupEmpty: (pgid) => {
+            // The leader is the group's first pid; a zombie has no start time.
+            if (ports.liveness.startOf(pgid) !== null) earlyLooks++;
+            return ports.liveness.groupEmpty(pgid);
+          },
+        },
+      },
+      protocolChecks(),
+    );
+    const argv = fx.plugin("plain", {});
+    const { proc } = await counting.ready({ name: "plain", argv });
+    const record = await proc.stop("normal", "test");
+    await counting.close();
+    expect(record.forced).toBe(false);
+    expect(earlyLooks).toBe(0);
+    expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+  });
+
+  // Issue 19: loading the validators is not added to the wait for the answer.
+  it("loads the handshake's checks while the plugin starts, before its answer", async () => {
+    const order: string[] = [];
+    const real = protocolChecks();
+    const s = new Supervisor(ports, {
+      ...real,
+      prepare() {
+        order.push("prepare");
+        real.prepare?.();
+      },
+      initializeErrors(result) {
+        order.push("answer");
+        return real.initializeErrors(result);
+      },
+    });
+    await s.ready({ name: "plain", argv: fx.plugin("plain", {}) });
+    await s.close();
+    expect(order).toEqual(["prepare", "answer"]);
+  });
+
   it("kills a grandchild in the group that ignores SIGTERM", async () => {
     const argv = fx.plugin("gc", { spawnChild: "ignores-term" });
     const { proc } = await sup.ready({ name: "gc", argv });

@@ -111,7 +111,9 @@ export class PluginProcess {
   private async waitEmpty(ms: number): Promise<boolean> {
     const until = this.ports.clock.now() + ms;
     for (;;) {
-      if (this.ports.liveness.groupEmpty(this.pgid)) return true;
+      // A leader not yet reaped is a member: only after its exit is a look
+      // at the whole group worth its cost.
+      if (this.leaderGone && this.ports.liveness.groupEmpty(this.pgid)) return true;
       if (this.ports.clock.now() >= until) return false;
       // Usually the group empties when the leader exits: look again at once
       // then, rather than at the next poll.

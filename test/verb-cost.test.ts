@@ -1,0 +1,61 @@
+import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../host/cli/run.js";
+import { packageRoot } from "../host/package-root.js";
+import { realPorts } from "../host/ports/real.js";
+import type { Ports } from "../host/ports/types.js";
+import { dbPath } from "../host/store/index.js";
+import { mu, tempState } from "./helpers.js";
+
+// Issue 19, per-verb cost: the work a short verb does, counted rather than
+// timed, so a busy machine can never fail these.
+
+let st: ReturnType<typeof tempState>;
+beforeEach(async () => {
+  st = tempState();
+  // The stand-alone link plugin keeps its own slots (slots: "self").
+  const exe = join(st.dir, "mu-plugin-lk");
+  copyFileSync(join(packageRoot(), "test/fixtures/link-plugin.mjs"), exe);
+  chmodSync(exe, 0o755);
+  const home = join(st.dir, "home");
+  mkdirSync(home);
+  const schema = join(packageRoot(), "schemas/plugin-protocol-v1.json");
+  const argv = [exe, "--schema", schema, "--home", home, "--hosts", "box"];
+  expect((await mu(["plugin", "add", "lk", "--", ...argv], st.env)).stderr).toBe("");
+  expect((await mu(["host", "add", "box", "--plugin", "lk"], st.env)).stderr).toBe("");
+});
+afterEach(() => st.done());
+
+/** Runs mu in this process, counting the reads of its database file. */
+async function counted(args: string[]) {
+  const ports = realPorts({ PATH: process.env.PATH, ...st.env });
+  const db = dbPath(ports.env);
+  let reads = 0;
+  const fs: Ports["fs"] = Object.create(ports.fs);
+  fs.readFile = (path) => {
+    if (path === db) reads++;
+    return ports.fs.readFile(path);
+  };
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    ports: { ...ports, fs },
+    out: (s) => {
+      stdout += s;
+    },
+    err: (s) => {
+      stderr += s;
+    },
+  });
+  return { code, stdout, stderr, reads };
+}
+
+describe("mu host exec", () => {
+  it("reads the database once when the link keeps its own slots", async () => {
+    const r = await counted(["host", "exec", "box", "--", "echo hi"]);
+    expect(r.stderr).toBe("");
+    expect([r.code, r.stdout]).toEqual([0, "hi\n"]);
+    expect(r.reads).toBe(1);
+  });
+});
