@@ -494,3 +494,12 @@ export async function runProgram(io: Io, argv: string[]): Promise<ExitCode> {
   }
   return result();
 }
+
+/** Every command's path under `mu`, namespaces included: for tests that walk the whole CLI. */
+export async function commandPaths(): Promise<string[][]> {
+  const silent: Io = { ports: undefined as never, out: () => {}, err: () => {} };
+  const { program } = buildProgram(silent);
+  const paths: string[][] = [];
+  for (const cmd of allCommands(program)) paths.push(path(cmd).split(" ").slice(1));
+  return paths;
+}
