@@ -320,6 +320,38 @@ describe("the stop sequence", () => {
     expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
   });
 
+  // Issue 19: a poll timer left running would hold mu's exit up to 20 ms.
+  it("leaves no timer of its own running once the stop sequence is over", async () => {
+    const running = new Set<object>();
+    const clock: typeof ports.clock = {
+      now: () => ports.clock.now(),
+      sleep: (ms) => {
+        const t = {};
+        running.add(t);
+        return ports.clock.sleep(ms).finally(() => running.delete(t));
+      },
+      setTimer: (ms, fn) => {
+        const t = {};
+        running.add(t);
+        const timer = ports.clock.setTimer(ms, () => {
+          running.delete(t);
+          fn();
+        });
+        return {
+          cancel: () => {
+            running.delete(t);
+            timer.cancel();
+          },
+        };
+      },
+    };
+    const s = new Supervisor({ ...ports, clock }, protocolChecks());
+    const { proc } = await s.ready({ name: "plain", argv: fx.plugin("plain", {}) });
+    await proc.stop("normal", "test");
+    await s.close();
+    expect(running.size).toBe(0);
+  });
+
   // Issue 19: loading the validators is not added to the wait for the answer.
   it("loads the handshake's checks while the plugin starts, before its answer", async () => {
     const order: string[] = [];
