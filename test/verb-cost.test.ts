@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -6,7 +7,7 @@ import { packageRoot } from "../host/package-root.js";
 import { realPorts } from "../host/ports/real.js";
 import type { Ports } from "../host/ports/types.js";
 import { dbPath } from "../host/store/index.js";
-import { mu, tempState } from "./helpers.js";
+import { mu, muBin, tempState } from "./helpers.js";
 
 // Issue 19, per-verb cost: the work a short verb does, counted rather than
 // timed, so a busy machine can never fail these.
@@ -57,5 +58,24 @@ describe("mu host exec", () => {
     expect(r.stderr).toBe("");
     expect([r.code, r.stdout]).toEqual([0, "hi\n"]);
     expect(r.reads).toBe(1);
+  });
+});
+
+describe("the built bin", () => {
+  // Node's own debug log names each ES module it loads.
+  const modulesOf = (args: string[]) => {
+    const r = spawnSync(process.execPath, [muBin, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...st.env, NODE_DEBUG: "esm" },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const urls = r.stderr.match(/Storing (file:\/\/\S+)/g) ?? [];
+    return [...new Set(urls.map((u) => u.replace(/^Storing file:\/\/.*?\/dist\//, "dist/")))];
+  };
+
+  it("runs a verb from two files of its own: the launcher and the one-file bundle", () => {
+    const want = ["dist/host/cli/main.js", "dist/mu/run-verb.js"];
+    expect(modulesOf(["plugin", "list"])).toEqual(want);
+    expect(modulesOf(["host", "exec", "box", "--", "true"])).toEqual(want);
   });
 });
