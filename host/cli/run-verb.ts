@@ -1,4 +1,5 @@
 import { classify } from "../errors.js";
+import { sqlJs } from "../store/sqljs.js";
 import { runCli } from "./run.js";
 
 // The bin's body for every verb: main.ts loads it (as one bundled file
@@ -6,6 +7,10 @@ import { runCli } from "./run.js";
 // modules load only when MU_TRACE_DIR asks for one.
 
 export async function runVerb(argv: string[]): Promise<void> {
+  // sql.js compiles its wasm off the main thread: started here, the compile
+  // overlaps with building the program and loading the verb. A failure is
+  // met again, and reported, by the verb that opens the store.
+  if (!onlyHelp(argv)) sqlJs().catch(() => {});
   try {
     if (!process.env.MU_TRACE_DIR) {
       // exitCode, not exit(): let stdout drain before the process ends.
@@ -24,4 +29,13 @@ export async function runVerb(argv: string[]): Promise<void> {
     process.stderr.write(`${line}\n`);
     process.exitCode = exit;
   }
+}
+
+/** Help and version never open the store, so they never pay for its start. */
+function onlyHelp(argv: readonly string[]): boolean {
+  return (
+    argv.length === 0 ||
+    argv[0] === "help" ||
+    argv.some((a) => a === "-h" || a === "--help" || a === "-V" || a === "--version")
+  );
 }
