@@ -14,8 +14,10 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 
+const require = createRequire(import.meta.url);
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const stamp = join(root, "dist", ".build-stamp");
 const SOURCES = ["host", "sim", "plugins", "test/bench", "schemas", "tsconfig.json", "package.json", "scripts"];
@@ -66,7 +68,12 @@ async function bundleCli() {
   await build({
     input: join(root, "dist/host/cli/run-verb.js"),
     platform: "node",
-    logLevel: "warn",
+    plugins: [lazyBuiltins(["node:crypto", "node:child_process"])],
+    // A warning here (an import the bundle cannot satisfy) is a broken bin.
+    onLog(level, log, handler) {
+      if (level === "warn") throw new Error(`build: bundling the CLI: ${log.message}`);
+      handler(level, log);
+    },
     output: { dir: out, format: "esm", codeSplitting: false },
   });
   const main = join(root, "dist/host/cli/main.js");
@@ -74,4 +81,34 @@ async function bundleCli() {
   const text = readFileSync(main, "utf8");
   if (!text.includes(from)) throw new Error(`build: ${main} no longer holds ${from}`);
   writeFileSync(main, text.replace(from, 'const VERBS = "../../mu/run-verb.js";'));
+}
+
+/**
+ * One bundle hoists every module's imports to its top, so each verb would
+ * load every builtin any verb uses. These two cost some 10 ms and only the
+ * verbs that spawn or hash need them: the bundle gets stand-ins whose
+ * functions load the real module on first call. Only functions are stood in
+ * for; importing anything else from them fails the build (see onLog).
+ */
+function lazyBuiltins(names) {
+  const PREFIX = "\0lazy:";
+  return {
+    name: "lazy-builtins",
+    resolveId(id) {
+      return names.includes(id) ? PREFIX + id : null;
+    },
+    load(id) {
+      if (!id.startsWith(PREFIX)) return null;
+      const name = id.slice(PREFIX.length);
+      const fns = Object.keys(require(name)).filter(
+        (k) => /^[a-z]/.test(k) && typeof require(name)[k] === "function",
+      );
+      return [
+        'import { createRequire } from "node:module";',
+        "let real;",
+        `const load = () => (real ??= createRequire(import.meta.url)(${JSON.stringify(name)}));`,
+        ...fns.map((f) => `export function ${f}(...args) { return load().${f}(...args); }`),
+      ].join("\n");
+    },
+  };
 }

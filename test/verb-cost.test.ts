@@ -73,6 +73,26 @@ describe("the built bin", () => {
     return [...new Set(urls.map((u) => u.replace(/^Storing file:\/\/.*?\/dist\//, "dist/")))];
   };
 
+  it("loads neither crypto nor child_process for a verb that only reads the database", () => {
+    const builtins = (args: string[]) => {
+      const report =
+        'process.on("exit",()=>process.stderr.write(process.moduleLoadList.join(",")))';
+      const r = spawnSync(
+        process.execPath,
+        ["--import", `data:text/javascript,${report}`, muBin, ...args],
+        { env: { PATH: process.env.PATH ?? "", ...st.env }, encoding: "utf8" },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      return r.stderr.split(",").filter((m) => /^NativeModule (crypto|child_process)$/.test(m));
+    };
+    expect(builtins(["plugin", "list"])).toEqual([]);
+    // Loaded on first use, by the verbs that spawn and hash.
+    expect(builtins(["host", "exec", "box", "--", "true"]).sort()).toEqual([
+      "NativeModule child_process",
+      "NativeModule crypto",
+    ]);
+  });
+
   it("runs a verb from two files of its own: the launcher and the one-file bundle", () => {
     const want = ["dist/host/cli/main.js", "dist/mu/run-verb.js"];
     expect(modulesOf(["plugin", "list"])).toEqual(want);
