@@ -353,23 +353,24 @@ describe("the stop sequence", () => {
   });
 
   // Issue 19: loading the validators is not added to the wait for the answer.
-  it("loads the handshake's checks while the plugin starts, before its answer", async () => {
+  it("loads the handshake's and the needed seams' checks while the plugin starts", async () => {
     const order: string[] = [];
     const real = protocolChecks();
     const s = new Supervisor(ports, {
       ...real,
-      prepare() {
-        order.push("prepare");
-        real.prepare?.();
+      prepare(needs) {
+        order.push(`prepare ${needs.join(",")}`);
+        real.prepare?.(needs);
       },
       initializeErrors(result) {
         order.push("answer");
         return real.initializeErrors(result);
       },
     });
-    await s.ready({ name: "plain", argv: fx.plugin("plain", {}) });
+    await s.ready({ name: "plain", argv: fx.plugin("plain", {}) }, ["link"]);
     await s.close();
-    expect(order).toEqual(["prepare", "answer"]);
+    // The needed seams' result validators load then too, not after the call.
+    expect(order).toEqual(["prepare link", "answer"]);
   });
 
   it("kills a grandchild in the group that ignores SIGTERM", async () => {

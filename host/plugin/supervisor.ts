@@ -23,8 +23,8 @@ export interface ProtocolChecks extends ResultChecks {
   /** Validates an initialize result; returns the schema errors (empty when valid). */
   initializeErrors(result: unknown): string[];
   digest(): string;
-  /** Loads what checking a handshake needs, ahead of the answer. */
-  prepare?(): void;
+  /** Loads what checking a handshake, and the needed seams' answers, takes, ahead of them. */
+  prepare?(needs: readonly SeamName[]): void;
 }
 
 export interface Ready {
@@ -159,7 +159,7 @@ export class Supervisor implements Stoppable {
     // The plugin's own start-up is the longest wait of a short verb: the
     // validators load meanwhile rather than after its answer.
     try {
-      this.checks.prepare?.();
+      this.checks.prepare?.(needs);
     } catch {
       // met again, and reported, when the answer is checked
     }
