@@ -4,7 +4,7 @@ import type { Ports } from "../ports/types.js";
 import { ensureDir, replaceDurably } from "./durable.js";
 import { ioFailure } from "./failures.js";
 import { acquireLock } from "./lock.js";
-import { openDb } from "./open-db.js";
+import { openDb, vouchFor } from "./open-db.js";
 import { dbPath } from "./paths.js";
 
 export type { Database } from "sql.js";
@@ -59,9 +59,11 @@ export function openStore(ports: Ports): Store {
         const db = await openDb(ports, path);
         try {
           const out = inTransaction(db, fn);
-          await replaceDurably(ports, path, db.export()).catch((err: unknown) => {
+          const bytes = db.export();
+          await replaceDurably(ports, path, bytes).catch((err: unknown) => {
             throw ioFailure(path, err);
           });
+          vouchFor(path, bytes);
           return out;
         } finally {
           db.close();
