@@ -64,7 +64,14 @@ utimesSync(stamp, started, started);
 async function bundleCli() {
   const out = join(root, "dist/mu");
   rmSync(out, { recursive: true, force: true });
-  const { build } = await import("rolldown");
+  let build;
+  try {
+    ({ build } = await import("rolldown"));
+  } catch (err) {
+    // No bundler for this platform: mu still runs, from tsc's files.
+    process.stderr.write(`build: not bundling the CLI (${err.message.split("\n")[0]})\n`);
+    return;
+  }
   await build({
     input: join(root, "dist/host/cli/run-verb.js"),
     platform: "node",
