@@ -6,6 +6,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
 import type { Store } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
+import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import { fencedRead, type JobTarget } from "./job-calls.js";
 import { agentOf, agentSubject, type JobRecord, putAgent, putReceipt } from "./records.js";
 
@@ -86,20 +87,6 @@ export async function deliver(
 }
 
 /**
- * The channel's incarnation once a delivery was accepted. A fresh starts a
- * new one: unless its reply names it, the old one is forgotten (null: the
- * next delivery expects none) rather than kept and refused.
- */
-export function incarnationAfter(
-  method: string,
-  replied: number | undefined,
-  before: number | null,
-): number | null {
-  if (replied !== undefined) return replied;
-  return method === "channel.fresh" ? null : before;
-}
-
-/**
  * After a fresh whose reply named no incarnation: a reading of the channel's
  * baseline says which, so later deliveries can expect it again.
  */
@@ -120,23 +107,4 @@ export async function learnIncarnation(
     const a = agentOf(db, j.workstream, j.agent);
     if (a && a.channelInc === null) putAgent(db, { ...a, channelInc: inc });
   });
-}
-
-/** Why a delivery's reply does not answer its request: the channel's name, the msgId sent. */
-export function deliveryReplyProblem(
-  method: string,
-  r: Record<string, unknown>,
-  msgId: string | undefined,
-  channel: string,
-): string | undefined {
-  if (
-    ["channel.send", "channel.fresh", "channel.command"].includes(method) &&
-    r.channel !== channel
-  ) {
-    return `the reply names channel '${String(r.channel)}', not '${channel}'`;
-  }
-  if (msgId !== undefined && r.msgId !== undefined && r.msgId !== msgId) {
-    return `the reply names msgId ${String(r.msgId)}, not ${msgId}`;
-  }
-  return undefined;
 }

@@ -1,6 +1,8 @@
 import type { Io } from "../../cli/io.js";
 import type { LinkHost } from "../../hosts/link-host.js";
+import type { JobRecord } from "../../jobs/records.js";
 import type { Supervisor } from "../../plugin/supervisor.js";
+import type { JobSeam } from "../../protocol/declaration.js";
 import type { Store } from "../../store/index.js";
 import type { Mux } from "../../view/mux.js";
 
@@ -37,6 +39,23 @@ export interface SpawnRequest {
   opts: SpawnOptions;
   /** The command that picks the spawn up again. */
   next: string;
+}
+
+/** What the start will send, fixed before the record is written. */
+export interface StartPlan {
+  job: JobSeam;
+  atStart: boolean;
+  key: string;
+  msgId: string;
+  spec: Record<string, unknown>;
+  /** The plugin instance the start goes to. */
+  instance: string;
+}
+
+/** The record step's outcome: the job, and the incarnation its start is sent with. */
+export interface Recorded {
+  j: JobRecord;
+  incarnation: number;
 }
 
 /** The first prompt a spawn gives: --send's text, or a --task's brief. */

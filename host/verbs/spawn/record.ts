@@ -13,8 +13,7 @@ import {
   putReceipt,
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
-import type { SpawnCtx, SpawnRequest } from "./context.js";
-import type { StartPlan } from "./start.js";
+import type { Recorded, SpawnCtx, SpawnRequest, StartPlan } from "./context.js";
 
 // Step 2 of a spawn: the job record. One job per workstream and name; what
 // an earlier spawn of the name left is settled first, and only a started
@@ -69,11 +68,6 @@ export async function priorRecord(
     return before.job;
   }
   throw exists(ws, name, `already runs on host ${before.job.host}`);
-}
-
-export interface Recorded {
-  j: JobRecord;
-  incarnation: number;
 }
 
 /**

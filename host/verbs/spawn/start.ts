@@ -7,25 +7,18 @@ import { agentSubject, type JobRecord, jobOf } from "../../jobs/records.js";
 import { removeSite, type SitePlan } from "../../jobs/site.js";
 import type { JobSeam } from "../../protocol/declaration.js";
 import type { OpenLink } from "../../seams/link.js";
-import type { SpawnCtx, SpawnRequest } from "./context.js";
-import { firstPrompt } from "./context.js";
-import type { Recorded } from "./record.js";
+import {
+  firstPrompt,
+  type Recorded,
+  type SpawnCtx,
+  type SpawnRequest,
+  type StartPlan,
+} from "./context.js";
 import { honoursOf } from "./refusals.js";
 
 // Step 4 of a spawn: job.start, journaled like every effect, with the whole
 // JobSpec. An at-start kind's first prompt goes with it, and its answer
 // carries the baseline.
-
-/** What the start will send, fixed before the record is written. */
-export interface StartPlan {
-  job: JobSeam;
-  atStart: boolean;
-  key: string;
-  msgId: string;
-  spec: Record<string, unknown>;
-  /** The plugin instance the start goes to. */
-  instance: string;
-}
 
 export function planStart(
   ctx: SpawnCtx,
