@@ -82,12 +82,11 @@ async function awaitBaseline(ctx: SpawnCtx, s: Started, pane: string): Promise<v
 
 /** An on-send kind's first prompt: a delivery, journaled like any other. */
 async function firstSend(ctx: SpawnCtx, s: Started, text: string): Promise<void> {
-  const { io, store, sup, h } = ctx;
   const { j } = s;
-  const { msgId, result } = await deliver(io, store, sup, h, j, s.target, s.channel, {
+  const { msgId, result } = await deliver({ ...ctx, j, target: s.target }, s.channel, {
     method: "channel.send",
     params: { text, mode: "followUp", force: false, firstPrompt: true },
     withMsgId: true,
   });
-  io.out(`sent ${msgId} to ${j.workstream}/${j.agent} (baseline ${result?.baseline ?? "?"})\n`);
+  ctx.io.out(`sent ${msgId} to ${j.workstream}/${j.agent} (baseline ${result?.baseline ?? "?"})\n`);
 }
