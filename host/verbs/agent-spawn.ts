@@ -26,6 +26,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
   const h = await store.read((db) => findLinkHost(db, opts.host));
   const mux = muxFor(io.ports);
   const declared = refuseOnHost(h, req, mux);
+  // A --from that names no commit, or a host with no repository, is refused here too.
   const plan = opts.worktree ? planSite(h, opts.host, opts.from, req.ws, name) : undefined;
   await withPlugins(io, async (sup) => {
     const ctx: SpawnCtx = { io, store, sup, h, mux };
@@ -34,12 +35,13 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     if (prior) return finish(ctx, prior, opts, "resumed");
     const { hello } = await sup.ready(h.reg, ["job", "channel"]);
     sameInstance(opts.host, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
+    // The start's JobSpec, key and msgId are fixed first: the record holds them.
     const start = planStart(ctx, req, hello.seams.job ?? declared, hello.instance, plan);
     // 2. The job record.
     const rec = await writeRecord(ctx, req, start, plan);
     // 3. The site.
     const link = await makeSpawnSite(ctx, req, start.key, plan);
-    // 4. job.start.
+    // 4. job.start, journaled.
     const site = plan && link ? { plan, link } : undefined;
     const started = await startJob(ctx, req, start, rec, site);
     await finish(ctx, started, opts, "spawned");
