@@ -41,26 +41,38 @@ export function retentionPolicy(
   };
 }
 
-/** The receipts the rule lets go, oldest first, at most `limit`. */
-export function movableReceipts(db: Database, cutoff: number, limit: number): ArchivedReceipt[] {
+/**
+ * The receipts the rule lets go, at most `limit`, with their rowids. Table
+ * order, not age order: sorting 100,000 rows cost most of a pass, and a
+ * scan that stops at the limit does not.
+ */
+export function movableReceipts(
+  db: Database,
+  cutoff: number,
+  limit: number,
+): { rowids: number[]; rows: ArchivedReceipt[] } {
   const res = db.exec(
-    `SELECT r.msg_id, r.workstream, r.agent, r.state, r.created_at FROM receipts r
+    `SELECT r.msg_id, r.workstream, r.agent, r.state, r.created_at, r.rowid FROM receipts r
      WHERE r.state != 'sending' AND r.created_at < ?
        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.workstream = r.workstream
                        AND j.agent = r.agent AND j.created_at <= r.created_at)
        AND NOT EXISTS (SELECT 1 FROM intents i
                        WHERE i.subject = 'agent:' || r.workstream || '/' || r.agent)
-     ORDER BY r.created_at, r.msg_id LIMIT ?`,
+     LIMIT ?`,
     [cutoff, limit],
   );
-  return (res[0]?.values ?? []).map((r) => ({
-    table: "receipts",
-    msgId: String(r[0]),
-    workstream: String(r[1]),
-    agent: String(r[2]),
-    state: String(r[3]),
-    createdAt: Number(r[4]),
-  }));
+  const values = res[0]?.values ?? [];
+  return {
+    rowids: values.map((r) => Number(r[5])),
+    rows: values.map((r) => ({
+      table: "receipts",
+      msgId: String(r[0]),
+      workstream: String(r[1]),
+      agent: String(r[2]),
+      state: String(r[3]),
+      createdAt: Number(r[4]),
+    })),
+  };
 }
 
 export interface RetentionState {
@@ -100,7 +112,7 @@ export async function retain(
   if (now < st.nextAt) return;
   db.exec("BEGIN");
   try {
-    const rows = movableReceipts(db, now - policy.afterMs, RETAIN_BATCH);
+    const { rowids, rows } = movableReceipts(db, now - policy.afterMs, RETAIN_BATCH);
     // A full batch leaves a backlog: the next commit takes the next batch.
     const nextAt = rows.length === RETAIN_BATCH ? now : now + policy.everyMs;
     if (rows.length === 0) {
@@ -108,12 +120,10 @@ export async function retain(
       db.exec("COMMIT");
       return;
     }
-    const del = db.prepare("DELETE FROM receipts WHERE msg_id = ?");
-    try {
-      for (const r of rows) del.run([r.msgId]);
-    } finally {
-      del.free();
-    }
+    // One statement for the whole batch: a DELETE per row took twice as long.
+    db.run("DELETE FROM receipts WHERE rowid IN (SELECT value FROM json_each(?))", [
+      JSON.stringify(rowids),
+    ]);
     const seq = st.archiveSeq + 1;
     db.run(
       "UPDATE retention SET next_at = ?, archive_seq = ?, archived = archived + ? WHERE id = 1",
