@@ -17,10 +17,13 @@ const DAY = 86_400_000;
 
 export interface CrewCommit {
   jobs: number;
+  live: number;
   receipts: number;
   ms: number;
   hotBytes: number;
   archived: number;
+  /** The slowest commit that ran a pass while the backlog drained. */
+  passMs: number;
 }
 
 export async function crewCommitAt(
@@ -58,10 +61,13 @@ export async function crewCommitAt(
       rec.free();
     });
     // Each commit moves at most a batch; drain the backlog as later verbs would.
+    let passMs = 0;
     for (let i = 0; i < 1_000; i++) {
       const st = await store.read(retentionState);
       if (st.nextAt > Date.now()) break;
+      const t0 = performance.now();
       await store.write(() => {});
+      passMs = Math.max(passMs, performance.now() - t0);
     }
     const times: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -84,10 +90,12 @@ export async function crewCommitAt(
     const st = await store.read(retentionState);
     return {
       jobs: agents * jobsPerAgent,
+      live: agents,
       receipts: agents * jobsPerAgent * perJob,
       ms: median(times),
       hotBytes: statSync(join(dir, "mu.db")).size,
       archived: st.archived,
+      passMs,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
