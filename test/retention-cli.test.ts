@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../host/store/migrations.js";
@@ -99,7 +99,11 @@ describe("retention on a database from before it", () => {
     expect(await dump(path, "SELECT msg_id FROM receipts ORDER BY msg_id")).toEqual([
       [["send-gone-3"], ["send-gone-9"], ["send-live-1"], ["send-live-2"], ["send-pend-1"]],
     ]);
-    const segment = join(state.dir, "mu.db.archive-000001.jsonl");
+    const segments = () => readdirSync(state.dir).filter((n) => n.endsWith(".jsonl"));
+    const [first, ...more] = segments();
+    expect(first).toMatch(/^mu\.db\.archive-[0-9a-f]{8}-000001\.jsonl$/);
+    expect(more).toEqual([]);
+    const segment = join(state.dir, String(first));
     const archived = readFileSync(segment, "utf8")
       .trim()
       .split("\n")
@@ -113,6 +117,15 @@ describe("retention on a database from before it", () => {
     expect(textAfter.stdout).toBe(
       `${textBefore.stdout}archived: 3 settled receipts of ended jobs, in ${path}.archive-*.jsonl (nothing there is owed)\n`,
     );
+
+    // Moved aside and started afresh at the same path: the new database's
+    // segment 1 is another file, and the old one is left as it was.
+    const kept = readFileSync(segment);
+    renameSync(path, `${path}.aside`);
+    await schema4Db(path);
+    expect(muProcess(["task", "add", "t3"], state.env).code).toBe(0);
+    expect(segments()).toHaveLength(2);
+    expect(readFileSync(segment).equals(kept)).toBe(true);
   });
 });
 

@@ -141,10 +141,10 @@ function addMix(db: Database, r: () => number, now: number): void {
 async function holdings(w: World, env: Record<string, string>) {
   const ports = w.ports(env);
   const store = openStore(ports);
-  const { snap, seq } = await w.clock.run(
-    store.read((db) => ({ snap: snapshot(db, w.clock.now()), seq: retentionState(db).archiveSeq })),
+  const { snap, st } = await w.clock.run(
+    store.read((db) => ({ snap: snapshot(db, w.clock.now()), st: retentionState(db) })),
   );
-  const archived = await w.clock.run(readArchive(ports, store.path, seq));
+  const archived = await w.clock.run(readArchive(ports, store.path, st.archiveId, st.archiveSeq));
   return { snap, archived };
 }
 

@@ -77,17 +77,20 @@ export function movableReceipts(
 
 export interface RetentionState {
   nextAt: number;
+  archiveId: string | null;
   archiveSeq: number;
   archived: number;
 }
 
 export function retentionState(db: Database): RetentionState {
-  const r = db.exec("SELECT next_at, archive_seq, archived FROM retention WHERE id = 1")[0]
-    ?.values[0];
+  const r = db.exec(
+    "SELECT next_at, archive_id, archive_seq, archived FROM retention WHERE id = 1",
+  )[0]?.values[0];
   return {
     nextAt: Number(r?.[0] ?? 0),
-    archiveSeq: Number(r?.[1] ?? 0),
-    archived: Number(r?.[2] ?? 0),
+    archiveId: r?.[1] === null || r?.[1] === undefined ? null : String(r[1]),
+    archiveSeq: Number(r?.[2] ?? 0),
+    archived: Number(r?.[3] ?? 0),
   };
 }
 
@@ -125,11 +128,12 @@ export async function retain(
       JSON.stringify(rowids),
     ]);
     const seq = st.archiveSeq + 1;
+    const id = st.archiveId ?? ports.random.hex(4);
     db.run(
-      "UPDATE retention SET next_at = ?, archive_seq = ?, archived = archived + ? WHERE id = 1",
-      [nextAt, seq, rows.length],
+      "UPDATE retention SET next_at = ?, archive_id = ?, archive_seq = ?, archived = archived + ? WHERE id = 1",
+      [nextAt, id, seq, rows.length],
     );
-    await writeSegment(ports, dbPath, seq, rows);
+    await writeSegment(ports, dbPath, id, seq, rows);
     db.exec("COMMIT");
   } catch {
     db.exec("ROLLBACK");
