@@ -9,7 +9,7 @@ import { muProcess, tempState } from "./helpers.js";
 // a long-lived crew's leftovers, driven through the real mu binary: it opens
 // and migrates, the first write runs the retention pass, and `mu state`
 // reports the same owed things before and after, plus one line saying what
-// was archived and where (README "Where state lives").
+// was archived and where (docs/cli.md "Where state lives").
 
 const DAY = 86_400_000;
 let state: ReturnType<typeof tempState>;
