@@ -142,7 +142,7 @@ export function capture(box: Places, want: Record<string, string> | undefined, r
 }
 
 /** A setup or inspection script: git gets a fixed identity so commits work anywhere. */
-function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
+export function runSh(box: Places, step: ShStep): Promise<Ran> {
   const who = { name: "mu scenario", email: "scenario@mu.invalid" };
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -196,6 +196,20 @@ export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
     if (lines !== step.stderrLines)
       problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
   }
+  return problems;
+}
+
+/** What an sh step's run got wrong. */
+export function checkSh(step: ShStep, r: Ran): string[] {
+  const problems: string[] = [];
+  if (r.exit !== (step.exit ?? 0))
+    problems.push(
+      `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
+    );
+  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
+    problems.push(
+      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
+    );
   return problems;
 }
 
@@ -255,14 +269,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   } else if ("sh" in step) {
     const r = await runSh(box, step);
     Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });
-    if (r.exit !== (step.exit ?? 0))
-      problems.push(
-        `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
-      );
-    if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
-      problems.push(
-        `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
-      );
+    problems = checkSh(step, r);
   } else if ("join" in step) {
     const done = await Promise.all(box.background.splice(0));
     problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));

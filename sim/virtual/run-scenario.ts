@@ -12,18 +12,20 @@ import { capture, checkMu, expandPatterns, type Ran } from "../runner/execute.js
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
 import { type VirtualWorld, virtualWorld } from "./ports.js";
 import { VirtualMu } from "./process.js";
+import { inDir, makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
 // in-process as a fresh process in the engine's table, the sim in-process,
 // time virtual, agents' panes entries in that table. A crash point or a
-// plugin's killMu fault kills the invocation as SIGKILL would. A scenario
-// whose steps need what only real processes give (signals sent from outside,
-// real scripts on a host, files outside the world) is not run here, and says
-// why.
+// plugin's killMu fault kills the invocation as SIGKILL would. sh steps and
+// host scripts run for real in a temp directory while virtual time stands
+// still (real-side.ts). A scenario whose steps need what only a real mu
+// process gives is not run here, and says why (can-run.ts).
 
 const SIM = "/opt/mu/mu-plugin-sim";
 const DB = "/state/mu.db";
@@ -62,42 +64,7 @@ export type VirtualOutcome =
       lostCommits: string[];
     };
 
-/** Why a scenario needs the real engine, or undefined when this one can run it. */
-export function needsRealEngine(s: LoadedScenario): string | undefined {
-  const faults = [
-    ...(s.world?.faults ?? []),
-    ...s.steps.flatMap((st) => ("world" in st ? (st.world.faults ?? []) : [])),
-  ];
-  for (const f of faults) {
-    const kind = Object.keys(f.do)[0] ?? "";
-    if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
-      return `a ${kind} fault needs real processes`;
-  }
-  if (s.world?.proxy) return "a proxied plugin is a real process";
-  const replay = s.world?.replay;
-  for (const st of s.steps) {
-    // The virtual views read the recorded view's env, which a trace keeps
-    // only with MU_TRACE_CONTENT=1.
-    if (replay && !replay.content && "mu" in st && argv(st.mu)[0] === "agent")
-      return "agents' views replayed from a trace that hashed their env";
-    if ("sh" in st || "install" in st || "damage" in st || "join" in st)
-      return "a step outside mu (sh, install, damage, join)";
-    if ("expect" in st && (st.expect.db || st.expect.leftoverFiles || st.expect.sessionsPeak))
-      return "an expectation about real files";
-    if (!("mu" in st)) continue;
-    if (st.signal || st.background || st.cwd)
-      return "signals, background runs or a working directory";
-    const env = { ...s.env, ...st.env };
-    const words = argv(st.mu);
-    if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")
-      return "agents' views in tmux, which runs real processes";
-    if (words[0] === "host" && ["exec", "fetch", "push", "check"].includes(words[1] ?? ""))
-      return "scripts that run for real on a host";
-    if (words.some((w) => w.includes("${bin:") || w.includes("${root}")))
-      return "files outside the world";
-  }
-  return undefined;
-}
+export { needsRealEngine };
 
 export interface VirtualRun {
   /** Seeds mu's randomness (keys, message ids); the same seed, the same run. */
@@ -115,16 +82,39 @@ export async function runVirtual(
   // sql.js compiles its WebAssembly on a real thread, out of the clock's
   // sight; done first, it cannot overlap a run's virtual timers.
   await sqlJs();
+  const real = needsRealDir(s) ? makeRealDir() : undefined;
+  try {
+    return await runIn(s, opts, real);
+  } finally {
+    real?.remove();
+  }
+}
+
+async function runIn(
+  s: LoadedScenario,
+  opts: VirtualRun,
+  real: RealDir | undefined,
+): Promise<VirtualOutcome> {
   const w = virtualWorld(opts.seed);
   const t0 = w.clock.now();
-  const worldFs = createFsFromVolume(new Volume()) as unknown as WorldFs;
+  const worldFs = real?.worldFs ?? (createFsFromVolume(new Volume()) as unknown as WorldFs);
+  const worldDir = real?.worldDir ?? "/world";
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...s.world };
-  const world = World.create("/world", config, worldFs, () => w.clock.now());
+  const world = World.create(worldDir, config, worldFs, () => w.clock.now());
   await w.fs.mkdirp("/opt/mu");
   await (await w.fs.open(SIM, { mode: 0o755 })).close();
   const muxes = virtualMux(w.processes, worldFs);
-  const places: Places = { root: "/root", world: { dir: "/world" }, vars: {}, sim: SIM };
-  const mu = async (
+  const places: Places = {
+    root: real?.root ?? "/root",
+    world: { dir: worldDir },
+    vars: {},
+    sim: SIM,
+  };
+  const mu = (args: string[], env: Record<string, string> = {}, cut?: number, cwd?: string) =>
+    // With a real directory, mu runs in it as the real runner's does: a
+    // step's cwd is relative to it, and no step sees this process's own.
+    inDir(places.root, real ? expand(places, cwd ?? ".") : undefined, () => muHere(args, env, cut));
+  const muHere = async (
     args: string[],
     env: Record<string, string> = {},
     cut?: number,
@@ -177,7 +167,7 @@ export async function runVirtual(
       // machine restarts from what its disk kept.
       const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
       const before = cut ? await readBack(w) : undefined;
-      const r = await mu(argv(step.mu), env, cut);
+      const r = await mu(argv(step.mu), env, cut, step.cwd);
       if (before) {
         w.fs.crashAfter(null);
         if (w.fs.down) w.fs.recover();
@@ -205,6 +195,10 @@ export async function runVirtual(
       }
       for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient)) problem(i, p);
       for (const p of capture(places, step.capture, r)) problem(i, p);
+      continue;
+    }
+    if ("sh" in st) {
+      for (const p of await shStep(places, w.clock, st)) problem(i, p);
       continue;
     }
     if ("expect" in st) {
