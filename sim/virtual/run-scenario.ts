@@ -4,6 +4,7 @@ import { allIntents } from "../../host/effects/journal.js";
 import { listHosts } from "../../host/hosts/records.js";
 import { agentOf, allJobs } from "../../host/jobs/records.js";
 import { openStore } from "../../host/store/index.js";
+import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
 import { viewReadyMs } from "../../host/view/mux.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
@@ -82,6 +83,7 @@ export async function runVirtual(
   // sql.js compiles its WebAssembly on a real thread, out of the clock's
   // sight; done first, it cannot overlap a run's virtual timers.
   await sqlJs();
+  await keepFreshImage();
   const real = needsRealDir(s) ? makeRealDir() : undefined;
   try {
     return await runIn(s, opts, real);
