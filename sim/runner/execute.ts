@@ -239,14 +239,22 @@ async function readInProcess(box: Sandbox, args: string[]): Promise<Ran> {
   return { exit, signal: null, stdout, stderr };
 }
 
-function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {
-  const bytes = readFileSync(box.db);
-  const next = {
+/** A DB file's bytes as a damage step leaves them; `noise` makes the garbage. */
+export function damaged(
+  bytes: Buffer,
+  how: "truncate-half" | "truncate-odd" | "garbage" | "zero",
+  noise: (n: number) => Buffer = randomBytes,
+): Buffer {
+  return {
     "truncate-half": () => bytes.subarray(0, Math.floor(bytes.length / 2)),
     "truncate-odd": () => bytes.subarray(0, bytes.length - 1000),
-    garbage: () => randomBytes(bytes.length),
+    garbage: () => noise(bytes.length),
     zero: () => Buffer.alloc(0),
   }[how]();
+}
+
+function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {
+  const next = damaged(readFileSync(box.db), how);
   writeFileSync(box.db, next);
   box.snapshot = Buffer.from(next);
 }

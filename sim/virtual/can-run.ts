@@ -32,11 +32,11 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     // only with MU_TRACE_CONTENT=1.
     if (replay && !replay.content && "mu" in st && argv(st.mu)[0] === "agent")
       return "agents' views replayed from a trace that hashed their env";
-    if ("install" in st || "damage" in st || "join" in st)
-      return "a step outside mu on mu's own disk (install, damage, join)";
+    if ("install" in st) return "a plugin executable laid out on a real disk (install)";
+    if ("join" in st) return "background runs of a real mu process (join)";
     if ("sh" in st && OUT_OF_REACH.test(st.sh))
       return "a script that reads mu's own files or signals a process by pid";
-    if ("expect" in st && (st.expect.db || st.expect.leftoverFiles))
+    if ("expect" in st && st.expect.leftoverFiles)
       return "an expectation about mu's files on a real disk";
     if (!("mu" in st)) continue;
     if (st.signal || st.background) return "signals or background runs of a real mu process";

@@ -177,6 +177,15 @@ export class VirtualFs implements FileSystem {
     }
   }
 
+  /** Replaces a file's bytes from outside, durably, as a damage step's editor would. */
+  overwrite(path: string, bytes: Uint8Array): void {
+    this.vol.writeFileSync(path, bytes);
+    const inode = this.inodeOf.get(path) ?? { synced: null };
+    inode.synced = new Uint8Array(bytes);
+    this.inodeOf.set(path, inode);
+    this.durable.set(path, inode);
+  }
+
   /** Reads a file as the live process sees it, for assertions. */
   peek(path: string): Uint8Array | null {
     try {

@@ -9,7 +9,7 @@ import { sqlJs } from "../../host/store/sqljs.js";
 import { viewReadyMs } from "../../host/view/mux.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
-import { capture, checkMu, expandPatterns, type Ran } from "../runner/execute.js";
+import { capture, checkMu, damaged, expandPatterns, type Ran } from "../runner/execute.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
@@ -153,6 +153,8 @@ async function runIn(
   const lostCommits: string[] = [];
   let output = "";
   let failure: string | undefined;
+  /** The DB's bytes as the last damage step left them. */
+  let snapshot: Buffer | undefined;
   const problem = (i: number, what: string) => {
     failure ??= `step ${i + 1}: ${what}`;
   };
@@ -203,13 +205,25 @@ async function runIn(
       for (const p of await shStep(places, w.clock, st)) problem(i, p);
       continue;
     }
+    if ("damage" in st) {
+      const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
+      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db, noise);
+      w.fs.overwrite(DB, snapshot);
+      continue;
+    }
     if ("expect" in st) {
       const observed: Observed = {
         world,
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
         mu: (args) => mu(args, s.env ?? {}),
       };
-      for (const p of await checkWorld(observed, (st as ExpectStep).expect)) problem(i, p);
+      const want = (st as ExpectStep).expect;
+      if (want.db === "unchanged") {
+        const now = Buffer.from(w.fs.peek(DB) ?? []);
+        if (!snapshot) problem(i, "no damage snapshot to compare with");
+        else if (!now.equals(snapshot)) problem(i, "the DB file changed");
+      }
+      for (const p of await checkWorld(observed, want)) problem(i, p);
     }
   }
   const db = await readBack(w);
