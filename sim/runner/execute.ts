@@ -325,8 +325,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
 }
 
 /** Kills what a scenario left running; returns what it found. */
-async function reap(box: Sandbox): Promise<string[]> {
-  const left = processesOf(box);
+async function reap(box: Sandbox, left = processesOf(box)): Promise<string[]> {
   for (const p of left) {
     try {
       process.kill(p.pid, "SIGKILL");
@@ -364,9 +363,12 @@ export async function runScenario(
       }
     }
     // Let a plugin that is exiting on EOF finish before judging leftovers.
-    for (let i = 0; i < 50 && processesOf(box).length > 0; i++)
+    let still = processesOf(box);
+    for (let i = 0; i < 50 && still.length > 0; i++) {
       await new Promise((r) => setTimeout(r, 20));
-    const left = await reap(box);
+      still = processesOf(box);
+    }
+    const left = await reap(box, still);
     if (left.length > 0 && failure === undefined)
       failure = `left processes behind: ${left.join("; ")}`;
     transcript = box.world.transcript();
