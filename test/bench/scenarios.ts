@@ -39,7 +39,12 @@ function shellOnce(s: LoadedScenario): number {
     );
     writeFileSync(join(root, "run.sh"), asShell(s, root));
     const t0 = process.hrtime.bigint();
-    spawnSync("/bin/sh", [join(root, "run.sh")], { stdio: "ignore" });
+    // The environment the runner gives mu: this process's own may hold what
+    // slows every Node start (NODE_EXTRA_CA_CERTS reads a CA bundle each time).
+    spawnSync("/bin/sh", [join(root, "run.sh")], {
+      stdio: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
     return Number(process.hrtime.bigint() - t0) / 1e6;
   } finally {
     rmSync(root, { recursive: true, force: true });
