@@ -32,7 +32,6 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     // only with MU_TRACE_CONTENT=1.
     if (replay && !replay.content && "mu" in st && argv(st.mu)[0] === "agent")
       return "agents' views replayed from a trace that hashed their env";
-    if ("install" in st) return "a plugin executable laid out on a real disk (install)";
     if ("join" in st) return "background runs of a real mu process (join)";
     if ("sh" in st && OUT_OF_REACH.test(st.sh))
       return "a script that reads mu's own files or signals a process by pid";
@@ -44,8 +43,11 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     const words = argv(st.mu);
     if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")
       return "agents' views in tmux, which runs real processes";
-    if (words.some((w) => /\$\{(bin:|root\})/.test(w)))
-      return "a plugin path only the real runner lays out";
+    // mu's own file calls go to the virtual disk: one naming a real path
+    // (FETCH_HEAD it deletes in a checkout, a world of the scenario's own
+    // making) would miss the real file.
+    if (words.some((w) => w.includes("$" + "{root}")))
+      return "mu's own file calls on a path in the scenario's root";
   }
   return undefined;
 }

@@ -205,6 +205,11 @@ async function runIn(
       for (const p of await shStep(places, w.clock, st)) problem(i, p);
       continue;
     }
+    if ("install" in st) {
+      const { as, mode = "0755", kind = "file" } = st.install;
+      w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind);
+      continue;
+    }
     if ("damage" in st) {
       const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
       snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db, noise);
