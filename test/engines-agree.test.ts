@@ -17,7 +17,7 @@ const virtualOnes = scenarios.filter((s) => needsRealEngine(s) === undefined);
 // How many scenario files the virtual engine ran when this was last raised
 // (issue 19: at least 140). Raise it as the engine learns more; a change
 // that lowers it hands a scenario back to the slow engine.
-const VIRTUAL_FLOOR = 154;
+const VIRTUAL_FLOOR = 158;
 
 describe("the virtual engine", () => {
   it("runs almost every scenario file, and says why it cannot run the others", () => {

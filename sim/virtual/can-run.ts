@@ -32,13 +32,15 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     // only with MU_TRACE_CONTENT=1.
     if (replay && !replay.content && "mu" in st && argv(st.mu)[0] === "agent")
       return "agents' views replayed from a trace that hashed their env";
-    if ("join" in st) return "background runs of a real mu process (join)";
     if ("sh" in st && OUT_OF_REACH.test(st.sh))
       return "a script that reads mu's own files or signals a process by pid";
     if ("expect" in st && st.expect.leftoverFiles)
       return "an expectation about mu's files on a real disk";
     if (!("mu" in st)) continue;
-    if (st.signal || st.background) return "signals or background runs of a real mu process";
+    if (st.signal) return "a signal sent to a real mu process";
+    // A background run's working directory would be the process's while
+    // other steps run; the real dir's scenarios keep theirs one at a time.
+    if (st.background && needsRealDir(s)) return "a background run beside real scripts";
     const env = { ...s.env, ...st.env };
     const words = argv(st.mu);
     if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")

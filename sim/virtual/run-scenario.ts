@@ -1,12 +1,9 @@
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
-import { listHosts } from "../../host/hosts/records.js";
-import { agentOf, allJobs } from "../../host/jobs/records.js";
 import { openStore } from "../../host/store/index.js";
 import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
-import { viewReadyMs } from "../../host/view/mux.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
 import { capture, checkMu, damaged, expandPatterns, type Ran } from "../runner/execute.js";
@@ -15,8 +12,9 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
-import { type VirtualWorld, virtualWorld } from "./ports.js";
+import { virtualWorld } from "./ports.js";
 import { VirtualMu } from "./process.js";
+import { readBack, viewDied } from "./read-back.js";
 import { inDir, makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 
@@ -112,6 +110,19 @@ async function runIn(
     vars: {},
     sim: SIM,
   };
+  // A step's afterSeen: a method's arrival at the plugin, heard as it is
+  // recorded, so no timer can run between it and the step.
+  const waiting = new Map<string, () => void>();
+  const received = (msg: Record<string, unknown>) => {
+    const m = String(msg.method);
+    waiting.get(m)?.();
+    waiting.delete(m);
+  };
+  const seen = (method: string): Promise<void> =>
+    world.transcript().some((e) => e.dir === "in" && e.msg.method === method)
+      ? Promise.resolve()
+      : new Promise((done) => waiting.set(method, done));
+  const background: Promise<string[]>[] = [];
   const mu = (args: string[], env: Record<string, string> = {}, cut?: number, cwd?: string) =>
     // With a real directory, mu runs in it as the real runner's does: a
     // step's cwd is relative to it, and no step sees this process's own.
@@ -120,11 +131,13 @@ async function runIn(
     args: string[],
     env: Record<string, string> = {},
     cut?: number,
+    /** False for a background run: the steps running meanwhile drive the clock for it. */
+    drive = true,
   ): Promise<Ran> => {
     // Every invocation is a process of its own: its locks and intents name it.
     const proc = new VirtualMu(w.processes);
     if (cut) w.fs.crashAfter(cut, () => proc.kill());
-    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill());
+    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill(), received);
     let stdout = "";
     let stderr = "";
     const run = runCli(
@@ -142,7 +155,8 @@ async function runIn(
     // A killed run's promise never settles (its ports stop answering), so
     // the death itself ends the step.
     run.catch(() => {});
-    const code = await w.clock.run(Promise.race([run, proc.died.then(() => null)]));
+    const ended = Promise.race([run, proc.died.then(() => null)]);
+    const code = await (drive ? w.clock.run(ended) : ended);
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
     return { exit: code, signal: null, stdout, stderr };
@@ -164,9 +178,24 @@ async function runIn(
       world.setConfig({ ...world.config(), ...st.world });
       continue;
     }
+    if ("join" in st) {
+      const all = await w.clock.run(Promise.all(background.splice(0)));
+      for (const p of all.flat()) problem(i, p);
+      continue;
+    }
     if ("mu" in st) {
       const step = st as MuStep;
       const env = { ...s.env, ...step.env };
+      if (step.afterSeen) await w.clock.run(seen(step.afterSeen));
+      if (step.background) {
+        const name = `mu ${argv(step.mu).join(" ")}`;
+        background.push(
+          muHere(argv(step.mu), env, undefined, false).then((r) =>
+            checkMu(expandPatterns(places, step), r).map((p) => `${name}: ${p}`),
+          ),
+        );
+        continue;
+      }
       // A power cut n disk operations into the step: mu dies there, and the
       // machine restarts from what its disk kept.
       const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
@@ -263,53 +292,4 @@ async function runIn(
     deadViews,
     lostCommits,
   };
-}
-
-/**
- * After a reattach that exited 0: whether the view it recorded is dead once
- * the readiness window has passed (issue 15.2: a reattach reported success
- * with a view that died a moment later). The explorer's check only; it lets
- * that window of virtual time pass.
- */
-async function viewDied(
-  w: VirtualWorld,
-  muxes: ReturnType<typeof virtualMux>,
-  words: string[],
-  env: Record<string, string>,
-): Promise<string | undefined> {
-  if (words[0] !== "agent" || words[1] !== "reattach" || !words[2]) return undefined;
-  const ws = words.includes("-w") ? (words[words.indexOf("-w") + 1] ?? "main") : "main";
-  const name = words[2];
-  const ports = w.ports(env);
-  await w.clock.run(ports.clock.sleep(viewReadyMs(ports.env)));
-  const pane = await w.clock.run(
-    openStore(ports).read((db) => agentOf(db, ws, name)?.pane ?? null),
-  );
-  const mux = muxes.sim?.(ports);
-  if (!pane || !mux || (await mux.alive(pane))) return undefined;
-  return `the view it recorded (${pane}) died within ${viewReadyMs(ports.env)} ms`;
-}
-
-/** What mu's database holds at the end, read as a new mu would; a store that does not open says why. */
-async function readBack(w: VirtualWorld): Promise<{
-  intents: string[];
-  hosts: { key: string; state: string; name: string }[];
-  jobs: { key: string; state: string }[];
-  problem?: string;
-}> {
-  try {
-    return await w.clock.run(
-      openStore(w.ports()).read((db) => {
-        const check = db.exec("PRAGMA integrity_check")[0]?.values[0]?.[0];
-        return {
-          intents: allIntents(db).map((i) => i.key),
-          hosts: listHosts(db).map((h) => ({ key: h.key, state: h.state, name: h.name })),
-          jobs: allJobs(db).map((j) => ({ key: j.key, state: j.state })),
-          ...(check === "ok" ? {} : { problem: `integrity_check says ${String(check)}` }),
-        };
-      }),
-    );
-  } catch (err) {
-    return { intents: [], hosts: [], jobs: [], problem: (err as Error).message };
-  }
 }
