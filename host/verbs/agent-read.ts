@@ -146,7 +146,8 @@ export async function agentCheck(
     );
     if (now && now.job.firstMsgId === msgId && now.job.state === "running") {
       if (now.agent?.state !== "live") {
-        await finish(io, store, sup, now.host, muxFor(io.ports), now.job, {}, "resumed");
+        const ctx = { io, store, sup, h: now.host, mux: muxFor(io.ports) };
+        await finish(ctx, now.job, {}, "resumed");
       }
       return report({ state: "accepted", runs: 0 }, EXIT.ok);
     }
