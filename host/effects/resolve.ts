@@ -46,7 +46,7 @@ export interface SubjectRules {
   /** False for an intent whose staying unresolved must not stop the verb (a delivery). */
   blocks?(i: Intent): boolean;
   /** What an intent that can never be resolved leaves in the records (a superseded delivery). */
-  abandon?(db: Database, i: Intent): void;
+  abandon?(db: Database, i: Intent, now: number): void;
   /** Why a lookup's found fails the reply check, or undefined when it passes. */
   checkFound?(hello: InitializeResult, i: Intent, found: unknown): string | undefined;
   /** Why a resend's reply fails its check against the request, or undefined. */
@@ -218,7 +218,7 @@ async function resolveOne(
   ) {
     // Never resent, and nothing will ever make a resend safe again: the
     // receipt says unknown from now on, and the intent has done its work.
-    await settle(store, i, (db) => rules.abandon?.(db, i));
+    await settle(store, i, (db) => rules.abandon?.(db, i, clock.now()));
     say(io, i, first.row);
     return;
   }

@@ -188,7 +188,7 @@ export const jobRules: SubjectRules = {
     const [ws = "", name = ""] = i.subject.slice("agent:".length).split("/");
     return `mu agent forget ${name} -w ${ws}`;
   },
-  abandon: (db, i) => recordDelivered(db, i, Date.now(), "unknown"),
+  abandon: (db, i, now) => recordDelivered(db, i, now, "unknown"),
   delivery: (db, hello, i) => {
     if (!DELIVERIES.includes(i.method)) return undefined;
     const caps = hello.seams.channel?.caps ?? {};

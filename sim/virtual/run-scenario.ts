@@ -14,6 +14,7 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { virtualMux } from "./mux.js";
 import { type VirtualWorld, virtualWorld } from "./ports.js";
+import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
 import { virtualSpawner } from "./spawner.js";
 
@@ -113,8 +114,11 @@ export async function runVirtual(
   const why = needsRealEngine(s);
   if (why) return { ran: false, why };
   // sql.js compiles its WebAssembly on a real thread, out of the clock's
-  // sight; done first, it cannot overlap a run's virtual timers.
+  // sight, and a verb's module loads on first use (under vitest, over a
+  // message to its main process): done first, neither can overlap a run's
+  // virtual timers.
   await sqlJs();
+  await preloadModules();
   const w = virtualWorld(opts.seed);
   const t0 = w.clock.now();
   const worldFs = createFsFromVolume(new Volume()) as unknown as WorldFs;
