@@ -171,6 +171,7 @@ export async function runVirtual(
   for (const [i, st] of s.steps.entries()) {
     if (failure) break;
     if ("world" in st) {
+      if (st.elapseMs) await w.clock.advance(st.elapseMs);
       world.setConfig({ ...world.config(), ...st.world });
       continue;
     }

@@ -45,6 +45,9 @@ function anyFault(r: Rand): Fault["do"] {
   ])();
 }
 
+/** Longer than the latest answer a fault makes (an effect's deadline and 50 ms) and the EOF grace. */
+const LATE_MS = EFFECT_MS + 50 + 10_000;
+
 const EFFECT_POINTS: CrashPointName[] = [
   "store.before-rename",
   "effect.intent-durable",
@@ -72,9 +75,19 @@ class Script {
     this.steps.push({ world: { faults: [{ on, do: act }] } });
   }
 
-  /** No fault from here on, and the plugin back at the instance mu recorded things under. */
+  /**
+   * No fault from here on, and the plugin back at the instance mu recorded
+   * things under. After a late-answer fault, a plugin that outlived its
+   * killed mu may still hold the late call (its group alive, so none of its
+   * effects can be proven never made): first the time passes in which it
+   * answers and exits.
+   */
   clear(): void {
-    this.steps.push({ world: { faults: [], instance: "sim-1" } });
+    const late = this.steps.some((s) =>
+      "world" in s ? (s.world.faults ?? []).some((f) => "delayMs" in f.do) : false,
+    );
+    const step = { world: { faults: [], instance: "sim-1" } };
+    this.steps.push(late ? { ...step, elapseMs: LATE_MS } : step);
   }
 
   /** Past a 30 s in-flight bound, or past a 600 s dedupe window too. */
