@@ -7,6 +7,7 @@ import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { checkWorld } from "./expect.js";
+import type { Ran } from "./ran.js";
 import { expand, install, makeSandbox, type Places, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
@@ -18,6 +19,9 @@ import {
   type Step,
 } from "./scenario.js";
 import { changeWorlds } from "./via-proxy.js";
+
+// The step runners' result, named here too for the engines that reuse them.
+export type { Ran };
 
 export interface StepRecord {
   step: string;
@@ -55,13 +59,6 @@ export interface RunOptions {
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
-
-export interface Ran {
-  exit: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-}
 
 function seen(box: Sandbox, method: string): boolean {
   return box.world.transcript().some((e) => e.dir === "in" && e.msg.method === method);
