@@ -6,6 +6,7 @@ import {
   decideReceipt,
   type Facts,
   type LookupAnswer,
+  noneForGood,
 } from "../host/effects/decide.js";
 import { RULE_TABLE } from "../host/effects/rule-table.js";
 import type { KeyCaps } from "../host/protocol/declaration.js";
@@ -212,6 +213,25 @@ describe("decideLookup", () => {
         true,
       );
     }
+  });
+});
+
+describe("noneForGood: a none no later lookup can prove, so only a person can end it", () => {
+  const base = { ...gone, fenced: true, inFlightMs: undefined, fileHandle: true };
+  const none: LookupAnswer = { none: true };
+  const cases: [string, LookupAnswer, Partial<typeof base>, boolean][] = [
+    ["none, fenced, all gone", none, {}, true],
+    ["none, unfenced, no bound ever passes", none, { fenced: false }, true],
+    ["none, unfenced, bound passed", none, { fenced: false, inFlightMs: 5_000 }, true],
+    ["none, unfenced, still in flight", none, { fenced: false, inFlightMs: 30_000 }, false],
+    ["none, plugin group alive", none, { groupEmpty: false }, false],
+    ["none, writer alive", none, { writerAlive: true }, false],
+    ["pending", { pending: true }, {}, false],
+    ["unknown", { unknown: "?" }, {}, false],
+    ["found", { found: { handle: "h" } }, {}, false],
+  ];
+  it.each(cases)("%s", (_what, answer, facts, forGood) => {
+    expect(noneForGood(answer, intent("job.start"), { ...base, ...facts })).toBe(forGood);
   });
 });
 

@@ -12,6 +12,7 @@ import { World, type WorldFs } from "../sim/plugin/world.js";
 // mu must never make would be invisible.
 
 const io: SimIo = {
+  pid: 4242,
   out: () => {},
   err: () => {},
   exit: () => {},

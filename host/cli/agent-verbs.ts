@@ -35,6 +35,17 @@ export function addAgentVerbs(agent: Command, run: Run): void {
       });
     });
   agent
+    .command("forget")
+    .description("end mu's record of a start no rule can settle, once you checked its host")
+    .argument("<name>", "the agent: <name> or <workstream>/<name>")
+    .option("-w, --workstream <ws>", "the workstream (default main)")
+    .action(async (name: string, opts: { workstream?: string }) => {
+      await run(async (io) => {
+        const a = named(name, opts);
+        return (await import("../verbs/agent-forget.js")).agentForget(io, a.name, a.opts);
+      });
+    });
+  agent
     .command("reattach")
     .description("open a new view of a detached job, on the same agent row")
     .argument("<name>", "the agent: <name> or <workstream>/<name>")

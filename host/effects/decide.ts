@@ -127,6 +127,26 @@ export function decideLookup(
   return proven ? `${p}.lookup.none.proven` : `${p}.lookup.none.unproven`;
 }
 
+/**
+ * A none that no later lookup can turn into a proven none: the writer and
+ * the group it called are gone, and the fence, the in-flight bound or the
+ * lack of any bound leaves nothing to wait for. A file-handle kind never acts
+ * on it, and a kind with neither a fence nor a bound can never prove it: no
+ * rule resolves such a start, only a person can end it.
+ */
+export function noneForGood(answer: LookupAnswer, intent: PendingIntent, f: LookupFacts): boolean {
+  if (!("none" in answer)) return false;
+  const waited = f.inFlightMs === undefined || f.now - intent.writtenAt >= f.inFlightMs;
+  return !f.writerAlive && f.groupEmpty && (f.fenced || waited);
+}
+
+/** Rows after which a start or an acquire stays pending for good: nothing is left to ask. */
+export const STUCK_FOR_GOOD: readonly string[] = [
+  "start.dedupe.expired",
+  "acquire.dedupe.expired",
+  "unresolvable",
+];
+
 export interface ReceiptAnswer {
   state: "accepted" | "not-accepted" | "unreachable";
   id: string;

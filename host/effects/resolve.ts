@@ -13,11 +13,14 @@ import {
   decideReceipt,
   type First,
   type LookupAnswer,
+  noneForGood,
   type ReceiptAnswer,
+  STUCK_FOR_GOOD,
 } from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
 import { EFFECT_MS, READ_MS, WRITER_SPAN_MS } from "./timeouts.js";
+import { unresolved } from "./unresolved.js";
 
 // The next verb on a subject (a host, an agent) resolves whatever effect on
 // it is still pending, before it does anything else, by the rows of the rule
@@ -43,26 +46,17 @@ export interface SubjectRules {
   /** False for an intent whose staying unresolved must not stop the verb (a delivery). */
   blocks?(i: Intent): boolean;
   /** What an intent that can never be resolved leaves in the records (a superseded delivery). */
-  abandon?(db: Database, i: Intent): void;
+  abandon?(db: Database, i: Intent, now: number): void;
   /** Why a lookup's found fails the reply check, or undefined when it passes. */
   checkFound?(hello: InitializeResult, i: Intent, found: unknown): string | undefined;
   /** Why a resend's reply fails its check against the request, or undefined. */
   checkResult?(hello: InitializeResult, i: Intent, result: unknown): string | undefined;
+  /** The verb with which a person ends an intent no rule can ever resolve, if the subject has one. */
+  forgetVerb?(i: Intent): string | undefined;
 }
 
 function say(io: Io, i: Intent, row: string): void {
   io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): ${row}\n`);
-}
-
-function unresolved(i: Intent, row: string, why: string, next: string): UnknownOutcomeError {
-  return new UnknownOutcomeError(
-    `effect.${row}`,
-    "effect",
-    `${i.method} for ${i.subject} is still unresolved (key ${i.key}; ${row}): ${why}`,
-    {
-      hint: `nothing was repeated; run '${next}' again later`,
-    },
-  );
 }
 
 /**
@@ -224,7 +218,7 @@ async function resolveOne(
   ) {
     // Never resent, and nothing will ever make a resend safe again: the
     // receipt says unknown from now on, and the intent has done its work.
-    await settle(store, i, (db) => rules.abandon?.(db, i));
+    await settle(store, i, (db) => rules.abandon?.(db, i, clock.now()));
     say(io, i, first.row);
     return;
   }
@@ -232,8 +226,11 @@ async function resolveOne(
     const why =
       first.row === "delivery.superseded"
         ? "a newer delivery to the agent was written since, so a resend could land out of order"
-        : "the plugin offers no way to learn the outcome";
-    throw unresolved(i, rules.rowName(i, first.row), why, next);
+        : first.row.endsWith(".dedupe.expired")
+          ? "its dedupe window has passed, so a resend could make a second one"
+          : "the plugin offers no way to learn the outcome";
+    const forGood = STUCK_FOR_GOOD.includes(first.row) ? rules.forgetVerb?.(i) : undefined;
+    throw unresolved(i, rules.rowName(i, first.row), why, next, forGood);
   }
   if (first.ask === "receipt") {
     const msgId = String(i.params.msgId);
@@ -285,14 +282,15 @@ async function resolveOne(
   // A found that fails the reply check is no answer at all.
   const bad = "found" in answer ? rules.checkFound?.(hello, i, answer.found) : undefined;
   if (bad) throw unresolved(i, rules.rowName(i, "start.lookup.unknown"), bad, next);
-  const row = decideLookup(i.method, answer, i, {
+  const lookupFacts = {
     ...facts,
     now: clock.now(),
     instance: hello.instance,
     fenced: first.fence,
     inFlightMs: caps?.inFlightMs,
     fileHandle: rules.fileHandle(hello),
-  });
+  };
+  const row = decideLookup(i.method, answer, i, lookupFacts);
   const named = rules.rowName(i, row);
   if (row.endsWith(".found")) {
     await settle(store, i, (db) =>
@@ -302,8 +300,15 @@ async function resolveOne(
     await settle(store, i, (db) => rules.rollback(db, i));
   } else {
     const why =
-      "unknown" in answer ? `the plugin says: ${answer.unknown}` : "the plugin cannot tell yet";
-    throw unresolved(i, named, why, next);
+      "unknown" in answer
+        ? `the plugin says: ${answer.unknown}`
+        : row === "start.lookup.none.file"
+          ? "the plugin knows of no such job, but a file-handle job may still write its handle"
+          : "none" in answer
+            ? "the plugin knows of no such effect, but mu cannot yet prove none was made"
+            : "the plugin cannot tell yet";
+    const forGood = noneForGood(answer, i, lookupFacts) ? rules.forgetVerb?.(i) : undefined;
+    throw unresolved(i, named, why, next, forGood);
   }
   say(io, i, named);
 }

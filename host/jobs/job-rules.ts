@@ -67,8 +67,16 @@ export function recordStarted(db: Database, key: string, r: Started, now: number
   }
 }
 
-/** Undoes a spawn attempt that never started: record, placeholder, claim, receipt. */
-export function rollBackSpawn(db: Database, key: string): void {
+/**
+ * Undoes a spawn attempt that never started: record, placeholder, claim,
+ * receipt. A forgotten one (mu agent forget) may have started: its first
+ * delivery's receipt is kept, as unknown, rather than deleted.
+ */
+export function rollBackSpawn(
+  db: Database,
+  key: string,
+  firstReceipt: "delete" | "unknown" = "delete",
+): void {
   const j = jobByKey(db, key);
   if (!j) return;
   const a = agentOf(db, j.workstream, j.agent);
@@ -80,7 +88,16 @@ export function rollBackSpawn(db: Database, key: string): void {
       `${j.workstream}/${j.agent}`,
     ]);
   }
-  if (j.firstMsgId !== null) deleteReceipt(db, j.firstMsgId);
+  if (j.firstMsgId === null) return;
+  if (firstReceipt === "delete") deleteReceipt(db, j.firstMsgId);
+  else
+    putReceipt(db, {
+      msgId: j.firstMsgId,
+      workstream: j.workstream,
+      agent: j.agent,
+      state: "unknown",
+      createdAt: j.createdAt,
+    });
 }
 
 /**
@@ -166,7 +183,12 @@ export const jobRules: SubjectRules = {
     else if (DELIVERIES.includes(i.method)) recordDelivered(db, i, now, "accepted", result);
   },
   blocks: (i) => !DELIVERIES.includes(i.method),
-  abandon: (db, i) => recordDelivered(db, i, Date.now(), "unknown"),
+  forgetVerb: (i) => {
+    if (i.method !== "job.start") return undefined;
+    const [ws = "", name = ""] = i.subject.slice("agent:".length).split("/");
+    return `mu agent forget ${name} -w ${ws}`;
+  },
+  abandon: (db, i, now) => recordDelivered(db, i, now, "unknown"),
   delivery: (db, hello, i) => {
     if (!DELIVERIES.includes(i.method)) return undefined;
     const caps = hello.seams.channel?.caps ?? {};

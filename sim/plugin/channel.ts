@@ -35,6 +35,8 @@ export class Channel {
     private readonly dedupes: () => boolean,
     private readonly notify: Notify,
     private readonly setTimer: (ms: number, fn: () => void) => { cancel(): void },
+    /** Names its watches, unique across the plugin processes on one world. */
+    private readonly pid: number,
   ) {}
 
   /** undefined: not a channel method; a thrown Refusal: a permanent error with its message. */
@@ -214,7 +216,7 @@ export class Channel {
     if (!start) throw new Refusal(`sim: no agent ${ref} on this channel`);
     const after = p.afterRuns === undefined ? start.runs : Number(p.afterRuns);
     const inc = p.inc === undefined ? start.incarnation : Number(p.inc);
-    const watchId = `w${process.pid}-${this.nextWatch++}`;
+    const watchId = `w${this.pid}-${this.nextWatch++}`;
     // Polls the world: the agent's turns progress on the world clock, which
     // another process (or a scenario) may move.
     const poll = () => {

@@ -51,6 +51,7 @@ export class SimPlugin {
       () => (seams().channel?.caps as { dedupe?: string } | undefined)?.dedupe !== "none",
       (method, params) => this.send({ jsonrpc: "2.0", method, params }),
       (ms, fn) => io.setTimer(ms, fn),
+      io.pid,
     );
   }
 

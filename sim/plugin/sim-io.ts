@@ -6,6 +6,8 @@ import { realLiveness } from "../../host/ports/real.js";
 // in-process on virtual time.
 
 export interface SimIo {
+  /** The plugin process's pid: the real one, or its entry in the virtual engine's table. */
+  pid: number;
   out(line: string | Buffer): void;
   err(text: string): void;
   /** Ends the plugin process. */
@@ -22,6 +24,7 @@ export interface SimIo {
 }
 
 export const processIo: SimIo = {
+  pid: process.pid,
   out: (line) => {
     process.stdout.write(line);
   },

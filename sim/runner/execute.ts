@@ -307,6 +307,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   } else if ("damage" in step) {
     damage(box, step.damage.db);
   } else if ("world" in step) {
+    if (step.elapseMs) await new Promise((r) => setTimeout(r, step.elapseMs));
     if (box.inner) changeWorlds(box.world, box.inner, step.world);
     else box.world.setConfig({ ...box.world.config(), ...step.world });
   } else if ("install" in step) {

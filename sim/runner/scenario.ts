@@ -34,6 +34,8 @@ export interface JoinStep {
 
 export interface WorldStep {
   world: Partial<WorldConfig>;
+  /** Time that passes first: slept on the real engine, the clock moved on on the virtual one. */
+  elapseMs?: number;
 }
 
 export interface InstallStep {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { type PoolResult, runPool } from "./explore-pool.js";
 import { canaryFor, invariants } from "./invariants.js";
@@ -35,6 +36,15 @@ export async function check(s: LoadedScenario, twice = false): Promise<string[]>
     if (diverged) broken.push(`not deterministic: ${diverged}`);
   }
   return broken;
+}
+
+/** A run's bytes as one hash: each step's ending, what mu sent and printed, what the world applied, mu's database. */
+export function digest(o: VirtualOutcome): string {
+  if (!o.ran) return `not run: ${o.why}`;
+  const h = createHash("sha256");
+  h.update(JSON.stringify([o.exits, o.signals, o.effects, o.sent, o.output]));
+  h.update(o.dbBytes ?? new Uint8Array());
+  return h.digest("hex").slice(0, 16);
 }
 
 /** The first place two runs of one seed differ: a step's ending, or a message on the wire. */

@@ -71,12 +71,20 @@ export class VirtualClock implements Clock {
       // it. What the timer sets going runs in the loop's next turn, so one
       // turn per jump is enough (nextAsync would spend two more).
       movedAt = Date.now();
+      if (JITTER_MS > 0) await new Promise((r) => setTimeout(r, Math.random() * JITTER_MS));
       this.fake.next();
     }
     if (!done) throw new Error(`still running after ${limitMs} ms of virtual time`);
     return settled;
   }
 }
+
+/**
+ * Testbed only: up to this many real milliseconds slept before each jump of
+ * virtual time, as a busy machine would stall the engine. A run whose bytes
+ * change with it depends on real timing (test/virtual-determinism.test.ts).
+ */
+const JITTER_MS = Number(process.env.MU_TESTBED_REAL_JITTER_MS ?? 0);
 
 /** Wall time a run may wait on real work with no virtual timer before it counts as hung. */
 const STUCK_MS = 30_000;

@@ -12,7 +12,8 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
-import { virtualWorld } from "./ports.js";
+import { type VirtualWorld, virtualWorld } from "./ports.js";
+import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
 import { readBack, viewDied } from "./read-back.js";
 import { inDir, makeRealDir, type RealDir, shStep } from "./real-side.js";
@@ -79,8 +80,11 @@ export async function runVirtual(
   const why = needsRealEngine(s);
   if (why) return { ran: false, why };
   // sql.js compiles its WebAssembly on a real thread, out of the clock's
-  // sight; done first, it cannot overlap a run's virtual timers.
+  // sight, and a verb's module loads on first use (under vitest, over a
+  // message to its main process): done first, neither can overlap a run's
+  // virtual timers.
   await sqlJs();
+  await preloadModules();
   await keepFreshImage();
   const real = needsRealDir(s) ? makeRealDir() : undefined;
   try {
@@ -175,6 +179,7 @@ async function runIn(
   for (const [i, st] of s.steps.entries()) {
     if (failure) break;
     if ("world" in st) {
+      if (st.elapseMs) await w.clock.advance(st.elapseMs);
       world.setConfig({ ...world.config(), ...st.world });
       continue;
     }

@@ -50,6 +50,7 @@ export function virtualSpawner(
         });
       };
       const io: SimIo = {
+        pid,
         out: (line) => {
           if (alive) deliver(stdout, line);
         },

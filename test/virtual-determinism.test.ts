@@ -1,0 +1,41 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { digest, workload } from "../sim/virtual/explore.js";
+import { canaryFor } from "../sim/virtual/invariants.js";
+import { runVirtual } from "../sim/virtual/run-scenario.js";
+
+// A seed is its run, byte for byte: in this process, where vitest hands the
+// modules a run imports over a message to its main process, and in another
+// (the built one, another pid) whose engine sleeps a random real moment
+// before each jump of virtual time, as on a busy machine. Seeds 541 and 567
+// cancel watches (a sim's watch once carried its real pid), 559 leaves a
+// start no rule can settle; each also loads verbs on first use.
+
+const run = promisify(execFile);
+const SEEDS = [541, 559, 567];
+
+async function here(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const seed of SEEDS) {
+    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed) });
+    out[seed] = digest(await runVirtual(s, { lenient: true }));
+  }
+  return out;
+}
+
+describe("the virtual engine's determinism", () => {
+  it("gives a seed's run byte for byte in another process, stalled at random", async () => {
+    const mine = await here();
+    const fixture = join(packageRoot(), "test/fixtures/seed-digest.mjs");
+    const other = await run(process.execPath, [fixture, ...SEEDS.map(String)], {
+      env: { ...process.env, MU_TESTBED_REAL_JITTER_MS: "5" },
+      timeout: 300_000,
+    });
+    expect(JSON.parse(other.stdout)).toEqual(mine);
+    // And again here, now that every module is loaded.
+    expect(await here()).toEqual(mine);
+  }, 600_000);
+});
