@@ -19,7 +19,7 @@ const scenarios = findScenarioFiles(join(packageRoot(), "scenarios"))
 
 // A few dozen seeds: enough to reach the verbs and faults the files do not,
 // few enough that a mutant covered by all of them still runs in seconds.
-export const EXPLORER_SEEDS = Number(process.env.MU_MUTATE_SEEDS ?? 30);
+const EXPLORER_SEEDS = Number(process.env.MU_MUTATE_SEEDS ?? 30);
 
 describe("scenario files on the virtual engine", () => {
   it.each(scenarios.map((s) => [s.scenario, s] as const))("scenario %s passes", async (_, s) => {
