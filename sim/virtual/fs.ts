@@ -177,6 +177,15 @@ export class VirtualFs implements FileSystem {
     }
   }
 
+  /** A directory's names as the live process sees them, for assertions (no operation counted). */
+  peekDir(dir: string): string[] {
+    try {
+      return (this.vol.readdirSync(dir) as string[]).map(String);
+    } catch {
+      return [];
+    }
+  }
+
   /** Reads a file as the live process sees it, for assertions. */
   peek(path: string): Uint8Array | null {
     try {

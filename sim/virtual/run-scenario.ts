@@ -1,3 +1,4 @@
+import { basename, dirname } from "node:path";
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -82,7 +83,7 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
       return "agents' views replayed from a trace that hashed their env";
     if ("sh" in st || "install" in st || "damage" in st || "join" in st)
       return "a step outside mu (sh, install, damage, join)";
-    if ("expect" in st && (st.expect.db || st.expect.leftoverFiles || st.expect.sessionsPeak))
+    if ("expect" in st && (st.expect.db || st.expect.sessionsPeak))
       return "an expectation about real files";
     if (!("mu" in st)) continue;
     if (st.signal || st.background || st.cwd)
@@ -213,7 +214,13 @@ export async function runVirtual(
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
         mu: (args) => mu(args, s.env ?? {}),
       };
-      for (const p of await checkWorld(observed, (st as ExpectStep).expect)) problem(i, p);
+      const want = (st as ExpectStep).expect;
+      // The same check as the real engine's: nothing beside the DB in mu's state directory.
+      if (want.leftoverFiles === "none") {
+        const extra = w.fs.peekDir(dirname(DB)).filter((f) => f !== basename(DB));
+        if (extra.length > 0) problem(i, `left beside the DB: ${extra.join(", ")}`);
+      }
+      for (const p of await checkWorld(observed, want)) problem(i, p);
     }
   }
   const db = await readBack(w);
