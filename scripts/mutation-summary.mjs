@@ -17,8 +17,20 @@ const DETECTED = new Set(["Killed", "Timeout"]);
 const byFile = new Map();
 for (const f of files) {
   const report = JSON.parse(readFileSync(f, "utf8"));
-  // A later report of the same file (a re-run of that part) replaces the earlier.
-  for (const [path, entry] of Object.entries(report.files)) byFile.set(path, entry);
+  // A later report's result for a mutant (a re-run of some lines) replaces the
+  // earlier one's; the mutants it did not run keep their earlier result.
+  for (const [path, entry] of Object.entries(report.files)) {
+    const before = byFile.get(path);
+    if (!before) {
+      byFile.set(path, entry);
+      continue;
+    }
+    const key = (m) =>
+      `${m.location.start.line}:${m.location.start.column}:${m.mutatorName}:${m.replacement}`;
+    const again = new Map(entry.mutants.map((m) => [key(m), m]));
+    const merged = before.mutants.map((m) => again.get(key(m)) ?? m);
+    byFile.set(path, { ...before, mutants: merged });
+  }
 }
 
 const count = (mutants, status) => mutants.filter((m) => m.status === status).length;
