@@ -26,10 +26,10 @@ for (const f of files) {
       continue;
     }
     const key = (m) =>
-      `${m.location.start.line}:${m.location.start.column}:${m.mutatorName}:${m.replacement}`;
-    const again = new Map(entry.mutants.map((m) => [key(m), m]));
-    const merged = before.mutants.map((m) => again.get(key(m)) ?? m);
-    byFile.set(path, { ...before, mutants: merged });
+      `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement}`;
+    const merged = new Map(before.mutants.map((m) => [key(m), m]));
+    for (const m of entry.mutants) merged.set(key(m), m);
+    byFile.set(path, { ...before, mutants: [...merged.values()] });
   }
 }
 
