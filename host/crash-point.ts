@@ -7,7 +7,7 @@ import type { Ports } from "./ports/types.js";
 // prove what survives a crash at that moment (no handler, no flush, no
 // cleanup runs, as with a power cut or the OOM killer). With MU_CRASH_AT
 // unset or naming another point, crashPoint does nothing. Plugins never
-// inherit MU_CRASH_AT. Add new points to the union below and to the README's
+// inherit MU_CRASH_AT. Add new points to the union below and to docs/testbed.md's
 // table.
 
 export type CrashPointName =

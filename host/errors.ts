@@ -1,5 +1,5 @@
 // Local errors: what stays inside mu. Each carries a stable code, the exit
-// code the README documents, a label for the one-line message, and where
+// code docs/cli.md documents, a label for the one-line message, and where
 // there is one, the next step for the user. Wire errors (JSON-RPC errors
 // with data.kind) live with the transport and are mapped to these.
 

@@ -17,7 +17,7 @@ import { parseTrace } from "./trace/read.js";
 // world's fault script (a world whose `proxy` holds ARGV does the same).
 
 const USAGE =
-  "usage: mu-plugin-sim --world DIR [--proxy -- ARGV…] | --replay TRACE [--session N] (DIR holds world.json; see the README)";
+  "usage: mu-plugin-sim --world DIR [--proxy -- ARGV…] | --replay TRACE [--session N] (DIR holds world.json; see docs/testbed.md)";
 
 function fail(line: string, code = 2): never {
   process.stderr.write(`mu-plugin-sim: ${line}\n`);

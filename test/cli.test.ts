@@ -23,7 +23,7 @@ describe("the built mu binary", () => {
   });
 
   // --version skips commander for speed (issue 19); a closed stdout must
-  // still be the README's one line and exit 5, never a stack trace.
+  // still be the one line docs/cli.md documents and exit 5, never a stack trace.
   it("--version into a closed stdout is one line and exit 5", async () => {
     const child = spawn(process.execPath, [muBin, "--version"], {
       env: { PATH: process.env.PATH ?? "", ...state.env },

@@ -12,7 +12,7 @@ import { mu, muBin, tempState } from "./helpers.js";
 // The contract suite tested against the real sim plugin: correct, it passes
 // every check; each broken variant fails exactly the check aimed at it.
 
-/** The variant table, also in README's "Checking a plugin" section. */
+/** The variant table, also in docs/plugin-check.md. */
 const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId; headline?: RegExp }[] = [
   {
     variant: "leaks the canary to stderr",

@@ -14,10 +14,15 @@ import { needsRealEngine, runVirtual } from "../sim/virtual/run-scenario.js";
 const scenarios = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
 const virtualOnes = scenarios.filter((s) => needsRealEngine(s) === undefined);
 
+// How many scenario files the virtual engine ran when this was last raised
+// (issue 19: at least 140). Raise it as the engine learns more; a change
+// that lowers it hands a scenario back to the slow engine.
+const VIRTUAL_FLOOR = 158;
+
 describe("the virtual engine", () => {
-  it("runs a good share of the scenario files, and says why it cannot run the others", () => {
-    // Most of them: all but those needing signals from outside, real scripts or files.
-    expect(virtualOnes.length).toBeGreaterThan(scenarios.length / 2);
+  it("runs almost every scenario file, and says why it cannot run the others", () => {
+    // All but those needing signals from outside, background runs, mu's own files.
+    expect(virtualOnes.length).toBeGreaterThanOrEqual(VIRTUAL_FLOOR);
     for (const s of scenarios) {
       const why = needsRealEngine(s);
       if (why !== undefined) expect(why.length, s.scenario).toBeGreaterThan(0);
@@ -31,7 +36,8 @@ describe("the virtual engine", () => {
       if (r.ran && r.failure) failed.push(`${s.scenario}: ${r.failure}`);
     }
     expect(failed).toEqual([]);
-  }, 120_000);
+    // The scripts a few of them run for real sleep for seconds of wall time.
+  }, 600_000);
 
   // A sample across areas: both engines, compared outcome by outcome.
   const sample = [
@@ -49,6 +55,9 @@ describe("the virtual engine", () => {
     "channel/delivery-resend",
     // A recorded plugin replayed from a trace.
     "field/acquire-mu-killed-replayed",
+    // Host scripts and git run for real while virtual time stands still.
+    "link/exec-output-and-code",
+    "agent/worktree-collect",
   ];
   it.each(sample)(
     "%s: the real and the virtual engine agree",

@@ -160,7 +160,7 @@ describe("mu plugin add / list / rm (real processes)", () => {
   });
 });
 
-// README exit codes (1 means an unknown outcome) and the one-line rule; the
+// The exit codes in docs/cli.md (1 means an unknown outcome) and the one-line rule; the
 // plugin's stop sequence is kept (issue 15.14).
 describe("mu's own stdout closed by its reader (EPIPE)", () => {
   it("does not crash: the verb finishes, the plugin gets its stop sequence, exit 5 in one line", async () => {

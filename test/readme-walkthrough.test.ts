@@ -5,9 +5,10 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { muBin, tempState } from "./helpers.js";
 
-// The README's agent walk-through must run as written: a reader copies it
-// line by line. Only /tmp/world moves to this test's temp dir, and `npx mu`
-// is the built binary (npx outside a checkout would look for a package).
+// The README's tour and the agents walk-through in docs/ must run as
+// written: a reader copies them line by line. Only /tmp/world and reports/
+// move to this test's temp dir, `npx mu` is the built binary (npx outside a
+// checkout would look for a package) and `npm run scenarios` the built runner.
 
 let st: ReturnType<typeof tempState>;
 beforeEach(() => {
@@ -15,28 +16,53 @@ beforeEach(() => {
 });
 afterEach(() => st.done());
 
-function walkThrough(): string {
-  const readme = readFileSync(join(packageRoot(), "README.md"), "utf8");
-  const at = readme.indexOf("A walk-through, with the simulated plugin");
-  expect(at).toBeGreaterThan(-1);
-  const m = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!m?.[1]) throw new Error("no sh block after the walk-through's heading");
-  return m[1];
+/** Every sh block between `heading` and the next heading of its level or above. */
+function shBlocks(file: string, heading: string): string {
+  const text = readFileSync(join(packageRoot(), file), "utf8");
+  const at = text.indexOf(heading);
+  expect(at, `${file} has no "${heading}"`).toBeGreaterThan(-1);
+  const rest = text.slice(at + heading.length);
+  const next = rest.search(/\n#{1,2} \S/);
+  const section = next === -1 ? rest : rest.slice(0, next);
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  if (blocks.length === 0) throw new Error(`no sh block under ${file}'s "${heading}"`);
+  return blocks.join("");
 }
 
-it("runs the README's agent walk-through as written", () => {
+function run(script: string) {
   const world = join(st.dir, "world");
-  const script = walkThrough().replaceAll("/tmp/world", world);
-  const r = spawnSync(
-    "/bin/sh",
-    ["-ec", `npx() { [ "$1" = mu ] && shift; "${process.execPath}" "${muBin}" "$@"; }\n${script}`],
-    {
-      cwd: packageRoot(),
-      env: { PATH: process.env.PATH ?? "", ...st.env },
-      encoding: "utf8",
-      timeout: 120_000,
-    },
-  );
+  const reports = join(st.dir, "reports");
+  const runner = join(packageRoot(), "dist", "sim", "runner", "main.js");
+  const shims = [
+    `npx() { [ "$1" = mu ] && shift; "${process.execPath}" "${muBin}" "$@"; }`,
+    `npm() { [ "$1 $2 $3" = "run scenarios --" ] || return 9; shift 3; "${process.execPath}" "${runner}" --reports "${reports}" "$@"; }`,
+  ].join("\n");
+  const body = script
+    .replaceAll("/tmp/world", world)
+    .replaceAll("reports/latest", `${reports}/latest`);
+  return spawnSync("/bin/sh", ["-ec", `${shims}\n${body}`], {
+    cwd: packageRoot(),
+    env: { PATH: process.env.PATH ?? "", ...st.env },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+}
+
+it("runs the README's two-minute tour as written", () => {
+  const r = run(shBlocks("README.md", "## A two-minute tour"));
+  expect(r.stderr).toBe("");
+  expect(r.stdout).toMatch(/^registered sim /);
+  expect(r.stdout).toMatch(/\nsent msg-\S+ to main\/a \(baseline 0\)\n/);
+  expect(r.stdout).toMatch(/\nmain\/a settled runs=1: sim: done with "build the parser"\n/);
+  expect(r.stdout).toMatch(/\nclosed main\/a\n/);
+  expect(r.stdout).toMatch(/\nscenarios: 1 passed, 0 failed\n/);
+  expect(r.stdout).toMatch(/host\/lookup-found-after-mu-sigkilled/);
+  expect(r.stdout).toMatch(/sequenceDiagram/);
+  expect(r.status).toBe(0);
+});
+
+it("runs the agents walk-through in docs/agents.md as written", () => {
+  const r = run(shBlocks("docs/agents.md", "A walk-through, with the simulated plugin"));
   expect(r.stderr).toBe("");
   expect(r.stdout).toMatch(/^registered sim /);
   expect(r.stdout).toMatch(/\nmain\/a settled runs=1: /);

@@ -128,7 +128,7 @@ describe("the fault proxy in front of the real ssh plugin", { timeout: 300_000 }
     },
   );
 
-  // mu's crash points around job.start (README "Crash points") and the row
+  // mu's crash points around job.start (docs/testbed.md, "Crash points") and the row
   // the same spawn must settle the leftover intent by.
   it.each([
     ["effect.intent-durable", /start[.]lookup[.]none[.]proven/],

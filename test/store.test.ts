@@ -84,6 +84,7 @@ describe("schema", () => {
       ["jobs"],
       ["plugins"],
       ["receipts"],
+      ["retention"],
       ["tasks"],
     ]);
   });
@@ -97,7 +98,7 @@ describe("schema", () => {
   it("migrates an old DB in memory on a read and writes it only on a write", async () => {
     await store().write((d) =>
       d.run(
-        "DROP TABLE deadline_events; DROP TABLE receipts; DROP TABLE agents; DROP TABLE jobs; DROP TABLE host_profiles; DROP TABLE intents; DROP TABLE hosts; DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0",
+        "DROP TABLE retention; DROP TABLE deadline_events; DROP TABLE receipts; DROP TABLE agents; DROP TABLE jobs; DROP TABLE host_profiles; DROP TABLE intents; DROP TABLE hosts; DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0",
       ),
     );
     const old = readFileSync(db);

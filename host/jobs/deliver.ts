@@ -1,13 +1,10 @@
-import type { Io } from "../cli/io.js";
 import { EFFECT_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
-import type { LinkHost } from "../hosts/link-host.js";
-import type { Supervisor } from "../plugin/supervisor.js";
 import type { Ports } from "../ports/types.js";
-import type { Store } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
-import { fencedRead, type JobTarget } from "./job-calls.js";
-import { agentOf, agentSubject, type JobRecord, putAgent, putReceipt } from "./records.js";
+import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
+import { fencedRead, type JobCall } from "./job-calls.js";
+import { agentOf, agentSubject, putAgent, putReceipt } from "./records.js";
 
 // One delivery to an agent, journaled like any effect: its receipt is
 // `sending` in the intent's own commit, `accepted` with the answer (and the
@@ -33,16 +30,12 @@ export function newMsgId(ports: Ports): string {
 }
 
 export async function deliver(
-  io: Io,
-  store: Store,
-  sup: Supervisor,
-  h: LinkHost,
-  j: JobRecord,
-  target: JobTarget,
+  call: JobCall,
   channel: string,
   d: Delivery,
-  msgId = newMsgId(io.ports),
+  msgId = newMsgId(call.io.ports),
 ): Promise<Delivered> {
+  const { io, store, sup, h, j, target } = call;
   const at = io.ports.clock.now();
   const ws = j.workstream;
   const name = j.agent;
@@ -86,31 +79,11 @@ export async function deliver(
 }
 
 /**
- * The channel's incarnation once a delivery was accepted. A fresh starts a
- * new one: unless its reply names it, the old one is forgotten (null: the
- * next delivery expects none) rather than kept and refused.
- */
-export function incarnationAfter(
-  method: string,
-  replied: number | undefined,
-  before: number | null,
-): number | null {
-  if (replied !== undefined) return replied;
-  return method === "channel.fresh" ? null : before;
-}
-
-/**
  * After a fresh whose reply named no incarnation: a reading of the channel's
  * baseline says which, so later deliveries can expect it again.
  */
-export async function learnIncarnation(
-  io: Io,
-  store: Store,
-  sup: Supervisor,
-  h: LinkHost,
-  j: JobRecord,
-  target: JobTarget,
-): Promise<void> {
+export async function learnIncarnation(call: JobCall): Promise<void> {
+  const { io, store, sup, h, j, target } = call;
   const b = (await fencedRead(io, sup, h, j, "channel.baseline", { target })).result as {
     incarnation?: number;
   } | null;
@@ -120,23 +93,4 @@ export async function learnIncarnation(
     const a = agentOf(db, j.workstream, j.agent);
     if (a && a.channelInc === null) putAgent(db, { ...a, channelInc: inc });
   });
-}
-
-/** Why a delivery's reply does not answer its request: the channel's name, the msgId sent. */
-export function deliveryReplyProblem(
-  method: string,
-  r: Record<string, unknown>,
-  msgId: string | undefined,
-  channel: string,
-): string | undefined {
-  if (
-    ["channel.send", "channel.fresh", "channel.command"].includes(method) &&
-    r.channel !== channel
-  ) {
-    return `the reply names channel '${String(r.channel)}', not '${channel}'`;
-  }
-  if (msgId !== undefined && r.msgId !== undefined && r.msgId !== msgId) {
-    return `the reply names msgId ${String(r.msgId)}, not ${msgId}`;
-  }
-  return undefined;
 }

@@ -23,6 +23,16 @@ export interface JobTarget {
   agent: { workstream: string; name: string; incarnation: number };
 }
 
+/** What a call about one recorded job works with, passed as one value. */
+export interface JobCall {
+  io: Io;
+  store: Store;
+  sup: Supervisor;
+  h: LinkHost;
+  j: JobRecord;
+  target: JobTarget;
+}
+
 export function jobTarget(h: LinkHost, j: JobRecord, incarnation: number): JobTarget {
   return {
     host: h.target.host,

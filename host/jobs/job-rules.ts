@@ -2,7 +2,7 @@ import type { Database } from "sql.js";
 import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
-import { deliveryReplyProblem, incarnationAfter } from "./deliver.js";
+import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import {
   agentOf,
   deleteJob,

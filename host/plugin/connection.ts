@@ -1,3 +1,4 @@
+// Size: one plugin process's call table (ids, deadlines, cancels, watches) and the rules over it.
 import type { Clock } from "../ports/types.js";
 import { ErrorReply, NoAnswer, type NoAnswerReason } from "./call-errors.js";
 import { decodeIncoming } from "./envelope.js";

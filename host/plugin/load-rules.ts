@@ -64,7 +64,7 @@ export function checkLoadRules(
       return { rule: "seam.missing", message: `declares no '${need}' seam, which is needed here` };
   }
   // A provider needs a link to reach its hosts; one without a job seam loads,
-  // and its hosts refuse a spawn up front (README, decisions).
+  // and its hosts refuse a spawn up front (docs/decisions.md).
   if (s.host && !s.link)
     return { rule: "host.needs-link", message: "declares 'host' without 'link'" };
   if (s.host && !s.host.acquire.lookup && !exactDedupe(s.host.acquire)) {

@@ -2,7 +2,7 @@
 // wires the real ones (real.ts); the virtual engine wires fakes. No other
 // module may import node:fs, node:child_process or read the clock itself.
 
-import type { Mux } from "../view/mux.js";
+import type { Mux } from "../view/backend.js";
 
 export interface Clock {
   /** Epoch milliseconds. */

@@ -6,6 +6,7 @@ import { ioFailure } from "./failures.js";
 import { acquireLock } from "./lock.js";
 import { openDb } from "./open-db.js";
 import { dbPath } from "./paths.js";
+import { retain, retentionPolicy } from "./retention.js";
 
 export type { Database } from "sql.js";
 export { SCHEMA_VERSION } from "./migrations.js";
@@ -45,6 +46,7 @@ export function openStore(ports: Ports): Store {
       }
     },
     async write(fn) {
+      const policy = retentionPolicy(ports.env);
       const lock = await acquireLock(ports, `${path}.lock`).catch(async (err: unknown) => {
         // The first write creates the directory; the lock file lives there too.
         if ((err as { code?: unknown } | null)?.code !== "ENOENT") throw ioFailure(path, err);
@@ -59,6 +61,7 @@ export function openStore(ports: Ports): Store {
         const db = await openDb(ports, path);
         try {
           const out = inTransaction(db, fn);
+          await retain(ports, path, db, policy);
           await replaceDurably(ports, path, db.export()).catch((err: unknown) => {
             throw ioFailure(path, err);
           });

@@ -116,6 +116,17 @@ export const MIGRATIONS: readonly string[] = [
      state TEXT NOT NULL,
      created_at INTEGER NOT NULL
    );`,
+  // 5: retention's bookkeeping, one row: when the next pass is due, the
+  // name this database's archive segments carry (set by the first pass that
+  // moves rows), the last segment it vouches for, and how many rows it moved.
+  `CREATE TABLE retention (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     next_at INTEGER NOT NULL,
+     archive_id TEXT,
+     archive_seq INTEGER NOT NULL,
+     archived INTEGER NOT NULL
+   );
+   INSERT INTO retention (id, next_at, archive_id, archive_seq, archived) VALUES (1, 0, NULL, 0, 0);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

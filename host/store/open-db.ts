@@ -26,7 +26,8 @@ export async function openDb(ports: Ports, path: string): Promise<Database> {
   const bytes = await ports.fs.readFile(path).catch((err: unknown) => {
     throw ioFailure(path, err, "read");
   });
-  if (bytes === null) return migrate(new SQL.Database(), path);
+  if (bytes === null)
+    return freshImage ? new SQL.Database(freshImage) : migrate(new SQL.Database(), path);
   const why = damage(bytes);
   if (why) throw corrupt(path, why);
   let db: Database | undefined;
@@ -39,6 +40,23 @@ export async function openDb(ports: Ports, path: string): Promise<Database> {
     throw corrupt(path, `SQLite says: ${oneLine(err)}`);
   }
   return migrate(db, path);
+}
+
+/** An empty database at the current schema, once keepFreshImage ran. */
+let freshImage: Uint8Array | undefined;
+
+/**
+ * Makes every later open of a missing database start from one migrated
+ * image instead of running the migrations again. For an engine that runs
+ * many mu invocations in one process (the virtual engine); a mu process opens
+ * once, so it never calls this.
+ */
+export async function keepFreshImage(): Promise<void> {
+  if (freshImage) return;
+  const SQL = await sqlJs();
+  const db = migrate(new SQL.Database(), "(fresh image)");
+  freshImage = db.export();
+  db.close();
 }
 
 /**

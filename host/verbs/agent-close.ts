@@ -19,7 +19,7 @@ import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
 import { livesThroughWindow, muxFor, requireCommandLines, viewReadyMs } from "../view/mux.js";
-import { refuseWhileWriterLives } from "./agent-spawn.js";
+import { refuseWhileWriterLives } from "./spawn/record.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu agent close and mu agent reattach: the two things a person does to an

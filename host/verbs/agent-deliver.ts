@@ -140,20 +140,10 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
     const d = delivery(v, (hello.seams.channel?.caps ?? {}) as Caps, agent.channelInc);
     const msgId = d.withMsgId ? newMsgId(io.ports) : `${v.kind}-${newMsgId(io.ports).slice(4)}`;
     const target = jobTarget(host, job, agent.incarnation);
-    const { result } = await deliver(
-      io,
-      store,
-      sup,
-      host,
-      job,
-      target,
-      hello.seams.channel?.name ?? "",
-      d,
-      msgId,
-    );
+    const call = { io, store, sup, h: host, j: job, target };
+    const { result } = await deliver(call, hello.seams.channel?.name ?? "", d, msgId);
     const r = (result ?? {}) as Record<string, unknown>;
-    if (d.method === "channel.fresh" && r.incarnation === undefined)
-      await learnIncarnation(io, store, sup, host, job, target);
+    if (d.method === "channel.fresh" && r.incarnation === undefined) await learnIncarnation(call);
     const what =
       v.kind === "abort"
         ? `aborted ${ws}/${name} (was ${String(r.before)}, now ${String(r.after)}${r.aborted ? ", turn stopped" : ""})`

@@ -5,6 +5,7 @@ import { EXIT, type ExitCode, MuError, NotFoundError, UnknownOutcomeError } from
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { allAgents, jobOf, receiptState } from "../jobs/records.js";
+import { segmentGlob } from "../store/archive.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { finish } from "./agent-spawn.js";
@@ -118,7 +119,7 @@ export async function agentCheck(
       {
         hint:
           sentTo === null
-            ? `check the id; see: mu agent read ${ref}`
+            ? `check the id; see: mu agent read ${ref} (old deliveries to ended jobs are archived in ${segmentGlob(store.path)})`
             : `see: mu agent check ${sentTo} ${msgId}`,
       },
     );
@@ -146,7 +147,8 @@ export async function agentCheck(
     );
     if (now && now.job.firstMsgId === msgId && now.job.state === "running") {
       if (now.agent?.state !== "live") {
-        await finish(io, store, sup, now.host, muxFor(io.ports), now.job, {}, "resumed");
+        const ctx = { io, store, sup, h: now.host, mux: muxFor(io.ports) };
+        await finish(ctx, now.job, {}, "resumed");
       }
       return report({ state: "accepted", runs: 0 }, EXIT.ok);
     }

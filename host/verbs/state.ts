@@ -4,12 +4,14 @@ import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { agentOf, agentSubject, allJobs } from "../jobs/records.js";
-import { openStore } from "../store/index.js";
+import { segmentGlob } from "../store/archive.js";
+import { type Database, openStore } from "../store/index.js";
+import { retentionState } from "../store/retention.js";
 
 // What mu owes: for now, every effect whose outcome is still pending, with
 // the verb that settles it. Host facts and collects join as their seams land.
 
-interface Notice {
+export interface Notice {
   kind: "pending-effect" | "collect-owed" | "host-deadline" | "agent-gone" | "delivery-unknown";
   subject: string;
   method: string;
@@ -29,99 +31,120 @@ function deliveryMethod(key: string): string {
 export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
   const margin = deadlineMarginMs(io.ports.env);
   const now = io.ports.clock.now();
+  const store = openStore(io.ports);
   // One read of the database for every kind of notice.
-  const notices = await openStore(io.ports).read((db): Notice[] => {
-    const pending = (
-      db.exec("SELECT subject, method, key, written_at, params FROM intents ORDER BY id")[0]
-        ?.values ?? []
-    ).map(
-      ([subject, method, key, at, params]): Notice => ({
-        kind: "pending-effect",
-        subject: String(subject),
-        method: String(method),
-        key: String(key),
-        since: Number(at),
-        next: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
-      }),
-    );
-    const jobs = allJobs(db);
-    const owed = jobs
-      .filter((j) => j.state === "stopped" && j.owesCollect)
-      .map(
-        (j): Notice => ({
-          kind: "collect-owed",
-          subject: agentSubject(j.workstream, j.agent),
-          method: "link.fetch",
-          key: j.key,
-          since: j.updatedAt,
-          next: `mu agent close ${j.agent} -w ${j.workstream}`,
-        }),
-      );
-    // Inside a provider host's deadline margin its agents must be collected and closed.
-    const draining = jobs.flatMap((j): Notice[] => {
-      const host = getHost(db, j.host);
-      if (j.state === "running" && host?.state === "lost") {
-        return [
-          {
-            kind: "host-deadline",
-            subject: agentSubject(j.workstream, j.agent),
-            method: "job.stop",
-            key: j.key,
-            since: host.updatedAt,
-            next: `mu agent close ${j.agent} -w ${j.workstream}`,
-          },
-        ];
-      }
-      const d = host?.facts.deadlineAt;
-      if (j.state !== "running" || typeof d !== "number" || now < d - margin) return [];
-      return [
-        {
-          kind: "host-deadline",
-          subject: agentSubject(j.workstream, j.agent),
-          method: "link.fetch",
-          key: j.key,
-          since: d,
-          next: `mu agent close ${j.agent} -w ${j.workstream}`,
-        },
-      ];
-    });
-    // A running job whose agent has no view (mu died between the start and the view).
-    const viewless = jobs
-      .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
-      .map(
-        (j): Notice => ({
-          kind: "agent-gone",
-          subject: agentSubject(j.workstream, j.agent),
-          method: "job.start",
-          key: j.key,
-          since: j.updatedAt,
-          next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
-        }),
-      );
-    // A delivery settled as unknown (never resent): listed while the job it
-    // was for lives, since only a reading of the agent can tell what it did.
-    const unknown = (
-      db.exec(
-        `SELECT r.msg_id, r.workstream, r.agent, r.created_at FROM receipts r
-         JOIN jobs j ON j.workstream = r.workstream AND j.agent = r.agent
-         WHERE r.state = 'unknown' AND r.created_at >= j.created_at ORDER BY r.created_at`,
-      )[0]?.values ?? []
-    ).map(
-      ([msgId, ws, agent, at]): Notice => ({
-        kind: "delivery-unknown",
-        subject: agentSubject(String(ws), String(agent)),
-        method: deliveryMethod(String(msgId)),
-        key: String(msgId),
-        since: Number(at),
-        next: `mu agent read ${String(agent)} -w ${String(ws)}`,
-      }),
-    );
-    return [...pending, ...owed, ...draining, ...viewless, ...unknown];
-  });
+  const { notices, archived } = await store.read((db) => ({
+    notices: stateNotices(db, now, margin),
+    archived: retentionState(db).archived,
+  }));
   if (opts.json) {
     printJson(io, notices);
     return;
   }
+  printNotices(io, notices);
+  // Retention moved these and nothing above depends on them; say where they went.
+  if (archived > 0) {
+    io.out(
+      `archived: ${archived} settled receipts of ended jobs, in ${segmentGlob(store.path)} (nothing there is owed)\n`,
+    );
+  }
+}
+
+/**
+ * Everything mu owes, from the database alone. It reads intents, jobs, hosts,
+ * agents and the receipts of live jobs: none of them is ever moved by
+ * retention, so a pass never changes what this returns.
+ */
+export function stateNotices(db: Database, now: number, margin: number): Notice[] {
+  const pending = (
+    db.exec("SELECT subject, method, key, written_at, params FROM intents ORDER BY id")[0]
+      ?.values ?? []
+  ).map(
+    ([subject, method, key, at, params]): Notice => ({
+      kind: "pending-effect",
+      subject: String(subject),
+      method: String(method),
+      key: String(key),
+      since: Number(at),
+      next: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
+    }),
+  );
+  const jobs = allJobs(db);
+  const owed = jobs
+    .filter((j) => j.state === "stopped" && j.owesCollect)
+    .map(
+      (j): Notice => ({
+        kind: "collect-owed",
+        subject: agentSubject(j.workstream, j.agent),
+        method: "link.fetch",
+        key: j.key,
+        since: j.updatedAt,
+        next: `mu agent close ${j.agent} -w ${j.workstream}`,
+      }),
+    );
+  // Inside a provider host's deadline margin its agents must be collected and closed.
+  const draining = jobs.flatMap((j): Notice[] => {
+    const host = getHost(db, j.host);
+    if (j.state === "running" && host?.state === "lost") {
+      return [
+        {
+          kind: "host-deadline",
+          subject: agentSubject(j.workstream, j.agent),
+          method: "job.stop",
+          key: j.key,
+          since: host.updatedAt,
+          next: `mu agent close ${j.agent} -w ${j.workstream}`,
+        },
+      ];
+    }
+    const d = host?.facts.deadlineAt;
+    if (j.state !== "running" || typeof d !== "number" || now < d - margin) return [];
+    return [
+      {
+        kind: "host-deadline",
+        subject: agentSubject(j.workstream, j.agent),
+        method: "link.fetch",
+        key: j.key,
+        since: d,
+        next: `mu agent close ${j.agent} -w ${j.workstream}`,
+      },
+    ];
+  });
+  // A running job whose agent has no view (mu died between the start and the view).
+  const viewless = jobs
+    .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
+    .map(
+      (j): Notice => ({
+        kind: "agent-gone",
+        subject: agentSubject(j.workstream, j.agent),
+        method: "job.start",
+        key: j.key,
+        since: j.updatedAt,
+        next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
+      }),
+    );
+  // A delivery settled as unknown (never resent): listed while the job it
+  // was for lives, since only a reading of the agent can tell what it did.
+  const unknown = (
+    db.exec(
+      `SELECT r.msg_id, r.workstream, r.agent, r.created_at FROM receipts r
+       JOIN jobs j ON j.workstream = r.workstream AND j.agent = r.agent
+       WHERE r.state = 'unknown' AND r.created_at >= j.created_at ORDER BY r.created_at`,
+    )[0]?.values ?? []
+  ).map(
+    ([msgId, ws, agent, at]): Notice => ({
+      kind: "delivery-unknown",
+      subject: agentSubject(String(ws), String(agent)),
+      method: deliveryMethod(String(msgId)),
+      key: String(msgId),
+      since: Number(at),
+      next: `mu agent read ${String(agent)} -w ${String(ws)}`,
+    }),
+  );
+  return [...pending, ...owed, ...draining, ...viewless, ...unknown];
+}
+
+function printNotices(io: Io, notices: Notice[]): void {
   if (notices.length === 0) {
     io.out("nothing pending\n");
     return;

@@ -1,6 +1,7 @@
 import { envMs } from "../env-ms.js";
 import { UsageError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
+import type { Mux } from "./backend.js";
 import { simMux } from "./sim-mux.js";
 import { tmuxMux } from "./tmux-mux.js";
 
@@ -8,30 +9,7 @@ import { tmuxMux } from "./tmux-mux.js";
 // command a job's start (or attach) returned, with stdin from /dev/null.
 // `MU_MUX` picks the backend: tmux (the default), or sim, the testbed's.
 
-export interface Pane {
-  /** The backend's name for the pane; what mu records on the agent's row. */
-  id: string;
-  pid: number;
-}
-
-export interface ViewCommand {
-  command: string;
-  env: Record<string, string>;
-  cwd?: string;
-}
-
-export interface Mux {
-  name: string;
-  /** False for a backend that can only open a shell (as herdr): mu refuses such views up front. */
-  runsCommandLines: boolean;
-  open(workstream: string, agent: string, view: ViewCommand): Promise<Pane>;
-  /** True while the pane's process runs. */
-  alive(paneId: string): Promise<boolean>;
-  /** Ends the pane and what runs in it; a pane already gone is not an error. */
-  kill(paneId: string): Promise<void>;
-  /** Every pane the backend holds for this agent, recorded by mu or not. */
-  panesOf(workstream: string, agent: string): Promise<string[]>;
-}
+export { type Mux, type Pane, PaneError, type ViewCommand } from "./backend.js";
 
 export function muxFor(ports: Ports): Mux {
   const name = ports.env.MU_MUX || "tmux";
@@ -57,9 +35,6 @@ export function requireCommandLines(mux: Mux, code: string): void {
     );
   }
 }
-
-/** A backend failure as mu's one line. */
-export class PaneError extends Error {}
 
 /** How long a new view must live before mu counts it started (MU_VIEW_READY_MS). */
 export const DEFAULT_VIEW_READY_MS = 1000;

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Ports } from "../ports/types.js";
 import { dbPath } from "../store/paths.js";
-import { type Mux, type Pane, PaneError, type ViewCommand } from "./mux.js";
+import { type Mux, type Pane, PaneError, type ViewCommand } from "./backend.js";
 
 // The testbed's mux backend. A pane is a real process running the view
 // command under /bin/sh with stdin from /dev/null, in a session of its own so

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import type { Ports } from "../ports/types.js";
 import { shQuote as q } from "../sh-quote.js";
-import { type Mux, type Pane, PaneError, type ViewCommand } from "./mux.js";
+import { type Mux, type Pane, PaneError, type ViewCommand } from "./backend.js";
 
 // The tmux backend: one session per workstream (`mu-<workstream>`), one
 // window per agent. `MU_TMUX_SOCKET` names a private server socket (-L), as

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import treeKill from "tree-kill";
 import { shQuote as q } from "../../host/sh-quote.js";
+import { killTree } from "./kill-tree.js";
 import type { World } from "./world.js";
 
 // The link side of the simulated world: every host is a real directory under
@@ -135,7 +135,8 @@ function runScript(
     // remoteOnTimeout "stopped": everything the script started is gone before
     // the answer, so kill the whole tree, then answer.
     const timer = setTimeout(() => {
-      treeKill(child.pid as number, "SIGKILL", () => finish(null));
+      killTree(child.pid as number);
+      finish(null);
     }, timeoutMs);
     child.on("close", (code, signal) => {
       clearTimeout(timer);

@@ -1,3 +1,4 @@
+// Size: the loop applies every fault action in one place, so a reader sees their order at once.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";

@@ -2,11 +2,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { checkWorld } from "./expect.js";
+import type { Ran } from "./ran.js";
 import { expand, install, makeSandbox, type Places, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
@@ -18,6 +20,9 @@ import {
   type Step,
 } from "./scenario.js";
 import { changeWorlds } from "./via-proxy.js";
+
+// The step runners' result, named here too for the engines that reuse them.
+export type { Ran };
 
 export interface StepRecord {
   step: string;
@@ -55,13 +60,6 @@ export interface RunOptions {
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
-
-export interface Ran {
-  exit: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-}
 
 function seen(box: Sandbox, method: string): boolean {
   return box.world.transcript().some((e) => e.dir === "in" && e.msg.method === method);
@@ -142,7 +140,7 @@ export function capture(box: Places, want: Record<string, string> | undefined, r
 }
 
 /** A setup or inspection script: git gets a fixed identity so commits work anywhere. */
-function runSh(box: Sandbox, step: ShStep): Promise<Ran> {
+export function runSh(box: Places, step: ShStep): Promise<Ran> {
   const who = { name: "mu scenario", email: "scenario@mu.invalid" };
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -199,14 +197,61 @@ export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
   return problems;
 }
 
-function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {
-  const bytes = readFileSync(box.db);
-  const next = {
+/** What an sh step's run got wrong. */
+export function checkSh(step: ShStep, r: Ran): string[] {
+  const problems: string[] = [];
+  if (r.exit !== (step.exit ?? 0))
+    problems.push(
+      `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
+    );
+  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
+    problems.push(
+      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
+    );
+  return problems;
+}
+
+/**
+ * An expectation's look at mu's records (plugin list, host list): the same
+ * verb on the same database, run in this process. It only reads, so a
+ * process of its own would prove nothing more and cost a Node start.
+ */
+async function readInProcess(box: Sandbox, args: string[]): Promise<Ran> {
+  let stdout = "";
+  let stderr = "";
+  const ports = {
+    ...realPorts({ HOME: join(box.root, "home"), MU_STATE_DIR: box.state, ...box.env }),
+    // A crash point is for the scenario's own mu, never for this process.
+    crash: () => Promise.reject(new Error("a crash point was reached by an expectation's read")),
+  };
+  const exit = await runCli(args, {
+    ports,
+    out: (t) => {
+      stdout += t;
+    },
+    err: (t) => {
+      stderr += t;
+    },
+  });
+  return { exit, signal: null, stdout, stderr };
+}
+
+/** A DB file's bytes as a damage step leaves them; `noise` makes the garbage. */
+export function damaged(
+  bytes: Buffer,
+  how: "truncate-half" | "truncate-odd" | "garbage" | "zero",
+  noise: (n: number) => Buffer = randomBytes,
+): Buffer {
+  return {
     "truncate-half": () => bytes.subarray(0, Math.floor(bytes.length / 2)),
     "truncate-odd": () => bytes.subarray(0, bytes.length - 1000),
-    garbage: () => randomBytes(bytes.length),
+    garbage: () => noise(bytes.length),
     zero: () => Buffer.alloc(0),
   }[how]();
+}
+
+function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {
+  const next = damaged(readFileSync(box.db), how);
   writeFileSync(box.db, next);
   box.snapshot = Buffer.from(next);
 }
@@ -229,7 +274,7 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
         // Behind a proxy, what crossed the wire is the proxy's; what was done, the plugin's.
         world: { transcript: () => box.world.transcript(), state: () => truth(box).state() },
         intents: () => intentsLeft(box),
-        mu: (args) => runMu(box, { mu: args }),
+        mu: (args) => readInProcess(box, args),
       },
       want,
     )),
@@ -255,14 +300,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   } else if ("sh" in step) {
     const r = await runSh(box, step);
     Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });
-    if (r.exit !== (step.exit ?? 0))
-      problems.push(
-        `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
-      );
-    if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
-      problems.push(
-        `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
-      );
+    problems = checkSh(step, r);
   } else if ("join" in step) {
     const done = await Promise.all(box.background.splice(0));
     problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));
@@ -284,8 +322,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
 }
 
 /** Kills what a scenario left running; returns what it found. */
-async function reap(box: Sandbox): Promise<string[]> {
-  const left = processesOf(box);
+async function reap(box: Sandbox, left = processesOf(box)): Promise<string[]> {
   for (const p of left) {
     try {
       process.kill(p.pid, "SIGKILL");
@@ -323,9 +360,12 @@ export async function runScenario(
       }
     }
     // Let a plugin that is exiting on EOF finish before judging leftovers.
-    for (let i = 0; i < 50 && processesOf(box).length > 0; i++)
+    let still = processesOf(box);
+    for (let i = 0; i < 50 && still.length > 0; i++) {
       await new Promise((r) => setTimeout(r, 20));
-    const left = await reap(box);
+      still = processesOf(box);
+    }
+    const left = await reap(box, still);
     if (left.length > 0 && failure === undefined)
       failure = `left processes behind: ${left.join("; ")}`;
     transcript = box.world.transcript();

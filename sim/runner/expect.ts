@@ -1,6 +1,6 @@
 import type { World } from "../plugin/world.js";
 import { messageCounts } from "./counts.js";
-import type { Ran } from "./execute.js";
+import type { Ran } from "./ran.js";
 import type { ExpectStep } from "./scenario.js";
 
 // An expect step's checks on what the world and mu's journal hold, the same

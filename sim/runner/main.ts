@@ -1,16 +1,23 @@
 #!/usr/bin/env node
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { parseOrUsage } from "../cli-args.js";
 import { runScenario, type ScenarioResult } from "./execute.js";
 import { findScenarioFiles, loadScenario, ScenarioFileError } from "./load.js";
+import { longestFirst, writeTimings } from "./order.js";
 import { progressLine, writeReports } from "./report.js";
 import type { LoadedScenario } from "./scenario.js";
 import { whyNotViaProxy } from "./via-proxy.js";
 
 // npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part…]
+// (--jobs: twice the cores by default)
 // Runs scenario files against the built mu, writes reports, exits 0 only
 // when every run passed.
+
+// Most of a scenario's wall time is mu waiting (a grace, a deadline, a
+// script's sleep) or a Node start: twice the cores keeps them all busy.
+const defaultJobs = 2 * availableParallelism();
 
 const { values, positionals } = parseOrUsage(
   "scenarios",
@@ -18,7 +25,7 @@ const { values, positionals } = parseOrUsage(
   {
     filter: { type: "string" },
     repeat: { type: "string", default: "1" },
-    jobs: { type: "string", default: "2" },
+    jobs: { type: "string", default: String(defaultJobs) },
     reports: { type: "string" },
     "via-proxy": { type: "boolean" },
   },
@@ -62,7 +69,9 @@ async function main(): Promise<number> {
     }
     picked = picked.filter((s) => whyNotViaProxy(s) === undefined);
   }
-  const queue = picked.flatMap((s) => Array.from({ length: repeat }, () => s));
+  const queue = longestFirst(picked, reports).flatMap((s) =>
+    Array.from({ length: repeat }, () => s),
+  );
   if (queue.length === 0) {
     process.stderr.write(
       `scenarios: nothing matches ${positionals.join(" ")} ${values.filter ?? ""}\n`,
@@ -95,6 +104,7 @@ async function main(): Promise<number> {
   if (tty) process.stdout.write("\r\x1b[K");
   results.sort((a, b) => a.scenario.scenario.localeCompare(b.scenario.scenario));
   const dir = writeReports(reports, results);
+  writeTimings(reports, dir, results);
   const failed = results.filter((r) => !r.ok);
   for (const r of failed)
     process.stdout.write(

@@ -1,4 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
@@ -24,6 +31,8 @@ export interface Sandbox {
   env: Record<string, string>;
   /** Values earlier steps captured from their output, for ${var:NAME}. */
   vars: Record<string, string>;
+  /** When the sandbox was made, in /proc's ticks since boot (at 100 a second, one early). */
+  startTicks?: number;
 }
 
 export function makeSandbox(
@@ -31,6 +40,7 @@ export function makeSandbox(
   env: Record<string, string> = {},
   viaProxy = false,
 ): Sandbox {
+  const startTicks = ticksNow() - 1;
   const root = mkdtempSync(join(tmpdir(), "mu-scenario-"));
   mkdirSync(join(root, "home"));
   mkdirSync(join(root, "bin"));
@@ -47,6 +57,7 @@ export function makeSandbox(
     background: [],
     env,
     vars: {},
+    startTicks,
   };
 }
 
@@ -102,11 +113,24 @@ export function expand(box: Places, arg: string): string {
   );
 }
 
+/** Now, in the clock ticks since boot that /proc gives a process's start in. */
+function ticksNow(): number {
+  try {
+    return Math.floor(Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]) * 100);
+  } catch {
+    return 0;
+  }
+}
+
 /** Every live process whose environment or command line names this sandbox. */
-export function processesOf(box: Sandbox): { pid: number; cmd: string }[] {
+export function processesOf(
+  box: Pick<Sandbox, "root" | "startTicks">,
+): { pid: number; cmd: string }[] {
   const found: { pid: number; cmd: string }[] = [];
   for (const p of liveProcesses()) {
-    if (p.pid === process.pid) continue;
+    // One started before the sandbox cannot be its own: skip reading its
+    // command line and environment, most of a scan's cost on a busy machine.
+    if (p.pid === process.pid || p.startTime < (box.startTicks ?? 0)) continue;
     const cmd = p.cmdline();
     if (cmd.includes(box.root) || p.environ().includes(box.root)) found.push({ pid: p.pid, cmd });
   }

@@ -42,7 +42,7 @@ interface ResultFile {
 }
 
 const usage = (why: string): never => {
-  process.stderr.write(`explore: ${why}; see the README's explorer section\n`);
+  process.stderr.write(`explore: ${why}; see docs/virtual.md\n`);
   process.exit(2);
 };
 

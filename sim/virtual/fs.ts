@@ -1,4 +1,4 @@
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Volume } from "memfs";
 import type { FileHandle, FileStat, FileSystem } from "../../host/ports/types.js";
 
@@ -184,6 +184,28 @@ export class VirtualFs implements FileSystem {
     } catch {
       return [];
     }
+  }
+
+  /** Lays out an executable from outside (an install step): a file, a directory, or a symlink to a file. */
+  install(path: string, mode: number, kind: "file" | "directory" | "symlink"): void {
+    this.vol.mkdirSync(dirname(path), { recursive: true });
+    if (kind === "directory") {
+      this.vol.mkdirSync(path, { mode });
+      return;
+    }
+    const target = kind === "symlink" ? join(dirname(path), `.target-${basename(path)}`) : path;
+    this.vol.writeFileSync(target, "#!/usr/bin/env node\n", { mode });
+    this.vol.chmodSync(target, mode);
+    if (kind === "symlink") this.vol.symlinkSync(target, path);
+  }
+
+  /** Replaces a file's bytes from outside, durably, as a damage step's editor would. */
+  overwrite(path: string, bytes: Uint8Array): void {
+    this.vol.writeFileSync(path, bytes);
+    const inode = this.inodeOf.get(path) ?? { synced: null };
+    inode.synced = new Uint8Array(bytes);
+    this.inodeOf.set(path, inode);
+    this.durable.set(path, inode);
   }
 
   /** Reads a file as the live process sees it, for assertions. */

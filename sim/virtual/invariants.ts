@@ -22,7 +22,7 @@ function commandsAsked(s: LoadedScenario): Map<string, number> {
   return asked;
 }
 
-/** mu's exit codes (README's table): 6 is unused. */
+/** mu's exit codes (docs/cli.md's table): 6 is unused. */
 const EXITS = [0, 1, 2, 3, 4, 5, 7];
 
 /** The canary every explorer run hands the plugin; it must come back nowhere. */

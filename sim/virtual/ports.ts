@@ -53,16 +53,25 @@ export class VirtualClock implements Clock {
       // to wait for: real time passes and virtual time stands still, so how
       // long real work took never shows in the run, and the same seed gives
       // the same run.
-      const real = realIoPending();
+      const real = realWorkPending();
+      if (real === "child") {
+        // A script or git on a simulated host: virtual time waits for it,
+        // however long it takes, without spinning the CPU it needs.
+        movedAt = Date.now();
+        await new Promise((r) => setTimeout(r, 1));
+        continue;
+      }
       if (real || this.fake.countTimers() === 0) {
         if (Date.now() - movedAt > STUCK_MS)
           throw new Error(`stuck: no virtual timer and no progress for ${STUCK_MS} ms`);
         if (!real) await new Promise((r) => setTimeout(r, 1));
         continue;
       }
-      // Nothing but a virtual timer can move the run on now: jump straight to it.
+      // Nothing but a virtual timer can move the run on now: jump straight to
+      // it. What the timer sets going runs in the loop's next turn, so one
+      // turn per jump is enough (nextAsync would spend two more).
       movedAt = Date.now();
-      await this.fake.nextAsync();
+      this.fake.next();
     }
     if (!done) throw new Error(`still running after ${limitMs} ms of virtual time`);
     return settled;
@@ -72,9 +81,15 @@ export class VirtualClock implements Clock {
 /** Wall time a run may wait on real work with no virtual timer before it counts as hung. */
 const STUCK_MS = 30_000;
 
-/** A file request of this process still running in libuv's pool (a module load, say). */
-function realIoPending(): boolean {
-  return process.getActiveResourcesInfo().some((r) => /FSReq|CloseReq|FileHandle/.test(r));
+/**
+ * Real work of this process still under way: a child process (a script or
+ * git run for real, kept until its pipes close), or a file request in
+ * libuv's pool (a module load, say).
+ */
+function realWorkPending(): "child" | "io" | undefined {
+  const live = process.getActiveResourcesInfo();
+  if (live.includes("ProcessWrap")) return "child";
+  return live.some((r) => /FSReq|CloseReq|FileHandle/.test(r)) ? "io" : undefined;
 }
 
 export class VirtualProcesses implements Liveness {

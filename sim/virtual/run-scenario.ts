@@ -2,29 +2,30 @@ import { basename, dirname } from "node:path";
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
-import { listHosts } from "../../host/hosts/records.js";
-import { agentOf, allJobs } from "../../host/jobs/records.js";
 import { openStore } from "../../host/store/index.js";
+import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
-import { viewReadyMs } from "../../host/view/mux.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
-import { capture, checkMu, expandPatterns, type Ran } from "../runner/execute.js";
+import { capture, checkMu, damaged, expandPatterns, type Ran } from "../runner/execute.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
-import { type VirtualWorld, virtualWorld } from "./ports.js";
+import { virtualWorld } from "./ports.js";
 import { VirtualMu } from "./process.js";
+import { readBack, viewDied } from "./read-back.js";
+import { inDir, makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
 // in-process as a fresh process in the engine's table, the sim in-process,
 // time virtual, agents' panes entries in that table. A crash point or a
-// plugin's killMu fault kills the invocation as SIGKILL would. A scenario
-// whose steps need what only real processes give (signals sent from outside,
-// real scripts on a host, files outside the world) is not run here, and says
-// why.
+// plugin's killMu fault kills the invocation as SIGKILL would. sh steps and
+// host scripts run for real in a temp directory while virtual time stands
+// still (real-side.ts). A scenario whose steps need what only a real mu
+// process gives is not run here, and says why (can-run.ts).
 
 const SIM = "/opt/mu/mu-plugin-sim";
 const DB = "/state/mu.db";
@@ -63,42 +64,7 @@ export type VirtualOutcome =
       lostCommits: string[];
     };
 
-/** Why a scenario needs the real engine, or undefined when this one can run it. */
-export function needsRealEngine(s: LoadedScenario): string | undefined {
-  const faults = [
-    ...(s.world?.faults ?? []),
-    ...s.steps.flatMap((st) => ("world" in st ? (st.world.faults ?? []) : [])),
-  ];
-  for (const f of faults) {
-    const kind = Object.keys(f.do)[0] ?? "";
-    if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
-      return `a ${kind} fault needs real processes`;
-  }
-  if (s.world?.proxy) return "a proxied plugin is a real process";
-  const replay = s.world?.replay;
-  for (const st of s.steps) {
-    // The virtual views read the recorded view's env, which a trace keeps
-    // only with MU_TRACE_CONTENT=1.
-    if (replay && !replay.content && "mu" in st && argv(st.mu)[0] === "agent")
-      return "agents' views replayed from a trace that hashed their env";
-    if ("sh" in st || "install" in st || "damage" in st || "join" in st)
-      return "a step outside mu (sh, install, damage, join)";
-    if ("expect" in st && (st.expect.db || st.expect.sessionsPeak))
-      return "an expectation about real files";
-    if (!("mu" in st)) continue;
-    if (st.signal || st.background || st.cwd)
-      return "signals, background runs or a working directory";
-    const env = { ...s.env, ...st.env };
-    const words = argv(st.mu);
-    if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")
-      return "agents' views in tmux, which runs real processes";
-    if (words[0] === "host" && ["exec", "fetch", "push", "check"].includes(words[1] ?? ""))
-      return "scripts that run for real on a host";
-    if (words.some((w) => w.includes("${bin:") || w.includes("${root}")))
-      return "files outside the world";
-  }
-  return undefined;
-}
+export { needsRealEngine };
 
 export interface VirtualRun {
   /** Seeds mu's randomness (keys, message ids); the same seed, the same run. */
@@ -116,24 +82,63 @@ export async function runVirtual(
   // sql.js compiles its WebAssembly on a real thread, out of the clock's
   // sight; done first, it cannot overlap a run's virtual timers.
   await sqlJs();
+  await keepFreshImage();
+  const real = needsRealDir(s) ? makeRealDir() : undefined;
+  try {
+    return await runIn(s, opts, real);
+  } finally {
+    real?.remove();
+  }
+}
+
+async function runIn(
+  s: LoadedScenario,
+  opts: VirtualRun,
+  real: RealDir | undefined,
+): Promise<VirtualOutcome> {
   const w = virtualWorld(opts.seed);
   const t0 = w.clock.now();
-  const worldFs = createFsFromVolume(new Volume()) as unknown as WorldFs;
+  const worldFs = real?.worldFs ?? (createFsFromVolume(new Volume()) as unknown as WorldFs);
+  const worldDir = real?.worldDir ?? "/world";
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...s.world };
-  const world = World.create("/world", config, worldFs, () => w.clock.now());
+  const world = World.create(worldDir, config, worldFs, () => w.clock.now());
   await w.fs.mkdirp("/opt/mu");
   await (await w.fs.open(SIM, { mode: 0o755 })).close();
   const muxes = virtualMux(w.processes, worldFs);
-  const places: Places = { root: "/root", world: { dir: "/world" }, vars: {}, sim: SIM };
-  const mu = async (
+  const places: Places = {
+    root: real?.root ?? "/root",
+    world: { dir: worldDir },
+    vars: {},
+    sim: SIM,
+  };
+  // A step's afterSeen: a method's arrival at the plugin, heard as it is
+  // recorded, so no timer can run between it and the step.
+  const waiting = new Map<string, () => void>();
+  const received = (msg: Record<string, unknown>) => {
+    const m = String(msg.method);
+    waiting.get(m)?.();
+    waiting.delete(m);
+  };
+  const seen = (method: string): Promise<void> =>
+    world.transcript().some((e) => e.dir === "in" && e.msg.method === method)
+      ? Promise.resolve()
+      : new Promise((done) => waiting.set(method, done));
+  const background: Promise<string[]>[] = [];
+  const mu = (args: string[], env: Record<string, string> = {}, cut?: number, cwd?: string) =>
+    // With a real directory, mu runs in it as the real runner's does: a
+    // step's cwd is relative to it, and no step sees this process's own.
+    inDir(places.root, real ? expand(places, cwd ?? ".") : undefined, () => muHere(args, env, cut));
+  const muHere = async (
     args: string[],
     env: Record<string, string> = {},
     cut?: number,
+    /** False for a background run: the steps running meanwhile drive the clock for it. */
+    drive = true,
   ): Promise<Ran> => {
     // Every invocation is a process of its own: its locks and intents name it.
     const proc = new VirtualMu(w.processes);
     if (cut) w.fs.crashAfter(cut, () => proc.kill());
-    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill());
+    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill(), received);
     let stdout = "";
     let stderr = "";
     const run = runCli(
@@ -151,7 +156,8 @@ export async function runVirtual(
     // A killed run's promise never settles (its ports stop answering), so
     // the death itself ends the step.
     run.catch(() => {});
-    const code = await w.clock.run(Promise.race([run, proc.died.then(() => null)]));
+    const ended = Promise.race([run, proc.died.then(() => null)]);
+    const code = await (drive ? w.clock.run(ended) : ended);
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
     return { exit: code, signal: null, stdout, stderr };
@@ -162,6 +168,8 @@ export async function runVirtual(
   const lostCommits: string[] = [];
   let output = "";
   let failure: string | undefined;
+  /** The DB's bytes as the last damage step left them. */
+  let snapshot: Buffer | undefined;
   const problem = (i: number, what: string) => {
     failure ??= `step ${i + 1}: ${what}`;
   };
@@ -171,14 +179,29 @@ export async function runVirtual(
       world.setConfig({ ...world.config(), ...st.world });
       continue;
     }
+    if ("join" in st) {
+      const all = await w.clock.run(Promise.all(background.splice(0)));
+      for (const p of all.flat()) problem(i, p);
+      continue;
+    }
     if ("mu" in st) {
       const step = st as MuStep;
       const env = { ...s.env, ...step.env };
+      if (step.afterSeen) await w.clock.run(seen(step.afterSeen));
+      if (step.background) {
+        const name = `mu ${argv(step.mu).join(" ")}`;
+        background.push(
+          muHere(argv(step.mu), env, undefined, false).then((r) =>
+            checkMu(expandPatterns(places, step), r).map((p) => `${name}: ${p}`),
+          ),
+        );
+        continue;
+      }
       // A power cut n disk operations into the step: mu dies there, and the
       // machine restarts from what its disk kept.
       const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
       const before = cut ? await readBack(w) : undefined;
-      const r = await mu(argv(step.mu), env, cut);
+      const r = await mu(argv(step.mu), env, cut, step.cwd);
       if (before) {
         w.fs.crashAfter(null);
         if (w.fs.down) w.fs.recover();
@@ -208,6 +231,21 @@ export async function runVirtual(
       for (const p of capture(places, step.capture, r)) problem(i, p);
       continue;
     }
+    if ("sh" in st) {
+      for (const p of await shStep(places, w.clock, st)) problem(i, p);
+      continue;
+    }
+    if ("install" in st) {
+      const { as, mode = "0755", kind = "file" } = st.install;
+      w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind);
+      continue;
+    }
+    if ("damage" in st) {
+      const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
+      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db, noise);
+      w.fs.overwrite(DB, snapshot);
+      continue;
+    }
     if ("expect" in st) {
       const observed: Observed = {
         world,
@@ -215,6 +253,11 @@ export async function runVirtual(
         mu: (args) => mu(args, s.env ?? {}),
       };
       const want = (st as ExpectStep).expect;
+      if (want.db === "unchanged") {
+        const now = Buffer.from(w.fs.peek(DB) ?? []);
+        if (!snapshot) problem(i, "no damage snapshot to compare with");
+        else if (!now.equals(snapshot)) problem(i, "the DB file changed");
+      }
       // The same check as the real engine's: nothing beside the DB in mu's state directory.
       if (want.leftoverFiles === "none") {
         const extra = w.fs.peekDir(dirname(DB)).filter((f) => f !== basename(DB));
@@ -255,53 +298,4 @@ export async function runVirtual(
     deadViews,
     lostCommits,
   };
-}
-
-/**
- * After a reattach that exited 0: whether the view it recorded is dead once
- * the readiness window has passed (issue 15.2: a reattach reported success
- * with a view that died a moment later). The explorer's check only; it lets
- * that window of virtual time pass.
- */
-async function viewDied(
-  w: VirtualWorld,
-  muxes: ReturnType<typeof virtualMux>,
-  words: string[],
-  env: Record<string, string>,
-): Promise<string | undefined> {
-  if (words[0] !== "agent" || words[1] !== "reattach" || !words[2]) return undefined;
-  const ws = words.includes("-w") ? (words[words.indexOf("-w") + 1] ?? "main") : "main";
-  const name = words[2];
-  const ports = w.ports(env);
-  await w.clock.run(ports.clock.sleep(viewReadyMs(ports.env)));
-  const pane = await w.clock.run(
-    openStore(ports).read((db) => agentOf(db, ws, name)?.pane ?? null),
-  );
-  const mux = muxes.sim?.(ports);
-  if (!pane || !mux || (await mux.alive(pane))) return undefined;
-  return `the view it recorded (${pane}) died within ${viewReadyMs(ports.env)} ms`;
-}
-
-/** What mu's database holds at the end, read as a new mu would; a store that does not open says why. */
-async function readBack(w: VirtualWorld): Promise<{
-  intents: string[];
-  hosts: { key: string; state: string; name: string }[];
-  jobs: { key: string; state: string }[];
-  problem?: string;
-}> {
-  try {
-    return await w.clock.run(
-      openStore(w.ports()).read((db) => {
-        const check = db.exec("PRAGMA integrity_check")[0]?.values[0]?.[0];
-        return {
-          intents: allIntents(db).map((i) => i.key),
-          hosts: listHosts(db).map((h) => ({ key: h.key, state: h.state, name: h.name })),
-          jobs: allJobs(db).map((j) => ({ key: j.key, state: j.state })),
-          ...(check === "ok" ? {} : { problem: `integrity_check says ${String(check)}` }),
-        };
-      }),
-    );
-  } catch (err) {
-    return { intents: [], hosts: [], jobs: [], problem: (err as Error).message };
-  }
 }

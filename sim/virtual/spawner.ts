@@ -19,6 +19,8 @@ export function virtualSpawner(
   killParent: () => void = () => {
     throw new Error("this virtual spawner has no mu to kill");
   },
+  /** Hears each message a plugin receives, as the world records it. */
+  onReceived: (msg: Record<string, unknown>) => void = () => {},
 ): ProcessSpawner {
   return {
     async spawn(argv, opts): Promise<ChildProcess> {
@@ -77,7 +79,14 @@ export function virtualSpawner(
       const world = new World(worldDir, worldFs, () => clock.now());
       const session =
         replayFromWorld(world, io) ??
-        new SimSession(new SimPlugin(world, io), (dir, msg) => world.record(dir, msg), io);
+        new SimSession(
+          new SimPlugin(world, io),
+          (dir, msg) => {
+            world.record(dir, msg);
+            if (dir === "in") onReceived(msg as Record<string, unknown>);
+          },
+          io,
+        );
       return {
         pid,
         write(bytes) {

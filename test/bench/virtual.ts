@@ -54,6 +54,7 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
 /** The whole virtual-capable suite on the virtual engine: wall time and virtual time. */
 export async function virtualSuite(): Promise<{
   count: number;
+  files: number;
   wallMs: number;
   simulatedMs: number;
 }> {
@@ -68,7 +69,7 @@ export async function virtualSuite(): Promise<{
       simulatedMs += r.virtualMs;
     }
   });
-  return { count, wallMs, simulatedMs };
+  return { count, files: all.length, wallMs, simulatedMs };
 }
 
 /** Explorer runs a second, with its seeds in `workers` child processes (1: in this one). */

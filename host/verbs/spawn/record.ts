@@ -1,0 +1,147 @@
+import type { Io } from "../../cli/io.js";
+import { RefusedError } from "../../errors.js";
+import { getHost } from "../../hosts/records.js";
+import { admit, claimTask, deadlineMarginMs } from "../../jobs/admission.js";
+import { resolveAgent } from "../../jobs/job-calls.js";
+import { rollBackSpawn } from "../../jobs/job-rules.js";
+import {
+  agentOf,
+  type JobRecord,
+  jobOf,
+  putAgent,
+  putJob,
+  putReceipt,
+} from "../../jobs/records.js";
+import type { SitePlan } from "../../jobs/site.js";
+import type { Recorded, SpawnCtx, SpawnRequest, StartPlan } from "./context.js";
+
+// Step 2 of a spawn: the job record. One job per workstream and name; what
+// an earlier spawn of the name left is settled first, and only a started
+// job whose view never opened is picked up again.
+
+const exists = (ws: string, name: string, what: string) =>
+  new RefusedError("agent.exists", "agent", `${ws}/${name} ${what}`, {
+    hint: `close it first: mu agent close ${name} -w ${ws}`,
+  });
+
+/** A starting record whose writer still lives is that mu's: refuse to take it back. */
+export function refuseWhileWriterLives(io: Io, j: JobRecord): void {
+  if (j.writer && io.ports.liveness.alive(j.writer)) {
+    throw new RefusedError(
+      "agent.starting",
+      "agent",
+      `${j.workstream}/${j.agent} is being spawned by mu pid ${j.writer.pid}`,
+      { hint: "wait for that mu to finish, then run the verb again" },
+    );
+  }
+}
+
+/**
+ * What the name already holds, once its pending effects are settled: a job
+ * to resume at its view, nothing (a new spawn may go on), or a refusal.
+ */
+export async function priorRecord(
+  ctx: SpawnCtx,
+  req: SpawnRequest,
+): Promise<JobRecord | undefined> {
+  const { io, store, sup } = ctx;
+  const { ws, name } = req;
+  await resolveAgent(io, store, sup, ws, name, req.next);
+  const before = await store.read((db) => ({
+    job: jobOf(db, ws, name),
+    agent: agentOf(db, ws, name),
+  }));
+  if (before.job?.state === "starting") {
+    // Resolved above and still starting: its start was never journaled, so
+    // never sent, unless the mu that wrote it is still at work on it.
+    const stale = before.job;
+    refuseWhileWriterLives(io, stale);
+    await store.write((db) => rollBackSpawn(db, stale.key));
+    return undefined;
+  }
+  if (!before.job) return undefined;
+  // Only a job whose view was never opened resumes here. A live row whose
+  // view died is not resumed: a bound job ended with its view, a detached
+  // one is reattached (mu agent reattach).
+  const viewless = before.agent?.state !== "live";
+  if (before.job.state === "running" && before.job.host === req.opts.host && viewless) {
+    return before.job;
+  }
+  throw exists(ws, name, `already runs on host ${before.job.host}`);
+}
+
+/**
+ * The record, the name's fence, a provider host's admission and, for an
+ * at-start kind, the agent's placeholder, the task claim and the first
+ * delivery's receipt: one commit, before anything is sent.
+ */
+export async function writeRecord(
+  ctx: SpawnCtx,
+  req: SpawnRequest,
+  start: StartPlan,
+  plan: SitePlan | undefined,
+): Promise<Recorded> {
+  const { io, store, h } = ctx;
+  const { ws, name, opts } = req;
+  const { job, atStart, key, msgId, spec } = start;
+  const now = io.ports.clock.now();
+  const margin = deadlineMarginMs(io.ports.env);
+  return store.write((db) => {
+    if (jobOf(db, ws, name)) throw exists(ws, name, "already exists");
+    // The host as it is now, in this commit: it may have been found lost
+    // or drained since the verb began.
+    const host = h.provider ? getHost(db, opts.host) : undefined;
+    if (h.provider) {
+      if (!host) throw new Error(`host ${opts.host} vanished during the spawn`);
+      admit(db, host, now, margin);
+    }
+    if (opts.task !== undefined) claimTask(db, opts.task, `${ws}/${name}`);
+    const incarnation = (agentOf(db, ws, name)?.incarnation ?? 0) + 1;
+    const j: JobRecord = {
+      key,
+      workstream: ws,
+      agent: name,
+      host: opts.host,
+      plugin: h.reg.name,
+      instance: start.instance,
+      kind: job.kind,
+      viewKind: job.view,
+      handle: null,
+      state: "starting",
+      spec,
+      view: null,
+      firstMsgId: atStart ? msgId : null,
+      firstInc: null,
+      owesCollect: plan !== undefined,
+      site: plan?.tree ?? null,
+      localRepo: plan?.localRepo ?? null,
+      collectFailures: 0,
+      nextCollectAt: null,
+      taskId: opts.task ?? null,
+      writer: io.ports.liveness.self(),
+      createdAt: now,
+      updatedAt: now,
+    };
+    putJob(db, j);
+    putAgent(db, {
+      workstream: ws,
+      name,
+      incarnation,
+      jobKey: key,
+      host: opts.host,
+      channelPlugin: h.reg.name,
+      channel: job.channel ?? "",
+      pane: null,
+      // An on-send kind's row stays out of sight until its view runs; it is
+      // written now only to hold the incarnation the start is sent with.
+      state: atStart ? "placeholder" : "closed",
+      channelInc: null,
+      // An at-start agent's first turn is the start's: its wait counts from 0.
+      waitAfter: atStart ? 0 : null,
+      createdAt: now,
+    });
+    if (atStart)
+      putReceipt(db, { msgId, workstream: ws, agent: name, state: "sending", createdAt: now });
+    return { j, incarnation };
+  });
+}

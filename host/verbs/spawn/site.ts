@@ -1,0 +1,42 @@
+import { rollBackSpawn } from "../../jobs/job-rules.js";
+import type { JobRecord } from "../../jobs/records.js";
+import { makeSite, removeSite, type SitePlan, siteRepo } from "../../jobs/site.js";
+import { type OpenLink, openLink } from "../../seams/link.js";
+import type { SpawnCtx, SpawnRequest } from "./context.js";
+
+// Step 3 of a spawn, with --worktree: the commit reaches the host's
+// repository and a git worktree is made from it. From then on the record
+// owes its final collect.
+
+/** Makes the site; nothing runs yet, so a failure only takes the record back. */
+export async function makeSpawnSite(
+  ctx: SpawnCtx,
+  req: SpawnRequest,
+  key: string,
+  plan: SitePlan | undefined,
+): Promise<OpenLink | undefined> {
+  const { io, store, sup, h } = ctx;
+  if (!plan) return undefined;
+  const link = await openLink(io, sup, req.opts.host, h);
+  try {
+    await makeSite(link, plan);
+  } catch (err) {
+    await store.write((db) => rollBackSpawn(db, key));
+    throw err;
+  }
+  return link;
+}
+
+/** Removes a stopped job's tree; says what was left behind, or "". */
+export async function dropSpawnSite(ctx: SpawnCtx, j: JobRecord): Promise<string> {
+  const { io, sup, h } = ctx;
+  try {
+    if (j.site) {
+      const repo = siteRepo(h);
+      if (repo) await removeSite(await openLink(io, sup, j.host, h), repo, j.site);
+    }
+  } catch (err) {
+    return `; its tree ${j.site} was left on ${j.host} (${(err as Error).message})`;
+  }
+  return "";
+}

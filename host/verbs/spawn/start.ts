@@ -1,0 +1,110 @@
+import { EFFECT_MS } from "../../effects/resolve.js";
+import { runEffect } from "../../effects/run-effect.js";
+import { RefusedError, UnknownOutcomeError } from "../../errors.js";
+import { jobTarget } from "../../jobs/job-calls.js";
+import { recordStarted, rollBackSpawn, startReplyProblem } from "../../jobs/job-rules.js";
+import { agentSubject, type JobRecord, jobOf } from "../../jobs/records.js";
+import { removeSite, type SitePlan } from "../../jobs/site.js";
+import type { JobSeam } from "../../protocol/declaration.js";
+import type { OpenLink } from "../../seams/link.js";
+import {
+  firstPrompt,
+  type Recorded,
+  type SpawnCtx,
+  type SpawnRequest,
+  type StartPlan,
+} from "./context.js";
+import { honoursOf } from "./refusals.js";
+
+// Step 4 of a spawn: job.start, journaled like every effect, with the whole
+// JobSpec. An at-start kind's first prompt goes with it, and its answer
+// carries the baseline.
+
+export function planStart(
+  ctx: SpawnCtx,
+  req: SpawnRequest,
+  job: JobSeam,
+  instance: string,
+  plan: SitePlan | undefined,
+): StartPlan {
+  const { ws, name, role, opts } = req;
+  const atStart = job.firstTurn === "at-start";
+  const key = `job-${ctx.io.ports.random.hex(8)}`;
+  const msgId = `msg-${ctx.io.ports.random.hex(8)}`;
+  const text = firstPrompt(opts);
+  const spec: Record<string, unknown> = {
+    workstream: ws,
+    name,
+    harness: opts.harness ?? "claude",
+    role,
+    cmd: opts.command ?? opts.harness ?? "claude",
+    commandSource: opts.command === undefined ? "harness" : "command",
+    cwd: plan?.tree ?? ".",
+    env: honoursOf(job).env ? { MU_AGENT: `${ws}/${name}` } : {},
+    ...(atStart && text !== undefined ? { firstPrompt: { text, msgId } } : {}),
+  };
+  return { job, atStart, key, msgId, spec, instance };
+}
+
+/**
+ * Sends the start and returns the record as the answer left it. A start
+ * that definitely did not happen was rolled back, and its tree goes too; an
+ * at-start one with no definite answer is never resent, since it carried a
+ * delivery only `mu agent check` can settle.
+ */
+export async function startJob(
+  ctx: SpawnCtx,
+  req: SpawnRequest,
+  start: StartPlan,
+  rec: Recorded,
+  site: { plan: SitePlan; link: OpenLink } | undefined,
+): Promise<JobRecord> {
+  const { io, store, sup, h } = ctx;
+  const { ws, name } = req;
+  const { key, msgId, spec, atStart, job } = start;
+  const target = jobTarget(h, rec.j, rec.incarnation);
+  try {
+    await runEffect(
+      { ports: io.ports, store, sup, reg: h.reg, instance: start.instance },
+      {
+        subject: agentSubject(ws, name),
+        method: "job.start",
+        key,
+        params: { target, key, spec },
+        timeoutMs: EFFECT_MS,
+        check: (r) => startReplyProblem(job.handle, atStart, r as never),
+        // In the intent's commit: a record taken back meanwhile means no start.
+        before: (db) => {
+          if (jobOf(db, ws, name)?.key !== key) {
+            throw new RefusedError(
+              "spawn.taken-back",
+              "agent",
+              `the spawn of ${ws}/${name} was taken back by another mu before its start was sent`,
+              {
+                hint: "nothing was started; spawn again",
+              },
+            );
+          }
+        },
+        done: (db, r) => recordStarted(db, key, (r ?? {}) as never, io.ports.clock.now()),
+        failed: (db) => rollBackSpawn(db, key),
+      },
+      req.next,
+    );
+  } catch (err) {
+    if (site && !(err instanceof UnknownOutcomeError))
+      await removeSite(site.link, site.plan.repo, site.plan.tree);
+    if (atStart && err instanceof UnknownOutcomeError) {
+      throw new UnknownOutcomeError(
+        "spawn.first-delivery-unknown",
+        "agent",
+        `the start of ${ws}/${name} carried its first delivery and has no definite answer, so delivery ${msgId} is unknown (key ${key}): ${err.message}`,
+        { hint: `nothing was resent; resolve it with: mu agent check ${name} ${msgId} -w ${ws}` },
+      );
+    }
+    throw err;
+  }
+  const started = await store.read((db) => jobOf(db, ws, name));
+  if (!started) throw new Error("the job record vanished after its start");
+  return started;
+}

@@ -1,0 +1,78 @@
+import { UnavailableError, UnknownOutcomeError } from "../../errors.js";
+import { type JobTarget, jobPlugin, jobTarget, stopJob } from "../../jobs/job-calls.js";
+import { agentOf, deleteJob, type JobRecord } from "../../jobs/records.js";
+import type { SpawnCtx } from "./context.js";
+import { dropSpawnSite } from "./site.js";
+
+// A spawned job that may run: what the view and readiness steps share, and
+// how either undoes the spawn. A failure after the start stops the job
+// before the tree and the record go, so nothing is left half-done.
+
+export interface Started {
+  j: JobRecord;
+  incarnation: number;
+  target: JobTarget;
+  /** The channel the plugin names now. */
+  channel: string;
+  /** Stops the job, then lets the tree and the record go; always throws. */
+  fail(pane: string | null, why: string): Promise<never>;
+}
+
+export async function startedJob(ctx: SpawnCtx, j: JobRecord): Promise<Started> {
+  const { store, sup, h } = ctx;
+  const row = await store.read((db) => agentOf(db, j.workstream, j.agent));
+  const incarnation = row?.incarnation ?? 1;
+  const target = jobTarget(h, j, incarnation);
+  // Every call below names the recorded job: only to its instance.
+  const { hello } = await jobPlugin(sup, h, j);
+  const channel = hello.seams.channel?.name ?? "";
+  return { j, incarnation, target, channel, fail: (pane, why) => undo(ctx, j, target, pane, why) };
+}
+
+async function undo(
+  ctx: SpawnCtx,
+  j: JobRecord,
+  target: JobTarget,
+  pane: string | null,
+  why: string,
+): Promise<never> {
+  const { io, store, sup, h, mux } = ctx;
+  const ws = j.workstream;
+  const name = j.agent;
+  if (pane && j.viewKind === "bound") await mux.kill(pane);
+  let stopError: unknown;
+  try {
+    await stopJob(io, store, sup, h, j, target);
+  } catch (err) {
+    stopError = err;
+  }
+  if (pane && j.viewKind === "detached") await mux.kill(pane);
+  if (stopError instanceof UnknownOutcomeError) {
+    // The stop is journaled and pending: say so, with the verb that settles it.
+    throw new UnknownOutcomeError(
+      "spawn.failed.stop-unknown",
+      "agent",
+      `${ws}/${name} did not come up: ${why}; its job.stop may or may not have happened`,
+      { hint: `run mu agent close ${name} -w ${ws} to settle it` },
+    );
+  }
+  if (stopError !== undefined) {
+    throw new UnavailableError(
+      "spawn.failed.stop-failed",
+      "agent",
+      `${ws}/${name} did not come up: ${why}; stopping its job failed too (${(stopError as Error).message})`,
+      { hint: `the job may still run: run mu agent close ${name} -w ${ws}` },
+    );
+  }
+  // Stopped, so nothing is owed: the tree and the record go.
+  const left = await dropSpawnSite(ctx, j);
+  await store.write((db) => deleteJob(db, j.key));
+  throw new UnavailableError(
+    "spawn.failed",
+    "agent",
+    `${ws}/${name} did not come up: ${why}; the job was stopped${left}`,
+    {
+      hint: "see the plugin's and the backend's state, then spawn again",
+    },
+  );
+}

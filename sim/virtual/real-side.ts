@@ -1,0 +1,69 @@
+import * as nodeFs from "node:fs";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { WorldFs } from "../plugin/world.js";
+import { checkSh, type Ran, runSh } from "../runner/execute.js";
+import type { Places } from "../runner/sandbox.js";
+import type { ShStep } from "../runner/scenario.js";
+import type { VirtualClock } from "./ports.js";
+
+// The real side of a virtual run: a temp directory for the world and the
+// steps' files (the sim's machines are directories in it, where scripts and
+// git really run), sh steps as real processes, and a step's working
+// directory. Virtual time stands still while any of it runs: between steps
+// nothing drives the clock, and during a step the clock waits for a real
+// child to end (ports.ts).
+
+export interface RealDir {
+  root: string;
+  worldDir: string;
+  worldFs: WorldFs;
+  remove(): void;
+}
+
+export function makeRealDir(): RealDir {
+  const root = mkdtempSync(join(tmpdir(), "mu-virtual-"));
+  nodeFs.mkdirSync(join(root, "home"));
+  return {
+    root,
+    worldDir: join(root, "world"),
+    worldFs: nodeFs,
+    remove: () => nodeFs.rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+/** A script that only waits: on the virtual engine it lets that much virtual time pass. */
+const JUST_SLEEP = /^\s*sleep\s+(\d+(?:\.\d+)?)\s*$/;
+
+/** Runs an sh step for real, or as virtual time when all it does is sleep; returns its problems. */
+export async function shStep(places: Places, clock: VirtualClock, step: ShStep): Promise<string[]> {
+  const wait = JUST_SLEEP.exec(step.sh);
+  if (wait) {
+    await clock.advance(Number(wait[1]) * 1000);
+    return [];
+  }
+  return checkSh(step, await runSh(places, step));
+}
+
+/**
+ * Runs one mu step in `cwd` (relative to the root). mu reads its working
+ * directory from the process, and the virtual engine runs one mu at a time,
+ * so the process's own is moved for the step and put back after it.
+ */
+export async function inDir<T>(
+  root: string,
+  cwd: string | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
+  if (cwd === undefined) return run();
+  const before = process.cwd();
+  process.chdir(resolve(root, cwd));
+  try {
+    return await run();
+  } finally {
+    process.chdir(before);
+  }
+}
+
+export type { Ran };
