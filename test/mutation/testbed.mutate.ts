@@ -1,7 +1,9 @@
 import { join } from "node:path";
+import { isMainThread } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../host/package-root.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
+import { needsRealDir } from "../../sim/virtual/can-run.js";
 import { check, workload } from "../../sim/virtual/explore.js";
 import { canaryFor } from "../../sim/virtual/invariants.js";
 import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
@@ -13,9 +15,14 @@ import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
 // which is what Stryker instruments; the real engine runs dist/ and could not
 // see a mutant.
 
+// Stryker's vitest runner runs tests in worker threads, where
+// process.chdir is not allowed; the virtual engine needs it to run mu in a
+// real directory (scenarios with sh steps or a working directory), so under
+// Stryker those stay out, and the score does not count them.
+const inThread = !isMainThread;
 const scenarios = findScenarioFiles(join(packageRoot(), "scenarios"))
   .map(loadScenario)
-  .filter((s) => needsRealEngine(s) === undefined);
+  .filter((s) => needsRealEngine(s) === undefined && !(inThread && needsRealDir(s)));
 
 // A few dozen seeds: enough to reach the verbs and faults the files do not,
 // few enough that a mutant covered by all of them still runs in seconds.
