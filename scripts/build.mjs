@@ -4,9 +4,20 @@
 // a source file is newer than the last build, so a fresh `npm ci && npm test`
 // compiles once, and a test run after an edit still sees the edit.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 
+const require = createRequire(import.meta.url);
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const stamp = join(root, "dist", ".build-stamp");
 const SOURCES = ["host", "sim", "plugins", "test/bench", "schemas", "tsconfig.json", "package.json", "scripts"];
@@ -37,7 +48,74 @@ if (process.argv.includes("--if-stale") && upToDate()) process.exit(0);
 const started = new Date();
 run([join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"]);
 run([join(root, "dist/host/protocol/build-validators.js")]);
+await bundleCli();
 // tsc writes plain files; the bin is linked or run by path, so it must be executable.
 chmodSync(join(root, "dist/host/cli/main.js"), 0o755);
 writeFileSync(stamp, `${started.toISOString()}\n`);
 utimesSync(stamp, started, started);
+
+/**
+ * Every verb's code as one file (dist/mu/run-verb.js), which main.js then
+ * imports instead of tsc's run-verb.js: resolving and loading the 20 to 40
+ * modules a verb needs cost more than parsing one file that holds them all.
+ * The rest of dist/ keeps tsc's files (the testbed imports them one by one),
+ * and a later tsc alone leaves a main.js that runs them.
+ */
+async function bundleCli() {
+  const out = join(root, "dist/mu");
+  rmSync(out, { recursive: true, force: true });
+  let build;
+  try {
+    ({ build } = await import("rolldown"));
+  } catch (err) {
+    // No bundler for this platform: mu still runs, from tsc's files.
+    process.stderr.write(`build: not bundling the CLI (${err.message.split("\n")[0]})\n`);
+    return;
+  }
+  await build({
+    input: join(root, "dist/host/cli/run-verb.js"),
+    platform: "node",
+    plugins: [lazyBuiltins(["node:crypto", "node:child_process"])],
+    // A warning here (an import the bundle cannot satisfy) is a broken bin.
+    onLog(level, log, handler) {
+      if (level === "warn") throw new Error(`build: bundling the CLI: ${log.message}`);
+      handler(level, log);
+    },
+    output: { dir: out, format: "esm", codeSplitting: false },
+  });
+  const main = join(root, "dist/host/cli/main.js");
+  const from = 'const VERBS = "./run-verb.js";';
+  const text = readFileSync(main, "utf8");
+  if (!text.includes(from)) throw new Error(`build: ${main} no longer holds ${from}`);
+  writeFileSync(main, text.replace(from, 'const VERBS = "../../mu/run-verb.js";'));
+}
+
+/**
+ * One bundle hoists every module's imports to its top, so each verb would
+ * load every builtin any verb uses. These two cost some 10 ms and only the
+ * verbs that spawn or hash need them: the bundle gets stand-ins whose
+ * functions load the real module on first call. Only functions are stood in
+ * for; importing anything else from them fails the build (see onLog).
+ */
+function lazyBuiltins(names) {
+  const PREFIX = "\0lazy:";
+  return {
+    name: "lazy-builtins",
+    resolveId(id) {
+      return names.includes(id) ? PREFIX + id : null;
+    },
+    load(id) {
+      if (!id.startsWith(PREFIX)) return null;
+      const name = id.slice(PREFIX.length);
+      const fns = Object.keys(require(name)).filter(
+        (k) => /^[a-z]/.test(k) && typeof require(name)[k] === "function",
+      );
+      return [
+        'import { createRequire } from "node:module";',
+        "let real;",
+        `const load = () => (real ??= createRequire(import.meta.url)(${JSON.stringify(name)}));`,
+        ...fns.map((f) => `export function ${f}(...args) { return load().${f}(...args); }`),
+      ].join("\n");
+    },
+  };
+}

@@ -293,6 +293,86 @@ describe("the stop sequence", () => {
     expect(seen[2]?.params).toEqual({ id: exec.id });
   });
 
+  // Issue 19: a pass over /proc costs about 10 ms of every verb's stop; a
+  // leader that has not exited yet already says the group is not empty.
+  it("looks over the group only once its leader has exited", async () => {
+    let earlyLooks = 0;
+    const counting = new Supervisor(
+      {
+        ...ports,
+        liveness: {
+          ...ports.liveness,
+          groupEmpty: (pgid) => {
+            // The leader is the group's first pid; a zombie has no start time.
+            if (ports.liveness.startOf(pgid) !== null) earlyLooks++;
+            return ports.liveness.groupEmpty(pgid);
+          },
+        },
+      },
+      protocolChecks(),
+    );
+    const argv = fx.plugin("plain", {});
+    const { proc } = await counting.ready({ name: "plain", argv });
+    const record = await proc.stop("normal", "test");
+    await counting.close();
+    expect(record.forced).toBe(false);
+    expect(earlyLooks).toBe(0);
+    expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
+  });
+
+  // Issue 19: a poll timer left running would hold mu's exit up to 20 ms.
+  it("leaves no timer of its own running once the stop sequence is over", async () => {
+    const running = new Set<object>();
+    const clock: typeof ports.clock = {
+      now: () => ports.clock.now(),
+      sleep: (ms) => {
+        const t = {};
+        running.add(t);
+        return ports.clock.sleep(ms).finally(() => running.delete(t));
+      },
+      setTimer: (ms, fn) => {
+        const t = {};
+        running.add(t);
+        const timer = ports.clock.setTimer(ms, () => {
+          running.delete(t);
+          fn();
+        });
+        return {
+          cancel: () => {
+            running.delete(t);
+            timer.cancel();
+          },
+        };
+      },
+    };
+    const s = new Supervisor({ ...ports, clock }, protocolChecks());
+    const { proc } = await s.ready({ name: "plain", argv: fx.plugin("plain", {}) });
+    await proc.stop("normal", "test");
+    await s.close();
+    expect(running.size).toBe(0);
+  });
+
+  // Issue 19: loading the validators is not added to the wait for the answer.
+  it("loads the handshake's and the needed seams' checks while the plugin starts", async () => {
+    const order: string[] = [];
+    const real = protocolChecks();
+    const s = new Supervisor(ports, {
+      ...real,
+      prepare(needs) {
+        order.push(`prepare ${needs.join(",")}`);
+        real.prepare?.(needs);
+      },
+      initializeErrors(result) {
+        order.push("answer");
+        return real.initializeErrors(result);
+      },
+    });
+    await s.ready({ name: "plain", argv: fx.plugin("plain", {}) }, ["link"]);
+    await s.close();
+    // The needed seams' result validators load then too, not after the call.
+    expect(order).toEqual(["prepare link", "answer"]);
+  });
+
   it("kills a grandchild in the group that ignores SIGTERM", async () => {
     const argv = fx.plugin("gc", { spawnChild: "ignores-term" });
     const { proc } = await sup.ready({ name: "gc", argv });

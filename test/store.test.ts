@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { realLiveness, realPorts } from "../host/ports/real.js";
 import { dbPath, openStore, SCHEMA_VERSION } from "../host/store/index.js";
 import { damage } from "../host/store/sqlite-file.js";
+import { sqlJs } from "../host/store/sqljs.js";
 import { muError } from "./helpers.js";
 
 // The store in this process, on real files: one temp directory per test.
@@ -198,6 +199,38 @@ describe("damaged files are reported in one line and never written", () => {
     const badSize = Buffer.from(good);
     badSize.writeUInt16BE(1000, 16);
     expect(damage(badSize)).toMatch(/page size/);
+  });
+});
+
+// Issue 19: a verb opens the file several times; bytes already checked, or
+// committed by this very process, are not checked again.
+describe("quick_check", () => {
+  it("runs once per distinct file content, and again whenever the bytes change", async () => {
+    const SQL = await sqlJs();
+    const exec = SQL.Database.prototype.exec;
+    let checks = 0;
+    SQL.Database.prototype.exec = function (this: InstanceType<typeof SQL.Database>, sql, params) {
+      if (/quick_check/.test(sql)) checks++;
+      return exec.call(this, sql, params);
+    };
+    try {
+      await add("a");
+      await add("b");
+      expect(await ids()).toEqual(["a", "b"]);
+      expect(await ids()).toEqual(["a", "b"]);
+      // Every byte read so far was committed by this process.
+      expect(checks).toBe(0);
+      // Another writer's bytes (here: the same rows, rewritten) are checked, once.
+      const other = readFileSync(db);
+      other.writeUInt32BE(other.readUInt32BE(24) + 1, 24);
+      other.writeUInt32BE(other.readUInt32BE(24), 92);
+      writeFileSync(db, other);
+      expect(await ids()).toEqual(["a", "b"]);
+      expect(await ids()).toEqual(["a", "b"]);
+      expect(checks).toBe(1);
+    } finally {
+      SQL.Database.prototype.exec = exec;
+    }
   });
 });
 

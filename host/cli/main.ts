@@ -3,6 +3,10 @@
 // what the invocation in hand uses: the module graph, not the verb, is most
 // of a short verb's cost.
 
+// Everything but --version. The build points this at its one-file bundle
+// of run-verb.js (scripts/build.mjs); tsc's own files otherwise.
+const VERBS = "./run-verb.js";
+
 const argv = process.argv.slice(2);
 
 if (
@@ -18,26 +22,12 @@ if (
   out.write(`${packageVersion()}\n`);
   process.exitCode = await exitAfterOutput(0, out, stdOutput(process.stderr));
 } else {
-  await runVerb();
-}
-
-async function runVerb(): Promise<void> {
-  const { classify } = await import("../errors.js");
   try {
-    const { runCli } = await import("./run.js");
-    if (!process.env.MU_TRACE_DIR) {
-      // exitCode, not exit(): let stdout drain before the process ends.
-      process.exitCode = await runCli(argv);
-      return;
-    }
-    const { realPorts } = await import("../ports/real.js");
-    const { recordState, startTrace } = await import("../trace/start.js");
-    const trace = startTrace(argv, process.env, (s) => process.stderr.write(s));
-    const ports = trace?.ports(realPorts());
-    process.exitCode = await runCli(argv, ports ? { ports } : {});
-    if (trace && ports) await recordState(trace, ports);
+    const { runVerb } = (await import(VERBS)) as typeof import("./run-verb.js");
+    await runVerb(argv);
   } catch (err) {
-    // Even a bug in mu ends in one line, never a stack trace.
+    // runVerb reports its own errors; this is a broken install. Still one line.
+    const { classify } = await import("../errors.js");
     const { exit, line } = classify(err);
     process.stderr.write(`${line}\n`);
     process.exitCode = exit;

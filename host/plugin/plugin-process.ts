@@ -111,14 +111,27 @@ export class PluginProcess {
   private async waitEmpty(ms: number): Promise<boolean> {
     const until = this.ports.clock.now() + ms;
     for (;;) {
-      if (this.ports.liveness.groupEmpty(this.pgid)) return true;
+      // A leader not yet reaped is a member: only after its exit is a look
+      // at the whole group worth its cost.
+      if (this.leaderGone && this.ports.liveness.groupEmpty(this.pgid)) return true;
       if (this.ports.clock.now() >= until) return false;
       // Usually the group empties when the leader exits: look again at once
-      // then, rather than at the next poll.
-      await (this.leaderGone
-        ? this.ports.clock.sleep(POLL_MS)
-        : Promise.race([this.child.exited, this.ports.clock.sleep(POLL_MS)]));
+      // then, rather than at the next poll. The poll's timer is cancelled
+      // then too, or it would hold mu's exit for the rest of its 20 ms.
+      await (this.leaderGone ? this.ports.clock.sleep(POLL_MS) : this.leaderExitOr(POLL_MS));
     }
+  }
+
+  /** Resolves when the leader exits or after ms, whichever is first. */
+  private leaderExitOr(ms: number): Promise<void> {
+    return new Promise((wake) => {
+      // Unreferenced, and safe so: the live leader's own handle keeps mu running.
+      const timer = this.ports.clock.setTimer(ms, wake);
+      void this.child.exited.then(() => {
+        timer.cancel();
+        wake();
+      });
+    });
   }
 
   /** For exits that cannot wait: kill the group now, synchronously. */

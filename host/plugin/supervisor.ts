@@ -23,6 +23,8 @@ export interface ProtocolChecks extends ResultChecks {
   /** Validates an initialize result; returns the schema errors (empty when valid). */
   initializeErrors(result: unknown): string[];
   digest(): string;
+  /** Loads what checking a handshake, and the needed seams' answers, takes, ahead of them. */
+  prepare?(needs: readonly SeamName[]): void;
 }
 
 export interface Ready {
@@ -149,12 +151,20 @@ export class Supervisor implements Stoppable {
       );
     }
     let hello: unknown;
+    const asked = proc.conn.request(
+      "initialize",
+      { protocol: { ...PROTOCOL }, mu: packageVersion() },
+      { timeoutMs: READ_TIMEOUT_MS, bare: true },
+    );
+    // The plugin's own start-up is the longest wait of a short verb: the
+    // validators load meanwhile rather than after its answer.
     try {
-      hello = await proc.conn.request(
-        "initialize",
-        { protocol: { ...PROTOCOL }, mu: packageVersion() },
-        { timeoutMs: READ_TIMEOUT_MS, bare: true },
-      );
+      this.checks.prepare?.(needs);
+    } catch {
+      // met again, and reported, when the answer is checked
+    }
+    try {
+      hello = await asked;
     } catch (err) {
       await proc.stop("normal", "handshake failed");
       throw this.handshakeFailure(reg.name, proc, err);

@@ -1,5 +1,5 @@
 import type { ProtocolChecks } from "../plugin/supervisor.js";
-import { methodDefs, schemaDigest, validate } from "./schema.js";
+import { methodDefs, schemaDigest, seamMethods, validate, validator } from "./schema.js";
 
 // The schema, seen from the supervisor: an answer whose shape breaks the
 // schema is an invalid message (the plugin is broken for the invocation),
@@ -9,6 +9,16 @@ import { methodDefs, schemaDigest, validate } from "./schema.js";
 export function protocolChecks(): ProtocolChecks {
   return {
     digest: schemaDigest,
+    prepare(needs) {
+      schemaDigest();
+      validator("method.initialize.result");
+      for (const seam of needs) {
+        for (const method of seamMethods(seam)) {
+          const result = methodDefs(method)?.result;
+          if (result) validator(result);
+        }
+      }
+    },
     initializeErrors(result) {
       const v = validate("method.initialize.result", result);
       return v.ok ? [] : v.errors;

@@ -164,6 +164,12 @@ export function methodDefs(method: string): { params: string; result?: string } 
   return result === undefined ? { params } : { params, result };
 }
 
+/** The wire methods of one seam (`link.exec`, ...), as `$defs.methods` lists them. */
+export function seamMethods(seam: string): string[] {
+  const index = load().schema.$defs.methods as { properties: Record<string, unknown> };
+  return Object.keys(index.properties).filter((m) => m.startsWith(`${seam}.`));
+}
+
 // ---- error text
 
 const show = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));

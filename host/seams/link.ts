@@ -70,9 +70,11 @@ export async function openLink(
 export async function holdingSlot<T>(l: OpenLink, fn: () => Promise<T>): Promise<T> {
   const p = l.host.profile;
   const machine = p ? identity(p) : l.name;
-  const maxSessions = p
-    ? await openStore(l.io.ports).read((db) => machineBound(listProfiles(db), p))
-    : null;
+  // A link that keeps its own slots ignores the bound: no read for it.
+  const maxSessions =
+    p && l.link.slots === "mu"
+      ? await openStore(l.io.ports).read((db) => machineBound(listProfiles(db), p))
+      : null;
   return withSlot(
     l.io.ports,
     { host: machine, maxSessions, slots: l.link.slots },

@@ -4,7 +4,7 @@ import type { Ports } from "../ports/types.js";
 import { ensureDir, replaceDurably } from "./durable.js";
 import { ioFailure } from "./failures.js";
 import { acquireLock } from "./lock.js";
-import { openDb } from "./open-db.js";
+import { openDb, vouchFor } from "./open-db.js";
 import { dbPath } from "./paths.js";
 import { retain, retentionPolicy } from "./retention.js";
 
@@ -62,9 +62,11 @@ export function openStore(ports: Ports): Store {
         try {
           const out = inTransaction(db, fn);
           await retain(ports, path, db, policy);
-          await replaceDurably(ports, path, db.export()).catch((err: unknown) => {
+          const bytes = db.export();
+          await replaceDurably(ports, path, bytes).catch((err: unknown) => {
             throw ioFailure(path, err);
           });
+          vouchFor(path, bytes);
           return out;
         } finally {
           db.close();

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** The middle value (the upper one of an even count). */
 export function median(xs: readonly number[]): number {
@@ -9,7 +10,23 @@ export interface Sample {
   name: string;
   medianMs: number;
   minMs: number;
+  /** Mean CPU time (user + system, the process and its children): load-proof. */
+  cpuMs: number;
   runs: number;
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/**
+ * CPU time of this process's reaped children so far (cutime + cstime of
+ * /proc/self/stat). On a shared machine the wall times of a run swing with
+ * everyone else's work; the CPU a command used hardly does.
+ */
+function childrenCpuMs(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 16 and 17 of stat; f[0] is field 3.
+  return (Number(f[13]) + Number(f[14])) * TICK_MS;
 }
 
 export interface Command {
@@ -25,8 +42,10 @@ export interface Command {
  */
 export function measure(commands: Command[], runs: number, warmup = 2): Sample[] {
   const times = commands.map(() => [] as number[]);
+  const cpu = commands.map(() => 0);
   for (let i = 0; i < warmup + runs; i++) {
     commands.forEach((c, k) => {
+      const c0 = childrenCpuMs();
       const t0 = process.hrtime.bigint();
       const r = spawnSync(c.argv[0] as string, c.argv.slice(1), {
         env: { ...process.env, ...c.env },
@@ -36,7 +55,10 @@ export function measure(commands: Command[], runs: number, warmup = 2): Sample[]
       if (r.status !== 0) {
         throw new Error(`${c.name} exited ${r.status}: ${r.stderr.toString().trim()}`);
       }
-      if (i >= warmup) times[k]?.push(ms);
+      if (i >= warmup) {
+        times[k]?.push(ms);
+        cpu[k] = (cpu[k] ?? 0) + childrenCpuMs() - c0;
+      }
     });
   }
   return commands.map((c, k) => {
@@ -45,6 +67,7 @@ export function measure(commands: Command[], runs: number, warmup = 2): Sample[]
       name: c.name,
       medianMs: median(ts),
       minMs: ts.length > 0 ? Math.min(...ts) : Number.NaN,
+      cpuMs: ts.length > 0 ? (cpu[k] ?? 0) / ts.length : Number.NaN,
       runs: ts.length,
     };
   });
@@ -66,11 +89,12 @@ export function ratioTable(
         : ratio <= goal
           ? `ok (goal <= ${goal}x)`
           : `MISSED (goal <= ${goal}x)`;
-    return `| ${s.name} | ${s.medianMs.toFixed(1)} | ${s.minMs.toFixed(1)} | ${ratio.toFixed(2)}x | ${verdict} |`;
+    const cpuRatio = s.cpuMs / base.cpuMs;
+    return `| ${s.name} | ${s.medianMs.toFixed(1)} | ${s.minMs.toFixed(1)} | ${ratio.toFixed(2)}x | ${verdict} | ${s.cpuMs.toFixed(0)} | ${cpuRatio.toFixed(2)}x |`;
   });
   return [
-    `| command | median ms | min ms | vs ${baseline} | goal |`,
-    "|---|---|---|---|---|",
+    `| command | median ms | min ms | vs ${baseline} | goal | CPU ms (mean) | CPU vs ${baseline} |`,
+    "|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
 }

@@ -2,15 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
-import { putPlugin } from "../../host/plugin/registry.js";
-import { realPorts } from "../../host/ports/real.js";
-import { openStore } from "../../host/store/index.js";
 import { crewCommitAt } from "./crew-db.js";
-import { measure, median, ratioTable } from "./measure.js";
+import { median } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 import { runnerOverhead } from "./scenarios.js";
+import { startupReport } from "./startup.js";
 import { suiteWall } from "./suite.js";
-import { pluginVerbCost } from "./verb-call.js";
 import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual.js";
 
 // `npm run bench`: every number is a ratio against a baseline measured in
@@ -19,37 +16,10 @@ import { commitAt, enginesCompared, explorerRate, virtualSuite } from "./virtual
 
 const runs = Number(process.env.MU_BENCH_RUNS ?? 15);
 const root = packageRoot();
-const mu = join(root, "dist/host/cli/main.js");
 const state = mkdtempSync(join(tmpdir(), "mu-bench-"));
 
 try {
-  // A realistic `plugin list`: a DB on disk with a few registered plugins.
-  const env = { MU_STATE_DIR: state };
-  const store = openStore(realPorts({ ...process.env, ...env }));
-  await store.write((db) => {
-    for (const name of ["alpha", "beta", "sim"]) {
-      putPlugin(db, {
-        name,
-        argv: [`/opt/mu-plugin-${name}`],
-        declaration: { protocol: 1, seams: {} },
-        instance: "bench",
-        version: "0.0.0",
-        addedAt: 0,
-        updatedAt: 0,
-      });
-    }
-  });
-
-  const samples = measure(
-    [
-      { name: "node -e 0", argv: [process.execPath, "-e", "0"] },
-      { name: "mu --version", argv: [process.execPath, mu, "--version"], env },
-      { name: "mu plugin list", argv: [process.execPath, mu, "plugin", "list"], env },
-    ],
-    runs,
-  );
-  const table = ratioTable(samples, "node -e 0", { "mu --version": 1.3, "mu plugin list": 2 });
-  const verbCall = await pluginVerbCost(state, runs);
+  const startup = await startupReport(state, runs);
   const calls = Number(process.env.MU_BENCH_CALLS ?? 2000);
   const argv = benchPlugin(state);
   // Alternate the two so a busy moment of the machine hits both alike.
@@ -142,7 +112,7 @@ try {
   const suiteLine = whole
     ? `\`npm run scenarios\` (default --jobs, ${whole.cores} cores, load ${whole.load[0].toFixed(1)} before and ${whole.load[1].toFixed(1)} after): ${(whole.ms / 1000).toFixed(0)} s of wall time (${(whole.ms / 120_000).toFixed(2)}x the goal), ${whole.ms <= 120_000 && whole.ok ? "ok" : "MISSED"} (goal ≤ 120 s on 2 cores${whole.ok ? "" : `; the run failed: ${whole.last}`}).`
     : "`npm run scenarios`: not timed (MU_BENCH_SUITE=0).";
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${table}\n\n${verbCall}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (reading mu's records in-process) and looks for leftover processes.\n\n${scen}\n\n${suiteLine}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${startup}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (reading mu's records in-process) and looks for leftover processes.\n\n${scen}\n\n${suiteLine}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);

@@ -1,0 +1,42 @@
+import { join } from "node:path";
+import { packageRoot } from "../../host/package-root.js";
+import { putPlugin } from "../../host/plugin/registry.js";
+import { realPorts } from "../../host/ports/real.js";
+import { openStore } from "../../host/store/index.js";
+import { measure, ratioTable } from "./measure.js";
+import { pluginVerbCost } from "./verb-call.js";
+
+/**
+ * mu's start-up against bare node, and its own cost around one plugin call:
+ * the first part of `npm run bench`, runnable alone (`startup-main.js`) while
+ * working on start-up.
+ */
+export async function startupReport(state: string, runs: number): Promise<string> {
+  const mu = join(packageRoot(), "dist/host/cli/main.js");
+  // A realistic `plugin list`: a DB on disk with a few registered plugins.
+  const env = { MU_STATE_DIR: state };
+  const store = openStore(realPorts({ ...process.env, ...env }));
+  await store.write((db) => {
+    for (const name of ["alpha", "beta", "sim"]) {
+      putPlugin(db, {
+        name,
+        argv: [`/opt/mu-plugin-${name}`],
+        declaration: { protocol: 1, seams: {} },
+        instance: "bench",
+        version: "0.0.0",
+        addedAt: 0,
+        updatedAt: 0,
+      });
+    }
+  });
+  const samples = measure(
+    [
+      { name: "node -e 0", argv: [process.execPath, "-e", "0"] },
+      { name: "mu --version", argv: [process.execPath, mu, "--version"], env },
+      { name: "mu plugin list", argv: [process.execPath, mu, "plugin", "list"], env },
+    ],
+    runs,
+  );
+  const table = ratioTable(samples, "node -e 0", { "mu --version": 1.3, "mu plugin list": 2 });
+  return `${table}\n\n${await pluginVerbCost(state, runs)}`;
+}
