@@ -34,8 +34,6 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
       return "agents' views replayed from a trace that hashed their env";
     if ("sh" in st && OUT_OF_REACH.test(st.sh))
       return "a script that reads mu's own files or signals a process by pid";
-    if ("expect" in st && st.expect.leftoverFiles)
-      return "an expectation about mu's files on a real disk";
     if (!("mu" in st)) continue;
     if (st.signal) return "a signal sent to a real mu process";
     // A background run's working directory would be the process's while

@@ -177,6 +177,15 @@ export class VirtualFs implements FileSystem {
     }
   }
 
+  /** A directory's names as the live process sees them, for assertions (no operation counted). */
+  peekDir(dir: string): string[] {
+    try {
+      return (this.vol.readdirSync(dir) as string[]).map(String);
+    } catch {
+      return [];
+    }
+  }
+
   /** Lays out an executable from outside (an install step): a file, a directory, or a symlink to a file. */
   install(path: string, mode: number, kind: "file" | "directory" | "symlink"): void {
     this.vol.mkdirSync(dirname(path), { recursive: true });

@@ -1,3 +1,4 @@
+import { basename, dirname } from "node:path";
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -261,6 +262,11 @@ async function runIn(
         const now = Buffer.from(w.fs.peek(DB) ?? []);
         if (!snapshot) problem(i, "no damage snapshot to compare with");
         else if (!now.equals(snapshot)) problem(i, "the DB file changed");
+      }
+      // The same check as the real engine's: nothing beside the DB in mu's state directory.
+      if (want.leftoverFiles === "none") {
+        const extra = w.fs.peekDir(dirname(DB)).filter((f) => f !== basename(DB));
+        if (extra.length > 0) problem(i, `left beside the DB: ${extra.join(", ")}`);
       }
       for (const p of await checkWorld(observed, want)) problem(i, p);
     }

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// Turns one or more Stryker JSON reports (a whole `npm run mutate`, or the
+// parts of a run split by --mutate) into a short markdown summary: the score
+// per file, the survivors counted by mutator, and each survivor with its line,
+// so a reader can judge which are real testbed gaps and which are equivalent.
+//
+//   node scripts/mutation-summary.mjs reports/mutation/mutation.json [more.json...] > summary.md
+import { readFileSync } from "node:fs";
+
+const files = process.argv.slice(2);
+if (files.length === 0) {
+  process.stderr.write("usage: node scripts/mutation-summary.mjs REPORT.json...\n");
+  process.exit(2);
+}
+
+const DETECTED = new Set(["Killed", "Timeout"]);
+const byFile = new Map();
+for (const f of files) {
+  const report = JSON.parse(readFileSync(f, "utf8"));
+  // A later report's result for a mutant (a re-run of some lines) replaces the
+  // earlier one's; the mutants it did not run keep their earlier result.
+  for (const [path, entry] of Object.entries(report.files)) {
+    const before = byFile.get(path);
+    if (!before) {
+      byFile.set(path, entry);
+      continue;
+    }
+    const key = (m) =>
+      `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement}`;
+    const merged = new Map(before.mutants.map((m) => [key(m), m]));
+    for (const m of entry.mutants) merged.set(key(m), m);
+    byFile.set(path, { ...before, mutants: [...merged.values()] });
+  }
+}
+
+const count = (mutants, status) => mutants.filter((m) => m.status === status).length;
+const pct = (a, b) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(1)}%`);
+
+function row(name, mutants) {
+  const killed = count(mutants, "Killed");
+  const timeout = count(mutants, "Timeout");
+  const survived = count(mutants, "Survived");
+  const noCov = count(mutants, "NoCoverage");
+  const ignored = count(mutants, "Ignored");
+  const errors = count(mutants, "CompileError") + count(mutants, "RuntimeError");
+  const detected = killed + timeout;
+  const valid = detected + survived + noCov;
+  return {
+    line: `| ${name} | ${mutants.length} | ${killed} | ${timeout} | ${survived} | ${noCov} | ${ignored} | ${errors} | ${pct(detected, valid)} | ${pct(detected, detected + survived)} |`,
+  };
+}
+
+const out = [];
+out.push("| file | mutants | killed | timeout | survived | no coverage | ignored (static) | errors | score | score of covered |");
+out.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+const all = [];
+for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+  all.push(...entry.mutants);
+  out.push(row(path, entry.mutants).line);
+}
+out.push(row("**all**", all).line);
+out.push("");
+out.push("Score: killed and timed out over all but ignored and errors (Stryker's own). Score of covered: the same without the mutants no test reaches.");
+out.push("");
+
+const classes = new Map();
+for (const m of all) {
+  if (m.status !== "Survived" && m.status !== "NoCoverage") continue;
+  const c = classes.get(m.mutatorName) ?? { survived: 0, noCov: 0 };
+  if (m.status === "Survived") c.survived++;
+  else c.noCov++;
+  classes.set(m.mutatorName, c);
+}
+out.push("## Not detected, by mutator");
+out.push("");
+out.push("| mutator | survived | no coverage |");
+out.push("| --- | ---: | ---: |");
+for (const [name, c] of [...classes.entries()].sort((a, b) => b[1].survived - a[1].survived))
+  out.push(`| ${name} | ${c.survived} | ${c.noCov} |`);
+out.push("");
+
+out.push("## Survivors");
+out.push("");
+for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+  const lines = entry.source.split("\n");
+  const survivors = entry.mutants
+    .filter((m) => m.status === "Survived")
+    .sort((a, b) => a.location.start.line - b.location.start.line);
+  if (survivors.length === 0) continue;
+  out.push(`### ${path}`);
+  out.push("");
+  for (const m of survivors) {
+    const at = m.location.start.line;
+    const src = (lines[at - 1] ?? "").trim().slice(0, 90);
+    const repl = String(m.replacement ?? "").replace(/\s+/g, " ").slice(0, 60);
+    out.push(`- ${at} ${m.mutatorName}: \`${src.replaceAll("`", "'")}\` → \`${repl.replaceAll("`", "'")}\``);
+  }
+  out.push("");
+}
+process.stdout.write(`${out.join("\n")}\n`);
