@@ -1,3 +1,4 @@
+// Size: one intent walks the rule table here, row by row in the spec's order (guards, fence, then the effect's own rows); the walk reads best whole.
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";

@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { runCli } from "../../host/cli/run.js";
@@ -8,21 +7,19 @@ import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { checkWorld } from "./expect.js";
+import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import type { Ran } from "./ran.js";
-import { expand, install, makeSandbox, type Places, processesOf, type Sandbox } from "./sandbox.js";
+import { collect, runSh } from "./run-sh.js";
+import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
   describeStep,
   type ExpectStep,
   type LoadedScenario,
   type MuStep,
-  type ShStep,
   type Step,
 } from "./scenario.js";
 import { changeWorlds } from "./via-proxy.js";
-
-// The step runners' result, named here too for the engines that reuse them.
-export type { Ran };
 
 export interface StepRecord {
   step: string;
@@ -70,22 +67,6 @@ async function waitSeen(box: Sandbox, method: string): Promise<void> {
   for (let i = 0; i < 1500 && !seen(box, method); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
-/** A child's whole output and how it ended. */
-function collect(child: ChildProcess): Promise<Ran> {
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (b: Buffer) => {
-    stdout += b;
-  });
-  child.stderr?.on("data", (b: Buffer) => {
-    stderr += b;
-  });
-  return new Promise((done, fail) => {
-    child.on("error", fail);
-    child.on("close", (exit, signal) => done({ exit, signal, stdout, stderr }));
-  });
-}
-
 async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   // A clean environment: nothing of the user's mu state may leak into a run.
   const env: Record<string, string> = {
@@ -118,47 +99,6 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   return done;
 }
 
-/** Output patterns may name captured values (${var:NAME}) and sandbox paths too. */
-export function expandPatterns(box: Places, step: MuStep): MuStep {
-  return {
-    ...step,
-    ...(step.stdout !== undefined ? { stdout: expand(box, step.stdout) } : {}),
-    ...(step.stderr !== undefined ? { stderr: expand(box, step.stderr) } : {}),
-  };
-}
-
-/** Keeps each pattern's first group, from stdout then stderr, for later ${var:NAME}. */
-export function capture(box: Places, want: Record<string, string> | undefined, r: Ran): string[] {
-  const problems: string[] = [];
-  for (const [name, pattern] of Object.entries(want ?? {})) {
-    const m = new RegExp(pattern).exec(r.stdout) ?? new RegExp(pattern).exec(r.stderr);
-    if (m?.[1] === undefined)
-      problems.push(`nothing to capture as ${name}: /${pattern}/ did not match`);
-    else box.vars[name] = m[1];
-  }
-  return problems;
-}
-
-/** A setup or inspection script: git gets a fixed identity so commits work anywhere. */
-export function runSh(box: Places, step: ShStep): Promise<Ran> {
-  const who = { name: "mu scenario", email: "scenario@mu.invalid" };
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: join(box.root, "home"),
-    GIT_AUTHOR_NAME: who.name,
-    GIT_AUTHOR_EMAIL: who.email,
-    GIT_COMMITTER_NAME: who.name,
-    GIT_COMMITTER_EMAIL: who.email,
-    GIT_CONFIG_NOSYSTEM: "1",
-  };
-  const child = spawn("/bin/sh", ["-ec", expand(box, step.sh)], {
-    env,
-    cwd: box.root,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return collect(child);
-}
-
 /** The world whose state says what the plugin really did. */
 function truth(box: Sandbox) {
   return box.inner ?? box.world;
@@ -167,48 +107,6 @@ function truth(box: Sandbox) {
 async function intentsLeft(box: Sandbox): Promise<ReturnType<typeof allIntents>> {
   if (!existsSync(box.db)) return [];
   return openStore(realPorts({ MU_DB_PATH: box.db })).read((db) => allIntents(db));
-}
-
-/** What a mu step's run got wrong; `judgeExit` false leaves its exit code alone (the explorer judges invariants). */
-export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
-  const problems: string[] = [];
-  if (judgeExit && step.signalled !== undefined) {
-    if (r.signal !== step.signalled)
-      problems.push(`ended by ${r.signal ?? `exit ${r.exit}`}, expected ${step.signalled}`);
-  } else if (judgeExit) {
-    const want = step.exit ?? 0;
-    if (r.exit !== want) problems.push(`exit ${r.exit ?? r.signal}, expected ${want}`);
-  }
-  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout)) {
-    problems.push(
-      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
-    );
-  }
-  if (step.stderr !== undefined && !new RegExp(step.stderr).test(r.stderr)) {
-    problems.push(
-      `stderr does not match /${step.stderr}/: ${JSON.stringify(r.stderr.slice(0, 300))}`,
-    );
-  }
-  if (step.stderrLines !== undefined) {
-    const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
-    if (lines !== step.stderrLines)
-      problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
-  }
-  return problems;
-}
-
-/** What an sh step's run got wrong. */
-export function checkSh(step: ShStep, r: Ran): string[] {
-  const problems: string[] = [];
-  if (r.exit !== (step.exit ?? 0))
-    problems.push(
-      `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
-    );
-  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
-    problems.push(
-      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
-    );
-  return problems;
 }
 
 /**
@@ -234,20 +132,6 @@ async function readInProcess(box: Sandbox, args: string[]): Promise<Ran> {
     },
   });
   return { exit, signal: null, stdout, stderr };
-}
-
-/** A DB file's bytes as a damage step leaves them; `noise` makes the garbage. */
-export function damaged(
-  bytes: Buffer,
-  how: "truncate-half" | "truncate-odd" | "garbage" | "zero",
-  noise: (n: number) => Buffer = randomBytes,
-): Buffer {
-  return {
-    "truncate-half": () => bytes.subarray(0, Math.floor(bytes.length / 2)),
-    "truncate-odd": () => bytes.subarray(0, bytes.length - 1000),
-    garbage: () => noise(bytes.length),
-    zero: () => Buffer.alloc(0),
-  }[how]();
 }
 
 function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {

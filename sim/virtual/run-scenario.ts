@@ -7,13 +7,15 @@ import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
-import { capture, checkMu, damaged, expandPatterns, type Ran } from "../runner/execute.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
+import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
+import type { Ran } from "../runner/ran.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
-import { type VirtualWorld, virtualWorld } from "./ports.js";
+import type { VirtualOutcome } from "./outcome.js";
+import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
 import { readBack, viewDied } from "./read-back.js";
@@ -31,40 +33,7 @@ import { virtualSpawner } from "./spawner.js";
 const SIM = "/opt/mu/mu-plugin-sim";
 const DB = "/state/mu.db";
 
-export type VirtualOutcome =
-  | { ran: false; why: string }
-  | {
-      ran: true;
-      failure?: string;
-      exits: (number | null)[];
-      transcript: { in: Record<string, number>; out: Record<string, number> };
-      effects: Record<string, number>;
-      intents: number;
-      /** How each mu step ended by signal (SIGKILL for a killed one), else null. */
-      signals: (string | null)[];
-      /** What the world holds, by acquire and start key, and what mu recorded. */
-      worldHosts: Record<string, { handle: string; released: boolean }>;
-      worldJobs: Record<string, { state: string }>;
-      muHosts: { key: string; state: string }[];
-      muJobs: { key: string; state: string }[];
-      pendingKeys: string[];
-      /** Why mu's database does not open, or fails its integrity check. */
-      dbProblem?: string;
-      /** Every message mu sent the plugin, a line each. */
-      sent: string;
-      /** Calls about a machine or job that went to another instance than it was made under. */
-      crossings: string[];
-      /** Everything mu printed, stdout and stderr. */
-      output: string;
-      dbBytes: Uint8Array | null;
-      /** Virtual time the scenario took. */
-      virtualMs: number;
-      /** Reattaches that exited 0 while the view they recorded died within the readiness window. */
-      deadViews: string[];
-      /** Records that were there before a power cut and are gone after it. */
-      lostCommits: string[];
-    };
-
+export type { VirtualOutcome };
 export { needsRealEngine };
 
 export interface VirtualRun {

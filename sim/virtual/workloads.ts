@@ -1,8 +1,7 @@
-import type { CrashPointName } from "../../host/crash-point.js";
-import { EFFECT_MS, READ_MS } from "../../host/effects/resolve.js";
-import type { Fault, InvalidKind, WorldConfig } from "../plugin/world.js";
-import type { LoadedScenario, Step } from "../runner/scenario.js";
+import type { WorldConfig } from "../plugin/world.js";
+import type { LoadedScenario } from "../runner/scenario.js";
 import { rng } from "./rng.js";
+import { anyFault, EFFECT_POINTS, pick, type Rand, Script, weighted } from "./workload-script.js";
 
 // The explorer's random workloads. A seed picks one of two families (machines
 // on a provider host; agents on a profile host, with their jobs and
@@ -11,115 +10,6 @@ import { rng } from "./rng.js";
 // answering twice or invalidly, SIGKILLing mu, changing its instance; time
 // passing past an in-flight bound or a dedupe window; and mu itself dying at
 // a crash point.
-
-type Rand = () => number;
-const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
-
-/** Picks by weight: [[weight, value], …]. */
-function weighted<T>(r: Rand, xs: readonly (readonly [number, T])[]): T {
-  let x = r() * xs.reduce((a, [w]) => a + w, 0);
-  for (const [w, v] of xs) {
-    x -= w;
-    if (x < 0) return v;
-  }
-  return (xs[xs.length - 1] as readonly [number, T])[1];
-}
-
-const INVALID: InvalidKind[] = ["not-json", "unknown-field", "bad-utf8", "reply-to-none"];
-
-/** What any call may meet. */
-function anyFault(r: Rand): Fault["do"] {
-  return pick<() => Fault["do"]>(r, [
-    () => ({ crash: "after" }),
-    () => ({ crash: "before" }),
-    () => ({ error: { kind: "retryable" } }),
-    () => ({ error: { kind: "permanent" } }),
-    () => ({ error: { kind: "unknown-outcome" } }),
-    () => ({ hang: true }),
-    () => ({ killMu: pick(r, ["before", "after"] as const) }),
-    // Late answers either side of the deadlines mu gives effects and reads.
-    () => ({ delayMs: pick(r, [EFFECT_MS - 50, EFFECT_MS + 50, READ_MS - 50, READ_MS + 50]) }),
-    () => ({ invalid: pick(r, INVALID) }),
-    () => ({ replyTwice: true }),
-    () => ({ setInstance: pick(r, ["sim-2", "sim-1"]) }),
-  ])();
-}
-
-/** Longer than the latest answer a fault makes (an effect's deadline and 50 ms) and the EOF grace. */
-const LATE_MS = EFFECT_MS + 50 + 10_000;
-
-const EFFECT_POINTS: CrashPointName[] = [
-  "store.before-rename",
-  "effect.intent-durable",
-  "effect.request-written",
-  "effect.reply-read",
-  "effect.intent-deleted",
-];
-
-/**
- * A workload's steps as they are drawn. Time passes for mu and the plugin
- * alike (the world's clock offset and mu's MU_CLOCK_OFFSET_MS move together),
- * so a window expires for both; a clock that jumps for one side only is skew,
- * which no host can defend against.
- */
-class Script {
-  readonly steps: Step[] = [];
-  private offset = 0;
-
-  constructor(
-    private readonly r: Rand,
-    private readonly points: CrashPointName[],
-  ) {}
-
-  fault(on: string, act: Fault["do"]): void {
-    this.steps.push({ world: { faults: [{ on, do: act }] } });
-  }
-
-  /**
-   * No fault from here on, and the plugin back at the instance mu recorded
-   * things under. After a late-answer fault, a plugin that outlived its
-   * killed mu may still hold the late call (its group alive, so none of its
-   * effects can be proven never made): first the time passes in which it
-   * answers and exits.
-   */
-  clear(): void {
-    const late = this.steps.some((s) =>
-      "world" in s ? (s.world.faults ?? []).some((f) => "delayMs" in f.do) : false,
-    );
-    const step = { world: { faults: [], instance: "sim-1" } };
-    this.steps.push(late ? { ...step, elapseMs: LATE_MS } : step);
-  }
-
-  /** Past a 30 s in-flight bound, or past a 600 s dedupe window too. */
-  maybePass(): void {
-    if (this.r() >= 0.1) return;
-    this.pass(pick(this.r, [40_000, 700_000]));
-  }
-
-  pass(ms: number): void {
-    this.offset += ms;
-    this.steps.push({ world: { clockOffsetMs: this.offset } });
-  }
-
-  /** A verb; now and then mu is set to die at one of its crash points. */
-  verb(mu: string, mayDie = true, extra: Record<string, string> = {}): void {
-    const env: Record<string, string> = { ...extra };
-    if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
-    if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = pick(this.r, this.points);
-    this.steps.push(Object.keys(env).length > 0 ? { mu, env } : { mu });
-  }
-
-  /**
-   * A liveness check: with no fault left and mu not set to die, this verb
-   * must exit 0. The step carries its expected exit, which the invariants
-   * read (invariants.ts) and a found scenario keeps.
-   */
-  must(mu: string): void {
-    const env: Record<string, string> =
-      this.offset > 0 ? { MU_CLOCK_OFFSET_MS: String(this.offset) } : {};
-    this.steps.push(Object.keys(env).length > 0 ? { mu, env, exit: 0 } : { mu, exit: 0 });
-  }
-}
 
 const HOST_CAPS: Record<string, unknown>[] = [
   {},

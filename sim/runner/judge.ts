@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import type { Ran } from "./ran.js";
+import { expand, type Places } from "./sandbox.js";
+import type { MuStep, ShStep } from "./scenario.js";
+
+// How a step's run is judged against what its scenario file asks. Both
+// engines use these, so a step means the same on either.
+
+/** Output patterns may name captured values (${var:NAME}) and sandbox paths too. */
+export function expandPatterns(box: Places, step: MuStep): MuStep {
+  return {
+    ...step,
+    ...(step.stdout !== undefined ? { stdout: expand(box, step.stdout) } : {}),
+    ...(step.stderr !== undefined ? { stderr: expand(box, step.stderr) } : {}),
+  };
+}
+
+/** Keeps each pattern's first group, from stdout then stderr, for later ${var:NAME}. */
+export function capture(box: Places, want: Record<string, string> | undefined, r: Ran): string[] {
+  const problems: string[] = [];
+  for (const [name, pattern] of Object.entries(want ?? {})) {
+    const m = new RegExp(pattern).exec(r.stdout) ?? new RegExp(pattern).exec(r.stderr);
+    if (m?.[1] === undefined)
+      problems.push(`nothing to capture as ${name}: /${pattern}/ did not match`);
+    else box.vars[name] = m[1];
+  }
+  return problems;
+}
+
+/** What a mu step's run got wrong; `judgeExit` false leaves its exit code alone (the explorer judges invariants). */
+export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
+  const problems: string[] = [];
+  if (judgeExit && step.signalled !== undefined) {
+    if (r.signal !== step.signalled)
+      problems.push(`ended by ${r.signal ?? `exit ${r.exit}`}, expected ${step.signalled}`);
+  } else if (judgeExit) {
+    const want = step.exit ?? 0;
+    if (r.exit !== want) problems.push(`exit ${r.exit ?? r.signal}, expected ${want}`);
+  }
+  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout)) {
+    problems.push(
+      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
+    );
+  }
+  if (step.stderr !== undefined && !new RegExp(step.stderr).test(r.stderr)) {
+    problems.push(
+      `stderr does not match /${step.stderr}/: ${JSON.stringify(r.stderr.slice(0, 300))}`,
+    );
+  }
+  if (step.stderrLines !== undefined) {
+    const lines = r.stderr === "" ? 0 : r.stderr.replace(/\n$/, "").split("\n").length;
+    if (lines !== step.stderrLines)
+      problems.push(`stderr has ${lines} lines, expected ${step.stderrLines}`);
+  }
+  return problems;
+}
+
+/** What an sh step's run got wrong. */
+export function checkSh(step: ShStep, r: Ran): string[] {
+  const problems: string[] = [];
+  if (r.exit !== (step.exit ?? 0))
+    problems.push(
+      `exit ${r.exit ?? r.signal}, expected ${step.exit ?? 0}: ${r.stderr.slice(0, 300)}`,
+    );
+  if (step.stdout !== undefined && !new RegExp(step.stdout).test(r.stdout))
+    problems.push(
+      `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
+    );
+  return problems;
+}
+
+/** A DB file's bytes as a damage step leaves them; `noise` makes the garbage. */
+export function damaged(
+  bytes: Buffer,
+  how: "truncate-half" | "truncate-odd" | "garbage" | "zero",
+  noise: (n: number) => Buffer = randomBytes,
+): Buffer {
+  return {
+    "truncate-half": () => bytes.subarray(0, Math.floor(bytes.length / 2)),
+    "truncate-odd": () => bytes.subarray(0, bytes.length - 1000),
+    garbage: () => noise(bytes.length),
+    zero: () => Buffer.alloc(0),
+  }[how]();
+}
