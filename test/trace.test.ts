@@ -18,7 +18,36 @@ let root: string;
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "mu-trace-"));
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(async () => {
+  await pluginsGone();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/**
+ * A mu killed at a crash point leaves its plugin to notice the closed pipe
+ * and finish its last call, writing into the world meanwhile; removing the
+ * world under it races those writes. Wait (bounded) for every plugin process
+ * the world's transcript names to be gone.
+ */
+async function pluginsGone(): Promise<void> {
+  const pids = new Set<number>();
+  try {
+    for (const l of readFileSync(join(root, "world", "transcript.ndjson"), "utf8").split("\n"))
+      if (l) pids.add((JSON.parse(l) as { pid: number }).pid);
+  } catch {
+    return;
+  }
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (let i = 0; i < 300 && [...pids].some(alive); i++)
+    await new Promise((r) => setTimeout(r, 100));
+}
 
 function setup(world: Partial<WorldConfig>) {
   World.create(join(root, "world"), { preset: "link-job", instance: "sim-1", ...world });
