@@ -137,7 +137,10 @@ export function decideLookup(
 export function noneForGood(answer: LookupAnswer, intent: PendingIntent, f: LookupFacts): boolean {
   if (!("none" in answer)) return false;
   const waited = f.inFlightMs === undefined || f.now - intent.writtenAt >= f.inFlightMs;
-  return !f.writerAlive && f.groupEmpty && (f.fenced || waited);
+  // A file kind's job may be running already and write its handle late: the
+  // fence keeps a new start out, not that one, so only its bound counts.
+  const bounded = f.fileHandle ? waited : f.fenced || waited;
+  return !f.writerAlive && f.groupEmpty && bounded;
 }
 
 /** Rows after which a start or an acquire stays pending for good: nothing is left to ask. */
