@@ -226,7 +226,12 @@ describe("noneForGood: a none no later lookup can prove, so only a person can en
     ["none, unfenced, still in flight", none, { fenced: false, inFlightMs: 30_000 }, false],
     // A fence stops a new start, not one already running that writes its handle late.
     ["none, fenced, a file kind still in flight", none, { inFlightMs: 30_000 }, false],
-    ["none, fenced, a reply kind still in flight", none, { inFlightMs: 30_000, fileHandle: false }, true],
+    [
+      "none, fenced, a reply kind still in flight",
+      none,
+      { inFlightMs: 30_000, fileHandle: false },
+      true,
+    ],
     ["none, plugin group alive", none, { groupEmpty: false }, false],
     ["none, writer alive", none, { writerAlive: true }, false],
     ["pending", { pending: true }, {}, false],
