@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeIntent } from "../../host/effects/journal.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { retentionState } from "../../host/store/retention.js";
-import { median } from "./measure.js";
+import { medianCommitMs } from "./commit.js";
 
 // A long-lived crew's database: `agents` names, each spawned `jobsPerAgent`
 // times over the last 200 days (the jobs table keeps only the live one of
@@ -69,30 +68,13 @@ export async function crewCommitAt(
       await store.write(() => {});
       passMs = Math.max(passMs, performance.now() - t0);
     }
-    const times: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      const t0 = performance.now();
-      await store.write((db) => {
-        writeIntent(db, {
-          subject: "agent:w/a0",
-          method: "job.stop",
-          plugin: "p",
-          key: `k${r}`,
-          params: { key: `k${r}` },
-          instance: "i",
-          pgid: 1,
-          writer: { pid: process.pid, start: "s" },
-          writtenAt: 0,
-        });
-      });
-      times.push(performance.now() - t0);
-    }
+    const ms = await medianCommitMs(store, rounds);
     const st = await store.read(retentionState);
     return {
       jobs: agents * jobsPerAgent,
       live: agents,
       receipts: agents * jobsPerAgent * perJob,
-      ms: median(times),
+      ms,
       hotBytes: statSync(join(dir, "mu.db")).size,
       archived: st.archived,
       passMs,

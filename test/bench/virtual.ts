@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeIntent } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
@@ -9,6 +8,7 @@ import { runScenario } from "../../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
 import { explore } from "../../sim/virtual/explore.js";
 import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
+import { medianCommitMs } from "./commit.js";
 import { median } from "./measure.js";
 
 // The virtual engine against the real one, measured in the same run: the
@@ -99,27 +99,7 @@ export async function commitAt(n: number, receipts = 0, rounds = 5): Promise<num
         );
       }
     });
-    const times: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      times.push(
-        await wall(() =>
-          store.write((db) => {
-            writeIntent(db, {
-              subject: "agent:w/a0",
-              method: "job.stop",
-              plugin: "p",
-              key: `k${r}`,
-              params: { key: `k${r}` },
-              instance: "i",
-              pgid: 1,
-              writer: { pid: process.pid, start: "s" },
-              writtenAt: 0,
-            });
-          }),
-        ),
-      );
-    }
-    return median(times);
+    return await medianCommitMs(store, rounds);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
