@@ -31,8 +31,9 @@ async function init(): Promise<SqlJsStatic> {
   const require = createRequire(import.meta.url);
   const file = readFileSync(require.resolve("sql.js/dist/sql-wasm.wasm"));
   const wasmBinary = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
-  // require, not import(): sql.js is CommonJS, and importing it from ESM
-  // first scans its whole 100 KB source for export names (about 20 ms).
-  const initSqlJs = require("sql.js") as (config: object) => Promise<SqlJsStatic>;
+  // import(), not require: the CLI's bundle then holds sql.js's JavaScript
+  // half, so its code cache covers it too (host/cli/verb-bundle.ts). Loaded
+  // from tsc's files (the testbed) it costs a scan of its source, once.
+  const { default: initSqlJs } = await import("sql.js");
   return initSqlJs({ wasmBinary: wasmBinary as ArrayBuffer });
 }
