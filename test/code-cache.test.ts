@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   copyFileSync,
   mkdirSync,
@@ -21,6 +22,7 @@ import { tempState } from "./helpers.js";
 const root = packageRoot();
 const loader = join(root, "dist/host/cli/verb-bundle.js");
 const built = join(root, "dist/mu/run-verb.cjs");
+const schemaFile = "schemas/plugin-protocol-v1.json";
 
 let st: ReturnType<typeof tempState>;
 let bundle: string;
@@ -31,21 +33,22 @@ beforeEach(() => {
   const pkg = join(st.dir, "pkg");
   mkdirSync(join(pkg, "dist/mu"), { recursive: true });
   copyFileSync(join(root, "package.json"), join(pkg, "package.json"));
-  for (const d of ["schemas", "node_modules", "dist/host"])
-    symlinkSync(join(root, d), join(pkg, d));
+  mkdirSync(join(pkg, "schemas"));
+  copyFileSync(join(root, schemaFile), join(pkg, schemaFile));
+  for (const d of ["node_modules", "dist/host"]) symlinkSync(join(root, d), join(pkg, d));
   bundle = join(pkg, "dist/mu/run-verb.cjs");
   copyFileSync(built, bundle);
   copyFileSync(`${built}.cache`, `${bundle}.cache`);
 });
 afterEach(() => st.done());
 
-/** `mu plugin list` from the bundle at `file`, and what became of its cache. */
-function listFrom(file: string, nodeFlags: string[] = []) {
+/** `mu plugin list` (or args) from the bundle at `file`, and what became of its cache. */
+function listFrom(file: string, nodeFlags: string[] = [], args = ["plugin", "list"]) {
   const script = [
     `const { loadBundle } = await import(${JSON.stringify(loader)});`,
     `const { cache, verbs } = loadBundle(${JSON.stringify(file)});`,
     `process.stderr.write("cache: " + cache + "\\n");`,
-    `await verbs.runVerb(["plugin", "list"]);`,
+    `await verbs.runVerb(${JSON.stringify(args)});`,
   ].join("\n");
   const r = spawnSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
     env: { PATH: process.env.PATH ?? "", ...st.env },
@@ -99,5 +102,31 @@ describe("the CLI bundle's code cache", () => {
   it("is not needed: without one the bundle compiles from source", () => {
     rmSync(`${bundle}.cache`);
     expect(listFrom(bundle)).toMatchObject({ code: 0, cache: "none" });
+  });
+});
+
+// The schema digest comes from the build's validator index while the schema
+// file is the one it was made from (same length and CRC-32), which spares a
+// plugin-calling verb loading node:crypto; any other file is hashed.
+describe("the schema digest a verb names", () => {
+  const sha256 = (path: string) =>
+    `sha256:${createHash("sha256").update(readFileSync(path)).digest("hex")}`;
+
+  it("is the build's for the file it was made from", () => {
+    const r = listFrom(bundle, [], ["plugin", "schema", "--digest"]);
+    expect(r.code).toBe(0);
+    expect(r.output.trim()).toBe(sha256(join(root, schemaFile)));
+  });
+
+  it("is the file's own once the file changed, even at the same length", () => {
+    const file = join(st.dir, "pkg", schemaFile);
+    const text = readFileSync(file, "utf8");
+    const edited = text.replace('"description"', '"Description"');
+    expect(edited.length).toBe(text.length);
+    writeFileSync(file, edited);
+    const r = listFrom(bundle, [], ["plugin", "schema", "--digest"]);
+    expect(r.code).toBe(0);
+    expect(r.output.trim()).toBe(sha256(file));
+    expect(r.output.trim()).not.toBe(sha256(join(root, schemaFile)));
   });
 });

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
-import * as zlib from "node:zlib";
+import { crc32 } from "../checksum.js";
 
 // The build's one-file CLI is CommonJS so that V8 can compile it as a
 // classic script, and a classic script can start from a code cache: the
@@ -38,11 +38,6 @@ export function cachePath(bundle: string): string {
  */
 function pinFlags(): void {
   setFlagsFromString("--liftoff-only");
-}
-
-function crc32(bytes: Uint8Array): number | null {
-  const fn = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
-  return typeof fn === "function" ? fn(bytes) : null;
 }
 
 /** The cache file's bytes for a payload V8 made from `source`. */
