@@ -94,7 +94,12 @@ describe("the built bin", () => {
   // The bundle itself is CommonJS compiled by vm.Script (for its code cache),
   // so the ES modules are the launcher and the loader that compiles it.
   it("runs a verb from the launcher and the loader of the one-file bundle, nothing else", () => {
-    const want = ["dist/host/cli/main.js", "dist/host/cli/verb-bundle.js", "dist/host/checksum.js"];
+    const want = [
+      "dist/host/cli/main.js",
+      "dist/host/cli/verb-bundle.js",
+      "dist/host/checksum.js",
+      "dist/host/store/wasm-flags.js",
+    ];
     expect(modulesOf(["plugin", "list"])).toEqual(want);
     expect(modulesOf(["host", "exec", "box", "--", "true"])).toEqual(want);
   });

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
 import { crc32 } from "../checksum.js";
+import { setWasmFlags } from "../store/wasm-flags.js";
 
 // The build's one-file CLI is CommonJS so that V8 can compile it as a
 // classic script, and a classic script can start from a code cache: the
@@ -28,16 +28,6 @@ const HEADER = 12; // magic, CRC-32 of the bundle, CRC-32 of the payload
 /** Where the cache for a bundle lives: beside it, made by the same build. */
 export function cachePath(bundle: string): string {
   return `${bundle}.cache`;
-}
-
-/**
- * The flags every compile of the bundle runs under. V8 keys a cache to the
- * flag set, and sql.js turns --liftoff-only on (host/store/sqljs.ts); set
- * before compiling, it is the same when the build makes the cache and when
- * mu uses it. It only changes how wasm is compiled.
- */
-function pinFlags(): void {
-  setFlagsFromString("--liftoff-only");
 }
 
 /** The cache file's bytes for a payload V8 made from `source`. */
@@ -84,7 +74,10 @@ export interface Loaded {
  * when the cache fits. `useCache: false` is the build's: it makes the cache.
  */
 export function loadBundle(bundle: string, useCache = true): Loaded {
-  pinFlags();
+  // V8 takes a cache only under the flags it was made with, and sql.js sets
+  // its wasm flags on first use: set first, they are the same when the build
+  // makes the cache and whenever mu uses it. They concern only wasm.
+  setWasmFlags();
   const bytes = readFileSync(bundle);
   const found = useCache
     ? unpackCache(bytes, readOrNull(cachePath(bundle)))
