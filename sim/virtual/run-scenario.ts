@@ -166,10 +166,21 @@ async function runIn(
       if (step.afterSeen) await w.clock.run(seen(step.afterSeen));
       if (step.background) {
         const name = `mu ${argv(step.mu).join(" ")}`;
+        // The explorer (lenient) judges a background run's ending as any
+        // step's: it keeps its place among the mu steps, filled at its join.
+        const at = opts.lenient ? exits.push(null) - 1 : -1;
+        if (at >= 0) signals.push(null);
         background.push(
-          mu(argv(step.mu), env, undefined, step.cwd, false).then((r) =>
-            checkMu(expandPatterns(places, step), r).map((p) => `${name}: ${p}`),
-          ),
+          mu(argv(step.mu), env, undefined, step.cwd, false).then((r) => {
+            if (at >= 0) {
+              exits[at] = r.exit;
+              signals[at] = r.signal;
+              output += r.stdout + r.stderr;
+            }
+            return checkMu(expandPatterns(places, step), r, !opts.lenient).map(
+              (p) => `${name}: ${p}`,
+            );
+          }),
         );
         continue;
       }
