@@ -55,9 +55,33 @@ function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> 
     // Now and then a power cut some disk operations into the verb.
     w.verb(mu, true, r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {});
   }
-  // Settle: no faults, then every host looked at, so what can be resolved is.
+  // Settle: no faults, past the in-flight bound (a fence-less none is
+  // proven only then), every host looked at, so what can be resolved is. An
+  // acquire no rule can ever settle (a window passed with no lookup) is then
+  // ended the way a person would, by forget; the machines are released and
+  // the records removed (a host with no record left is not found, exit 3),
+  // after which nothing may hold the plugin.
+  const settle = () => {
+    for (const h of hosts) {
+      w.verb(`host status ${h}`, false);
+      w.verb(`host forget ${h}`, false);
+      w.verb(`host release ${h}`, false);
+      w.verb(`host rm ${h}`, false);
+    }
+  };
+  const moved = w.steps.some(
+    (s) => "world" in s && (s.world.faults ?? []).some((f) => "setInstance" in f.do),
+  );
   w.clear();
-  for (const h of hosts) w.verb(`host status ${h}`, false);
+  w.pass(40_000);
+  settle();
+  // What was recorded under the other instance is reached only through it
+  // (stop-changed): the person points the plugin back at it, as its hint says.
+  if (moved) {
+    w.instance("sim-2");
+    settle();
+  }
+  w.must("plugin rm sim");
   return {
     world: { preset: "provider-full", instance: "sim-1", hello: { seams: pick(r, HOST_CAPS) } },
     env: {},
