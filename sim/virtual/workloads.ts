@@ -26,6 +26,9 @@ const HOST_CAPS: Record<string, unknown>[] = [
   },
 ];
 
+/** A lookup whose none no fence and no in-flight bound can ever prove. */
+const UNPROVABLE = { host: { acquire: { fenceKey: false, inFlightMs: null } } };
+
 function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const hosts = ["h1", "h2"];
   const w = new Script(r, EFFECT_POINTS);
@@ -72,8 +75,14 @@ function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> 
   const moved = w.steps.some(
     (s) => "world" in s && (s.world.faults ?? []).some((f) => "setInstance" in f.do),
   );
+  // Drawn after the workload, so each seed's verbs and faults stay what they
+  // were: now and then a kind whose none nothing can ever prove (no fence,
+  // no in-flight bound), and a settle past the dedupe window, so an acquire
+  // that a resend could still settle is sometimes one only forget can end.
+  const caps = pick(r, HOST_CAPS);
+  const seams = r() < 0.15 ? UNPROVABLE : caps;
   w.clear();
-  w.pass(40_000);
+  w.pass(r() < 0.5 ? 700_000 : 40_000);
   settle();
   // What was recorded under the other instance is reached only through it
   // (stop-changed): the person points the plugin back at it, as its hint says.
@@ -83,7 +92,7 @@ function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> 
   }
   w.must("plugin rm sim");
   return {
-    world: { preset: "provider-full", instance: "sim-1", hello: { seams: pick(r, HOST_CAPS) } },
+    world: { preset: "provider-full", instance: "sim-1", hello: { seams } },
     env: {},
     steps: w.steps,
   };
