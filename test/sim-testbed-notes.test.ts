@@ -21,6 +21,7 @@ const io: SimIo = {
   env: {},
   setTimer: () => ({ cancel: () => {} }),
   alive: () => false,
+  startHelper: () => 0,
 };
 
 async function session(world: World) {

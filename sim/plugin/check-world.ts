@@ -23,6 +23,8 @@ const ACTIONS = [
   "reply",
   "settleOnCancel",
   "exitAfterMs",
+  "groupHelper",
+  "slowExitMs",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { realLiveness } from "../../host/ports/real.js";
 
 // What the sim plugin does to the process it runs in. The executable wires
@@ -21,6 +22,12 @@ export interface SimIo {
   setTimer(ms: number, fn: () => void): { cancel(): void };
   /** True while the process lives (a view the sim's job watches). */
   alive(pid: number): boolean;
+  /**
+   * Starts a helper in this process's group that holds its stdout and stderr
+   * and ignores SIGTERM and stdin's end; it exits by itself only after
+   * lingerMs (never, when absent). Returns its pid.
+   */
+  startHelper(lingerMs?: number): number;
 }
 
 export const processIo: SimIo = {
@@ -44,6 +51,15 @@ export const processIo: SimIo = {
   },
   // mu's own reading of /proc: a zombie counts as ended.
   alive: (pid) => realLiveness.startOf(pid) !== null,
+  startHelper(lingerMs) {
+    const secs = lingerMs === undefined ? 3600 : lingerMs / 1000;
+    // An ignored signal stays ignored across exec, so sleep keeps the trap.
+    const child = spawn("/bin/sh", ["-c", `trap '' TERM HUP INT; exec sleep ${secs}`], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    child.unref();
+    return child.pid ?? 0;
+  },
 };
 
 /**

@@ -12,6 +12,8 @@ import type { LoadedScenario } from "./scenario.js";
 const INSIDE = [
   "advanceClockMs",
   "setsidHelper",
+  "groupHelper",
+  "slowExitMs",
   "leakCanary",
   "settleOnCancel",
   "execIgnoresTimeout",

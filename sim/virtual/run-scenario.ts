@@ -15,6 +15,7 @@ import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runn
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
 import type { VirtualOutcome } from "./outcome.js";
+import { leftBehind, type PluginGroup } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
@@ -97,6 +98,9 @@ async function runIn(
       ? Promise.resolve()
       : new Promise((done) => waiting.set(method, done));
   const background: Promise<string[]>[] = [];
+  /** Every plugin group started, and what outlived the mu that stopped it. */
+  const groups: PluginGroup[] = [];
+  const outlived: string[] = [];
   const mu = (args: string[], env: Record<string, string> = {}, cut?: number, cwd?: string) =>
     // With a real directory, mu runs in it as the real runner's does: a
     // step's cwd is relative to it, and no step sees this process's own.
@@ -111,7 +115,9 @@ async function runIn(
     // Every invocation is a process of its own: its locks and intents name it.
     const proc = new VirtualMu(w.processes);
     if (cut) w.fs.crashAfter(cut, () => proc.kill());
-    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill(), received);
+    const mine: PluginGroup[] = [];
+    const kill = () => proc.kill();
+    const spawner = virtualSpawner(w.processes, w.clock, worldFs, kill, received, mine);
     let stdout = "";
     let stderr = "";
     const run = runCli(
@@ -131,8 +137,16 @@ async function runIn(
     run.catch(() => {});
     const ended = Promise.race([run, proc.died.then(() => null)]);
     const code = await (drive ? w.clock.run(ended) : ended);
+    groups.push(...mine);
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
+    // A mu that ended by itself has stopped every plugin it started: each
+    // group emptied, or was killed after the grace.
+    const left = mine.flatMap((g) => g.live());
+    if (left.length > 0)
+      outlived.push(
+        `'${args.join(" ")}' exited ${code}, but plugin process ${left.join(", ")} of it still runs`,
+      );
     return { exit: code, signal: null, stdout, stderr };
   };
   const exits: (number | null)[] = [];
@@ -203,6 +217,7 @@ async function runIn(
       }
       for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient)) problem(i, p);
       for (const p of capture(places, step.capture, r)) problem(i, p);
+      if (!opts.lenient) for (const p of outlived.splice(0)) problem(i, p);
       continue;
     }
     if ("sh" in st) {
@@ -240,6 +255,10 @@ async function runIn(
       for (const p of await checkWorld(observed, want)) problem(i, p);
     }
   }
+  if (!opts.lenient && !failure) {
+    const left = await leftBehind(w.clock, groups);
+    if (left.length > 0) failure = `left processes behind: plugin process ${left.join(", ")}`;
+  }
   const db = await readBack(w);
   const transcript = world.transcript();
   const state = world.state();
@@ -271,5 +290,6 @@ async function runIn(
     virtualMs: w.clock.now() - t0,
     deadViews,
     lostCommits,
+    outlived,
   };
 }
