@@ -1,5 +1,6 @@
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
 import { anyFault, EFFECT_POINTS, pick, type Rand, Script, weighted } from "./workload-script.js";
 
@@ -238,6 +239,7 @@ function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turn
 export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
   const r = rng(seed);
   const w = r() < 0.5 ? hostWorkload(r) : agentWorkload(r);
+  if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,
     about: `explorer seed ${seed}`,
