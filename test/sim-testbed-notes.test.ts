@@ -22,6 +22,7 @@ const io: SimIo = {
   setTimer: () => ({ cancel: () => {} }),
   alive: () => false,
   startHelper: () => 0,
+  closeOut: () => {},
 };
 
 async function session(world: World) {

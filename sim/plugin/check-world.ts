@@ -25,6 +25,7 @@ const ACTIONS = [
   "exitAfterMs",
   "groupHelper",
   "slowExitMs",
+  "closeStdout",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];

@@ -167,6 +167,7 @@ export class SimPlugin {
       else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
       else if ("groupHelper" in a) this.windDown.helper(a.groupHelper);
       else if ("slowExitMs" in a) this.windDown.slowMs = a.slowExitMs;
+      else if ("closeStdout" in a) this.io.closeOut();
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");

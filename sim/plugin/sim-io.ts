@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { realLiveness } from "../../host/ports/real.js";
 
 // What the sim plugin does to the process it runs in. The executable wires
@@ -28,15 +29,20 @@ export interface SimIo {
    * lingerMs (never, when absent). Returns its pid.
    */
   startHelper(lingerMs?: number): number;
+  /** Closes stdout and stderr for good; the process runs on and reads stdin. */
+  closeOut(): void;
 }
+
+/** Set once the sim closed its stdout (closeStdout): nothing more is written. */
+let outClosed = false;
 
 export const processIo: SimIo = {
   pid: process.pid,
   out: (line) => {
-    process.stdout.write(line);
+    if (!outClosed) process.stdout.write(line);
   },
   err: (text) => {
-    process.stderr.write(text);
+    if (!outClosed) process.stderr.write(text);
   },
   exit: (code) => process.exit(code),
   killParent: () => process.kill(process.ppid, "SIGKILL"),
@@ -59,6 +65,16 @@ export const processIo: SimIo = {
     });
     child.unref();
     return child.pid ?? 0;
+  },
+  closeOut() {
+    outClosed = true;
+    // Node never closes its own stdio streams: close the pipes' descriptors
+    // under them, each taken over at once by /dev/null (the lowest free
+    // descriptor), so no file the sim opens later lands on 1 or 2.
+    for (const fd of [1, 2]) {
+      closeSync(fd);
+      openSync("/dev/null", "w");
+    }
   },
 };
 

@@ -50,6 +50,8 @@ export type Action =
   | { groupHelper: true | { lingerMs: number } }
   /** From now on, once told to stop (shutdown or stdin's end), take this long to exit. */
   | { slowExitMs: number }
+  /** Close stdout and stderr for good, answering nothing more, yet run on until told to stop. */
+  | { closeStdout: true }
   // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
   | { execIgnoresTimeout: true }
   | { releaseErrorsWhenGone: true };

@@ -14,6 +14,7 @@ const INSIDE = [
   "setsidHelper",
   "groupHelper",
   "slowExitMs",
+  "closeStdout",
   "leakCanary",
   "settleOnCancel",
   "execIgnoresTimeout",

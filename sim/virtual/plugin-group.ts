@@ -4,7 +4,7 @@ import type { VirtualClock, VirtualProcesses } from "./ports.js";
 // A virtual plugin's process group: the leader (the sim) and the helpers it
 // started, each an entry in the engine's table under the leader's pgid. Every
 // member holds the group's stdout and stderr, so mu reads their end only once
-// the last member is gone, as from real pipes a helper inherited. The leader's
+// the last member is gone or closed them, as from real pipes a helper inherited. The leader's
 // exit is what `exited` reports; a SIGKILL of the group ends every member, a
 // SIGTERM only those that do not ignore it.
 
@@ -12,6 +12,8 @@ export class PluginGroup {
   readonly pgid: number;
   /** Live members, by pid: whether each ignores SIGTERM. */
   private readonly members = new Map<number, { ignoresTerm: boolean }>();
+  /** Members whose stdout and stderr are still open. */
+  private readonly holders = new Set<number>();
   private readonly ends: (() => void)[] = [];
   private settle: (s: ExitStatus) => void = () => {};
   readonly exited = new Promise<ExitStatus>((done) => {
@@ -24,6 +26,17 @@ export class PluginGroup {
   ) {
     this.pgid = processes.start().pid;
     this.members.set(this.pgid, { ignoresTerm: false });
+    this.holders.add(this.pgid);
+  }
+
+  /** Whether the leader can still write to mu. */
+  get leaderWrites(): boolean {
+    return this.holders.has(this.pgid);
+  }
+
+  /** The leader closes its stdout and stderr but runs on (the sim's closeStdout). */
+  closeLeaderOutput(): void {
+    if (this.release(this.pgid)) queueMicrotask(() => this.endOutput());
   }
 
   get leaderAlive(): boolean {
@@ -55,6 +68,7 @@ export class PluginGroup {
   startHelper(lingerMs?: number): number {
     const { pid } = this.processes.start(this.pgid);
     this.members.set(pid, { ignoresTerm: true });
+    this.holders.add(pid);
     if (lingerMs !== undefined) this.clock.setTimer(lingerMs, () => this.end(pid));
     return pid;
   }
@@ -77,11 +91,20 @@ export class PluginGroup {
   private end(pid: number, then?: () => void): void {
     if (!this.members.delete(pid)) return;
     this.processes.end(pid);
-    const last = this.members.size === 0;
+    const last = this.release(pid);
     queueMicrotask(() => {
-      if (last) for (const f of this.ends) f();
+      if (last) this.endOutput();
       then?.();
     });
+  }
+
+  /** True when `pid` held the pipes and was the last to. */
+  private release(pid: number): boolean {
+    return this.holders.delete(pid) && this.holders.size === 0;
+  }
+
+  private endOutput(): void {
+    for (const f of this.ends) f();
   }
 }
 

@@ -51,11 +51,12 @@ export function virtualSpawner(
       const io: SimIo = {
         pid,
         out: (line) => {
-          if (group.leaderAlive) deliver(stdout, line);
+          if (group.leaderAlive && group.leaderWrites) deliver(stdout, line);
         },
         err: (text) => {
-          if (group.leaderAlive) deliver(stderr, text);
+          if (group.leaderAlive && group.leaderWrites) deliver(stderr, text);
         },
+        closeOut: () => group.closeLeaderOutput(),
         exit: (code) => group.exitLeader(code),
         killParent,
         // Only the group's SIGKILL ends it then: stdin's end is ignored by the sim itself.
