@@ -26,6 +26,7 @@ const ACTIONS = [
   "groupHelper",
   "slowExitMs",
   "closeStdout",
+  "closeStdin",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];

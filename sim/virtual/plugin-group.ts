@@ -108,12 +108,22 @@ export class PluginGroup {
   }
 }
 
+/** What of `groups` still runs, as one line, or nothing. */
+export function stillRunning(groups: PluginGroup[]): string[] {
+  const live = groups.flatMap((g) => g.live());
+  return live.length > 0 ? [`but plugin process ${live.join(", ")} of it still runs`] : [];
+}
+
 /**
  * Plugin processes still running once a scenario's steps are done, after the
  * second the real runner gives a plugin that is exiting on its stdin's end.
  */
-export async function leftBehind(clock: VirtualClock, groups: PluginGroup[]): Promise<number[]> {
+export async function leftBehind(
+  clock: VirtualClock,
+  groups: PluginGroup[],
+): Promise<string | undefined> {
   const live = () => groups.flatMap((g) => g.live());
   if (live().length > 0) await clock.advance(1_000);
-  return live();
+  const left = live();
+  return left.length > 0 ? `left processes behind: plugin process ${left.join(", ")}` : undefined;
 }
