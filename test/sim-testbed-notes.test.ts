@@ -21,6 +21,8 @@ const io: SimIo = {
   env: {},
   setTimer: () => ({ cancel: () => {} }),
   alive: () => false,
+  startHelper: () => 0,
+  closeOut: () => {},
 };
 
 async function session(world: World) {

@@ -9,6 +9,7 @@ import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
 import { processIo, type SimIo } from "./sim-io.js";
+import { WindDown } from "./wind-down.js";
 import type { Action, InvalidKind, World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
@@ -31,6 +32,7 @@ export class SimPlugin {
 
   private readonly machines: Machines;
   private readonly jobs: Jobs;
+  private readonly windDown: WindDown;
   readonly channel: Channel;
 
   constructor(
@@ -38,6 +40,7 @@ export class SimPlugin {
     private readonly io: SimIo = processIo,
   ) {
     this.machines = new Machines(world);
+    this.windDown = new WindDown(world, io);
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
     this.jobs = new Jobs(
       world,
@@ -108,7 +111,7 @@ export class SimPlugin {
   async handle(msg: Msg): Promise<void> {
     const method = msg.method ?? "";
     if (method === "shutdown") {
-      if (!this.ignoreEof) this.io.exit(0);
+      if (!this.ignoreEof) this.windDown.begin();
       return;
     }
     if (method === "$/cancel") return;
@@ -163,6 +166,9 @@ export class SimPlugin {
       else if ("reply" in a) canned = { value: a.reply };
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
       else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
+      else if ("groupHelper" in a) this.windDown.helper(a.groupHelper);
+      else if ("slowExitMs" in a) this.windDown.slowMs = a.slowExitMs;
+      else if ("closeStdout" in a) this.io.closeOut();
       else if ("closeStdin" in a) closeAfter = true;
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
@@ -350,7 +356,7 @@ export class SimPlugin {
   onEof(): void {
     this.world.record("note", { eof: true, ignored: this.ignoreEof });
     if (!this.ignoreEof) {
-      this.io.exit(0);
+      this.windDown.begin();
       return;
     }
     // Ignore stdin's end, SIGTERM included: only a SIGKILL of the group ends us.

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { realLiveness } from "../../host/ports/real.js";
 
 // What the sim plugin does to the process it runs in. The executable wires
@@ -23,15 +25,26 @@ export interface SimIo {
   setTimer(ms: number, fn: () => void): { cancel(): void };
   /** True while the process lives (a view the sim's job watches). */
   alive(pid: number): boolean;
+  /**
+   * Starts a helper in this process's group that holds its stdout and stderr
+   * and ignores SIGTERM and stdin's end; it exits by itself only after
+   * lingerMs (never, when absent). Returns its pid.
+   */
+  startHelper(lingerMs?: number): number;
+  /** Closes stdout and stderr for good; the process runs on and reads stdin. */
+  closeOut(): void;
 }
+
+/** Set once the sim closed its stdout (closeStdout): nothing more is written. */
+let outClosed = false;
 
 export const processIo: SimIo = {
   pid: process.pid,
   out: (line) => {
-    process.stdout.write(line);
+    if (!outClosed) process.stdout.write(line);
   },
   err: (text) => {
-    process.stderr.write(text);
+    if (!outClosed) process.stderr.write(text);
   },
   exit: (code) => process.exit(code),
   killParent: () => process.kill(process.ppid, "SIGKILL"),
@@ -49,6 +62,25 @@ export const processIo: SimIo = {
   },
   // mu's own reading of /proc: a zombie counts as ended.
   alive: (pid) => realLiveness.startOf(pid) !== null,
+  startHelper(lingerMs) {
+    const secs = lingerMs === undefined ? 3600 : lingerMs / 1000;
+    // An ignored signal stays ignored across exec, so sleep keeps the trap.
+    const child = spawn("/bin/sh", ["-c", `trap '' TERM HUP INT; exec sleep ${secs}`], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    child.unref();
+    return child.pid ?? 0;
+  },
+  closeOut() {
+    outClosed = true;
+    // Node never closes its own stdio streams: close the pipes' descriptors
+    // under them, each taken over at once by /dev/null (the lowest free
+    // descriptor), so no file the sim opens later lands on 1 or 2.
+    for (const fd of [1, 2]) {
+      closeSync(fd);
+      openSync("/dev/null", "w");
+    }
+  },
 };
 
 /**

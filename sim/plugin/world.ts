@@ -51,6 +51,16 @@ export type Action =
   | { settleOnCancel: true }
   /** Answer as usual, then die this many ms later, as a plugin that crashes mid-watch. */
   | { exitAfterMs: number }
+  /**
+   * Start a helper inside the plugin's own group that holds its stdout and
+   * stderr and ignores shutdown, stdin's end and SIGTERM: only a kill of the
+   * group ends it (or, with lingerMs, its own exit that long after it starts).
+   */
+  | { groupHelper: true | { lingerMs: number } }
+  /** From now on, once told to stop (shutdown or stdin's end), take this long to exit. */
+  | { slowExitMs: number }
+  /** Close stdout and stderr for good, answering nothing more, yet run on until told to stop. */
+  | { closeStdout: true }
   // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
   | { execIgnoresTimeout: true }
   | { releaseErrorsWhenGone: true };
@@ -144,6 +154,8 @@ export interface WorldState {
   replayed?: number;
   /** The instance a proxy's setInstance fault makes the real plugin's handshake name. */
   proxyInstance?: string;
+  /** Plugin processes that, told to stop, finished winding down and exited by themselves. */
+  cleanExits?: number;
 }
 
 /** The file calls the world makes: node's own, or memfs's in the virtual engine. */

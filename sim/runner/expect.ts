@@ -52,6 +52,13 @@ export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promi
     if (peak !== n)
       problems.push(`at most ${peak} link calls ran at once on ${machine}, expected ${n}`);
   }
+  if (want.cleanExits !== undefined) {
+    const n = o.world.state().cleanExits ?? 0;
+    if (n !== want.cleanExits)
+      problems.push(
+        `${n} plugin processes finished winding down and exited by themselves, expected ${want.cleanExits}`,
+      );
+  }
   for (const method of want.sameParams ?? []) {
     const sent = o.world
       .transcript()

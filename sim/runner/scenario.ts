@@ -58,6 +58,7 @@ export interface ExpectStep {
     hosts?: Record<string, string | null>;
     sameParams?: string[];
     sessionsPeak?: Record<string, number>;
+    cleanExits?: number;
   };
 }
 

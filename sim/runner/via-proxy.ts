@@ -12,6 +12,9 @@ import type { LoadedScenario } from "./scenario.js";
 const INSIDE = [
   "advanceClockMs",
   "setsidHelper",
+  "groupHelper",
+  "slowExitMs",
+  "closeStdout",
   "leakCanary",
   "settleOnCancel",
   "execIgnoresTimeout",

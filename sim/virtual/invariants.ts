@@ -22,6 +22,20 @@ function commandsAsked(s: LoadedScenario): Map<string, number> {
   return asked;
 }
 
+/** The spec's grace for a plugin's group to empty once told to stop. */
+const GRACE_MS = 5_000;
+
+/** Whether the world ever has a plugin that, told to stop, stays past the grace. */
+function outstaysGrace(s: LoadedScenario): boolean {
+  const faults = [
+    ...(s.world?.faults ?? []),
+    ...s.steps.flatMap((st) => ("world" in st ? (st.world.faults ?? []) : [])),
+  ];
+  return faults.some(
+    (f) => "ignoreEof" in f.do || ("slowExitMs" in f.do && f.do.slowExitMs >= GRACE_MS),
+  );
+}
+
 /** mu's exit codes (docs/cli.md's table): 6 is unused. */
 const EXITS = [0, 1, 2, 3, 4, 5, 7];
 
@@ -66,6 +80,13 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   }
 
   for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
+  // A mu that exited by itself has stopped its plugins: their groups emptied
+  // or were killed. And it kills a group only when the grace ran out: a
+  // plugin that exits in time is never cut short, nor reported as broken.
+  for (const p of o.outlived) broken.push(`a plugin process outlived the mu that stopped it: ${p}`);
+  const forced = o.output.match(/^mu: plugin: '[^']+' was still running .*$/m);
+  if (forced && !outstaysGrace(s))
+    broken.push(`mu killed a plugin group that exits within the grace: ${forced[0]}`);
   for (const d of o.deadViews) broken.push(`a reattach left no live view: ${d}`);
   for (const c of o.crossings)
     broken.push(`a call went to another instance than its subject's: ${c}`);

@@ -33,4 +33,6 @@ export type VirtualOutcome =
       deadViews: string[];
       /** Records that were there before a power cut and are gone after it. */
       lostCommits: string[];
+      /** mu invocations that exited by themselves while a plugin process they started still ran. */
+      outlived: string[];
     };

@@ -15,6 +15,7 @@ import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runn
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
 import type { VirtualOutcome } from "./outcome.js";
+import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
@@ -101,6 +102,9 @@ async function runIn(
       ? Promise.resolve()
       : new Promise((done) => waiting.set(method, done));
   const background: Promise<string[]>[] = [];
+  /** Every plugin group started, and what outlived the mu that stopped it. */
+  const groups: PluginGroup[] = [];
+  const outlived: string[] = [];
   const mu = async (
     args: string[],
     env: Record<string, string> = {},
@@ -113,7 +117,9 @@ async function runIn(
     // Every invocation is a process of its own: its locks and intents name it.
     const proc = new VirtualMu(w.processes);
     if (cut) w.fs.crashAfter(cut, () => proc.kill());
-    const spawner = virtualSpawner(w.processes, w.clock, worldFs, () => proc.kill(), received);
+    const mine: PluginGroup[] = [];
+    const kill = () => proc.kill();
+    const spawner = virtualSpawner(w.processes, w.clock, worldFs, kill, received, mine);
     let stdout = "";
     let stderr = "";
     const run = runCli(
@@ -137,8 +143,11 @@ async function runIn(
     run.catch(() => {});
     const ended = Promise.race([run, proc.died.then(() => null)]);
     const code = await (drive ? w.clock.run(ended) : ended);
+    groups.push(...mine);
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
+    // A mu that ended by itself has stopped every plugin it started.
+    outlived.push(...stillRunning(mine).map((p) => `'${args.join(" ")}' exited ${code}, ${p}`));
     return { exit: code, signal: null, stdout, stderr };
   };
   const exits: (number | null)[] = [];
@@ -220,6 +229,7 @@ async function runIn(
       }
       for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient)) problem(i, p);
       for (const p of capture(places, step.capture, r)) problem(i, p);
+      if (!opts.lenient) for (const p of outlived.splice(0)) problem(i, p);
       continue;
     }
     if ("sh" in st) {
@@ -257,6 +267,7 @@ async function runIn(
       for (const p of await checkWorld(observed, want)) problem(i, p);
     }
   }
+  if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   const db = await readBack(w);
   const transcript = world.transcript();
   const state = world.state();
@@ -288,5 +299,6 @@ async function runIn(
     virtualMs: w.clock.now() - t0,
     deadViews,
     lostCommits,
+    outlived,
   };
 }

@@ -1,9 +1,10 @@
 import { basename } from "node:path";
-import type { ChildProcess, ExitStatus, ProcessSpawner } from "../../host/ports/types.js";
+import type { ChildProcess, ProcessSpawner } from "../../host/ports/types.js";
 import { replayFromWorld } from "../plugin/replay.js";
 import { SimPlugin } from "../plugin/serve.js";
 import { type SimIo, SimSession } from "../plugin/sim-io.js";
 import { World, type WorldFs } from "../plugin/world.js";
+import { PluginGroup } from "./plugin-group.js";
 import type { VirtualClock, VirtualProcesses } from "./ports.js";
 
 // Starting a plugin in the virtual engine: the sim's own protocol loop runs
@@ -21,6 +22,8 @@ export function virtualSpawner(
   },
   /** Hears each message a plugin receives, as the world records it. */
   onReceived: (msg: Record<string, unknown>) => void = () => {},
+  /** Every plugin group this spawner starts, for the checks on what outlives mu. */
+  groups: PluginGroup[] = [],
 ): ProcessSpawner {
   return {
     async spawn(argv, opts): Promise<ChildProcess> {
@@ -33,15 +36,11 @@ export function virtualSpawner(
       const at = argv.indexOf("--world");
       const worldDir = at === -1 ? undefined : argv[at + 1];
       if (!worldDir) throw new Error("mu-plugin-sim: --world DIR is required");
-      const { pid } = processes.start();
+      const group = new PluginGroup(processes, clock);
+      groups.push(group);
+      const pid = group.pgid;
       const stdout: ((c: Uint8Array) => void)[] = [];
       const stderr: ((c: Uint8Array) => void)[] = [];
-      const ends: (() => void)[] = [];
-      let settle: (s: ExitStatus) => void = () => {};
-      const exited = new Promise<ExitStatus>((done) => {
-        settle = done;
-      });
-      let alive = true;
       // Delivered a microtask later, in order, as bytes from a pipe would be.
       const deliver = (fns: ((c: Uint8Array) => void)[], text: string | Buffer) => {
         const bytes = Buffer.from(text);
@@ -52,30 +51,24 @@ export function virtualSpawner(
       const io: SimIo = {
         pid,
         out: (line) => {
-          if (alive) deliver(stdout, line);
+          if (group.leaderAlive && group.leaderWrites) deliver(stdout, line);
         },
         err: (text) => {
-          if (alive) deliver(stderr, text);
+          if (group.leaderAlive && group.leaderWrites) deliver(stderr, text);
         },
-        exit: (code) => {
-          if (!alive) return;
-          alive = false;
-          processes.end(pid);
-          queueMicrotask(() => {
-            for (const f of ends) f();
-            settle({ code, signal: null });
-          });
-        },
+        closeOut: () => group.closeLeaderOutput(),
+        exit: (code) => group.exitLeader(code),
         killParent,
-        // Nothing but the process table keeps an in-process plugin alive.
-        ignoreTermination: () => {},
+        // Only the group's SIGKILL ends it then: stdin's end is ignored by the sim itself.
+        ignoreTermination: () => group.leaderIgnoresTerm(),
         env: opts.env,
         // A plugin's timers end with it.
         setTimer: (ms, fn) =>
           clock.setTimer(ms, () => {
-            if (alive) fn();
+            if (group.leaderAlive) fn();
           }),
         alive: (p) => processes.startOf(p) !== null,
+        startHelper: (lingerMs) => group.startHelper(lingerMs),
       };
       const world = new World(worldDir, worldFs, () => clock.now());
       const session =
@@ -91,12 +84,12 @@ export function virtualSpawner(
       return {
         pid,
         write(bytes) {
-          if (!alive) return false;
+          if (!group.leaderAlive) return false;
           session.feed(Buffer.from(bytes).toString("utf8"));
           return true;
         },
         closeInput() {
-          if (alive) session.end();
+          if (group.leaderAlive) session.end();
         },
         onStdout: (fn) => {
           stdout.push(fn);
@@ -104,14 +97,9 @@ export function virtualSpawner(
         onStderr: (fn) => {
           stderr.push(fn);
         },
-        onStdoutEnd: (fn) => {
-          ends.push(fn);
-        },
-        exited,
-        killGroup: (signal) => {
-          if (!alive) return;
-          io.exit(signal === "SIGKILL" ? 137 : 143);
-        },
+        onStdoutEnd: (fn) => group.onOutputEnd(fn),
+        exited: group.exited,
+        killGroup: (signal) => group.kill(signal),
       };
     },
   };

@@ -1,5 +1,6 @@
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
 import { anyFault, EFFECT_POINTS, pick, type Rand, Script, weighted } from "./workload-script.js";
 
@@ -306,6 +307,7 @@ export function workload(seed: number, env: Record<string, string> = {}): Loaded
   // workload is drawn as it was before the nemesis existed.
   const hold = rng(seed ^ 0x5eed_0ff5);
   const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold);
+  if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,
     about: `explorer seed ${seed}`,
