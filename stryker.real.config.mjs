@@ -12,7 +12,9 @@ import base from "./stryker.config.mjs";
 // shutdown (the grace, then the group kill), mu killed with SIGKILL and by a
 // signal mid-call, a plugin that crashes or exits on its own, a handshake
 // deadline, a first stderr line in mu's message, a helper that escaped the
-// group holding the pipes, and a plugin that closes its stdin.
+// group holding the pipes, a plugin that closes its stdin, and the group
+// faults (a helper that ignores shutdown, a slow leader, a leader that exits
+// or crashes leaving a helper, a plugin that closes its stdout).
 export const REAL_SCENARIOS = [
   "plugin/add-list-readd-rm",
   "plugin/eof-ignored",
@@ -24,6 +26,11 @@ export const REAL_SCENARIOS = [
   "cli/sim-first-line",
   "plugin/escaped-helper-holds-pipes",
   "plugin/stdin-closed-by-plugin",
+  "plugin/stop-helper-ignores-shutdown",
+  "plugin/stop-slow-exit-within-grace",
+  "plugin/stop-leader-exit-kills-group",
+  "plugin/leader-crash-kills-helper",
+  "plugin/stdout-closed-stops",
 ];
 
 export default {
