@@ -32,19 +32,58 @@ function alreadyChecked(path: string, bytes: Uint8Array): boolean {
   return vouched?.path === path && view(vouched.bytes).equals(view(bytes));
 }
 
+// One connection this process opened, handed back once done with, and the
+// bytes it holds: a verb opens the file several times (a spawn about
+// thirty), and while nobody else commits, the next open finds the same
+// bytes. Handing the same connection out again skips loading the bytes into
+// sql.js and parsing the schema, most of an open's cost. Its state always
+// equals those bytes: a read's changes are rolled back, and a write's
+// connection is kept only with the bytes it committed.
+let kept: { path: string; bytes: Uint8Array; db: Database } | undefined;
+
+/** A connection from openDb, and whether it may be kept once its user is done. */
+export interface OpenDb {
+  db: Database;
+  /** The file's bytes it was opened from, when its state is exactly those bytes. */
+  from: Uint8Array | null;
+}
+
+/**
+ * Gives a connection from openDb back: kept (closing any older one) when
+ * its state equals `bytes`, closed otherwise. Kept only as openDb would
+ * return those bytes afresh, unmigrated: a commit that changed the schema
+ * itself (only tests do) is opened afresh next time, and refused or migrated.
+ */
+export function giveBack(path: string, db: Database, bytes: Uint8Array | null): void {
+  if (bytes === null || notMine(db) !== null || userVersion(db) !== SCHEMA_VERSION) {
+    db.close();
+    return;
+  }
+  if (kept && kept.db !== db) kept.db.close();
+  kept = { path, bytes, db };
+}
+
 /**
  * The committed state at `path` as an in-memory database at the current
  * schema. A missing file is an empty database; migrations run in memory and
  * reach disk only if the caller commits. Whatever is refused here (damage, a
  * newer schema) has not been written and will not be.
  */
-export async function openDb(ports: Ports, path: string): Promise<Database> {
+export async function openDb(ports: Ports, path: string): Promise<OpenDb> {
   const SQL = await sqlJs();
   const bytes = await ports.fs.readFile(path).catch((err: unknown) => {
     throw ioFailure(path, err, "read");
   });
   if (bytes === null)
-    return freshImage ? new SQL.Database(freshImage) : migrate(new SQL.Database(), path);
+    return {
+      db: freshImage ? new SQL.Database(freshImage) : migrate(new SQL.Database(), path),
+      from: null,
+    };
+  if (kept && kept.path === path && view(kept.bytes).equals(view(bytes))) {
+    const db = kept.db;
+    kept = undefined;
+    return { db, from: bytes };
+  }
   const why = damage(bytes);
   if (why) throw corrupt(path, why);
   let db: Database | undefined;
@@ -59,7 +98,8 @@ export async function openDb(ports: Ports, path: string): Promise<Database> {
     db?.close();
     throw corrupt(path, `SQLite says: ${oneLine(err)}`);
   }
-  return migrate(db, path);
+  const current = userVersion(db) === SCHEMA_VERSION;
+  return { db: migrate(db, path), from: current ? bytes : null };
 }
 
 /** An empty database at the current schema, once keepFreshImage ran. */
