@@ -249,6 +249,8 @@ describe("the kept connection", () => {
     };
     try {
       await add("a");
+      // The first commit came from no file; reading it back loads it once.
+      expect(await ids()).toEqual(["a"]);
       loads = 0;
       const sneaky = await store().read((d) => {
         d.run(

@@ -7,6 +7,7 @@ import { acquireLock } from "./lock.js";
 import { giveBack, openDb, vouchFor } from "./open-db.js";
 import { dbPath } from "./paths.js";
 import { retain, retentionPolicy } from "./retention.js";
+import { sameSchema } from "./sqlite-file.js";
 
 export type { Database } from "sql.js";
 export { SCHEMA_VERSION } from "./migrations.js";
@@ -60,7 +61,7 @@ export function openStore(ports: Ports): Store {
         });
       });
       try {
-        const { db } = await openDb(ports, path);
+        const { db, from } = await openDb(ports, path);
         let committed: Uint8Array | null = null;
         try {
           const out = inTransaction(db, fn);
@@ -70,7 +71,9 @@ export function openStore(ports: Ports): Store {
             throw ioFailure(path, err);
           });
           vouchFor(path, bytes);
-          committed = bytes;
+          // A commit that changed the schema (only a test's does) is opened
+          // afresh next time: it may need migrating, or refusing.
+          if (from && sameSchema(from, bytes)) committed = bytes;
           return out;
         } finally {
           // Kept only once its bytes are the file's: a commit that failed

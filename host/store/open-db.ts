@@ -50,12 +50,12 @@ export interface OpenDb {
 
 /**
  * Gives a connection from openDb back: kept (closing any older one) when
- * its state equals `bytes`, closed otherwise. Kept only as openDb would
- * return those bytes afresh, unmigrated: a commit that changed the schema
- * itself (only tests do) is opened afresh next time, and refused or migrated.
+ * its state equals `bytes`, closed when that is null. The caller passes
+ * bytes only at the schema openDb returned them at, so a kept connection is
+ * what openDb would make of those bytes afresh.
  */
 export function giveBack(path: string, db: Database, bytes: Uint8Array | null): void {
-  if (bytes === null || notMine(db) !== null || userVersion(db) !== SCHEMA_VERSION) {
+  if (bytes === null) {
     db.close();
     return;
   }
@@ -74,16 +74,14 @@ export async function openDb(ports: Ports, path: string): Promise<OpenDb> {
   const bytes = await ports.fs.readFile(path).catch((err: unknown) => {
     throw ioFailure(path, err, "read");
   });
-  if (bytes === null)
-    return {
-      db: freshImage ? new SQL.Database(freshImage) : migrate(new SQL.Database(), path),
-      from: null,
-    };
-  if (kept && kept.path === path && view(kept.bytes).equals(view(bytes))) {
+  if (bytes === null && !freshImage) return { db: migrate(new SQL.Database(), path), from: null };
+  const image = bytes ?? (freshImage as Uint8Array);
+  if (kept && kept.path === path && view(kept.bytes).equals(view(image))) {
     const db = kept.db;
     kept = undefined;
-    return { db, from: bytes };
+    return { db, from: image };
   }
+  if (bytes === null) return { db: new SQL.Database(image), from: image };
   const why = damage(bytes);
   if (why) throw corrupt(path, why);
   let db: Database | undefined;
