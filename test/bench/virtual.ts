@@ -20,6 +20,8 @@ export interface EngineRatio {
   realMs: number;
   virtualMs: number;
   simulatedMs: number;
+  /** The file's mu steps: each is a whole mu invocation, waiting or not. */
+  muSteps: number;
 }
 
 const wall = async (fn: () => Promise<unknown>) => {
@@ -46,7 +48,13 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
       );
     const virtualMs = median(times);
     const realMs = await wall(() => runScenario(s));
-    out.push({ id, realMs, virtualMs, simulatedMs });
+    out.push({
+      id,
+      realMs,
+      virtualMs,
+      simulatedMs,
+      muSteps: s.steps.filter((x) => "mu" in x).length,
+    });
   }
   return out;
 }
