@@ -92,7 +92,7 @@ try {
       .filter((c) => waiting.includes(c.id))
       .map(
         (c) =>
-          `${c.id} waits: ${(c.simulatedMs / c.virtualMs).toFixed(0)} simulated seconds per wall second (${(c.simulatedMs / c.virtualMs / 1000).toFixed(2)}x the goal), ${c.simulatedMs / c.virtualMs >= 1000 ? "ok" : "MISSED"} (goal ≥ 1,000); ${(c.simulatedMs / 1000).toFixed(0)} s simulated over ${c.muSteps} mu step(s), ${(c.virtualMs / c.muSteps).toFixed(1)} ms of wall time a step.`,
+          `${c.id} waits: ${(c.simulatedMs / c.virtualMs).toFixed(0)} simulated seconds per wall second (${(c.simulatedMs / c.virtualMs / 1000).toFixed(2)}x the goal), ${c.simulatedMs / c.virtualMs >= 1000 ? "ok" : "MISSED"} (goal ≥ 1,000); ${(c.simulatedMs / 1000).toFixed(0)} s simulated over ${c.muSteps} mu step(s) and ${c.jumps} jump(s) of the clock, ${(c.virtualMs / c.muSteps).toFixed(1)} ms of wall time a step.`,
       ),
     "",
     `The virtual engine runs ${suite.count} of ${suite.files} scenario files (${(suite.count / 140).toFixed(2)}x the goal), ${suite.count >= 140 ? "ok" : "MISSED"} (goal ≥ 140): ${(suite.wallMs / 1000).toFixed(1)} s of wall time for ${(suite.simulatedMs / 1000).toFixed(1)} s of virtual time.`,

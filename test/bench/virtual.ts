@@ -22,6 +22,8 @@ export interface EngineRatio {
   simulatedMs: number;
   /** The file's mu steps: each is a whole mu invocation, waiting or not. */
   muSteps: number;
+  /** The virtual clock's jumps to a timer in one run. */
+  jumps: number;
 }
 
 const wall = async (fn: () => Promise<unknown>) => {
@@ -37,13 +39,17 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
     const s = all.find((x) => x.scenario === id);
     if (!s || needsRealEngine(s)) continue;
     let simulatedMs = 0;
+    let jumps = 0;
     // A virtual run takes milliseconds: the median of five steadies it.
     const times: number[] = [];
     for (let i = 0; i < 5; i++)
       times.push(
         await wall(async () => {
           const r = await runVirtual(s);
-          if (r.ran) simulatedMs = r.virtualMs;
+          if (r.ran) {
+            simulatedMs = r.virtualMs;
+            jumps = r.clockJumps;
+          }
         }),
       );
     const virtualMs = median(times);
@@ -54,6 +60,7 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
       virtualMs,
       simulatedMs,
       muSteps: s.steps.filter((x) => "mu" in x).length,
+      jumps,
     });
   }
   return out;
