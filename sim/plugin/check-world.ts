@@ -23,6 +23,7 @@ const ACTIONS = [
   "reply",
   "settleOnCancel",
   "exitAfterMs",
+  "closeStdin",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];

@@ -22,7 +22,7 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
   ];
   for (const f of faults) {
     const kind = Object.keys(f.do)[0] ?? "";
-    if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
+    if (["setsidHelper", "execIgnoresTimeout", "closeStdin"].includes(kind))
       return `a ${kind} fault needs real processes`;
   }
   if (s.world?.proxy) return "a proxied plugin is a real process";
