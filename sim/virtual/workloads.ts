@@ -26,7 +26,28 @@ const HOST_CAPS: Record<string, unknown>[] = [
   },
 ];
 
-function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+/** The effect call a host verb makes, for the verbs that write an intent. */
+const HOST_EFFECT: Record<string, string> = { acquire: "host.acquire", release: "host.release" };
+
+/** Effect calls an agent verb makes, whose writer a nemesis may hold alive. */
+const AGENT_EFFECTS = [
+  "job.start",
+  "job.stop",
+  "channel.send",
+  "channel.fresh",
+  "channel.command",
+  "channel.interrupt",
+  "channel.abort",
+  "channel.answer",
+];
+
+/** How often a verb that writes an intent is held alive while another verb on its subject runs. */
+const HOLD = 0.1;
+
+/** A lookup whose none no fence and no in-flight bound can ever prove. */
+const UNPROVABLE = { host: { acquire: { fenceKey: false, inFlightMs: null } } };
+
+function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const hosts = ["h1", "h2"];
   const w = new Script(r, EFFECT_POINTS);
   w.verb("plugin add sim -- ${sim} --world ${world}", false);
@@ -53,13 +74,49 @@ function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> 
             [3, `host release ${h}`],
           ] as const);
     // Now and then a power cut some disk operations into the verb.
-    w.verb(mu, true, r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {});
+    const cut: Record<string, string> =
+      r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {};
+    const call = HOST_EFFECT[mu.split(" ")[1] ?? ""];
+    if (call && hold() < HOLD) {
+      const next = pick(hold, ["status", "acquire --provider sim", "release"]);
+      w.held(mu, call, `host ${next} ${h}`, cut);
+    } else w.verb(mu, true, cut);
   }
-  // Settle: no faults, then every host looked at, so what can be resolved is.
+  // Settle: no faults, past the in-flight bound (a fence-less none is
+  // proven only then), every host looked at, so what can be resolved is. An
+  // acquire no rule can ever settle (a window passed with no lookup) is then
+  // ended the way a person would, by forget; the machines are released and
+  // the records removed (a host with no record left is not found, exit 3),
+  // after which nothing may hold the plugin.
+  const settle = () => {
+    for (const h of hosts) {
+      w.verb(`host status ${h}`, false);
+      w.verb(`host forget ${h}`, false);
+      w.verb(`host release ${h}`, false);
+      w.verb(`host rm ${h}`, false);
+    }
+  };
+  const moved = w.steps.some(
+    (s) => "world" in s && (s.world.faults ?? []).some((f) => "setInstance" in f.do),
+  );
+  // Drawn after the workload, so each seed's verbs and faults stay what they
+  // were: now and then a kind whose none nothing can ever prove (no fence,
+  // no in-flight bound), and a settle past the dedupe window, so an acquire
+  // that a resend could still settle is sometimes one only forget can end.
+  const caps = pick(r, HOST_CAPS);
+  const seams = r() < 0.15 ? UNPROVABLE : caps;
   w.clear();
-  for (const h of hosts) w.verb(`host status ${h}`, false);
+  w.pass(r() < 0.5 ? 700_000 : 40_000);
+  settle();
+  // What was recorded under the other instance is reached only through it
+  // (stop-changed): the person points the plugin back at it, as its hint says.
+  if (moved) {
+    w.instance("sim-2");
+    settle();
+  }
+  w.must("plugin rm sim");
   return {
-    world: { preset: "provider-full", instance: "sim-1", hello: { seams: pick(r, HOST_CAPS) } },
+    world: { preset: "provider-full", instance: "sim-1", hello: { seams } },
     env: {},
     steps: w.steps,
   };
@@ -139,7 +196,7 @@ function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () =>
   ] as const)();
 }
 
-function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+function agentWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
   const atStart = r() < 0.25;
@@ -173,7 +230,15 @@ function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env">
     // A view that the backend reports and that dies a moment later.
     const view: Record<string, string> =
       mu.startsWith("agent reattach") && r() < 0.5 ? { MU_MUX_SIM: "dies" } : {};
-    w.verb(mu, true, view);
+    if (own && AGENT_EFFECTS.includes(own) && hold() < HOLD) {
+      const meanwhile = pick<() => string>(hold, [
+        () => `agent read ${a}`,
+        () => `agent send ${a} held-${next()}`,
+        () => `agent command ${a} compact --instructions held-${next()}`,
+        () => `agent close ${a}`,
+      ])();
+      w.held(mu, own, meanwhile, view);
+    } else w.verb(mu, true, view);
   }
   // Settle: no faults, past every in-flight bound (a start that hung is
   // provably not running only then), every agent read (which resolves what
@@ -237,7 +302,10 @@ function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turn
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
   const r = rng(seed);
-  const w = r() < 0.5 ? hostWorkload(r) : agentWorkload(r);
+  // The nemesis draws from a stream of its own, so the rest of a seed's
+  // workload is drawn as it was before the nemesis existed.
+  const hold = rng(seed ^ 0x5eed_0ff5);
+  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold);
   return {
     scenario: `found/seed-${seed}`,
     about: `explorer seed ${seed}`,
