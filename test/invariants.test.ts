@@ -38,6 +38,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   output: "acquired h1\n",
   dbBytes: new TextEncoder().encode("SQLite format 3"),
   virtualMs: 0,
+  clockJumps: 0,
   deadViews: [],
   lostCommits: [],
   ...over,

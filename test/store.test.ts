@@ -234,6 +234,71 @@ describe("quick_check", () => {
   });
 });
 
+// Issue 19: the connection an open made is handed out again while the file
+// still holds the bytes it holds; what it serves must be the file's state.
+describe("the kept connection", () => {
+  it("is reused while the bytes stay the same, and never serves a read's own changes", async () => {
+    const SQL = await sqlJs();
+    const Original = SQL.Database;
+    let loads = 0;
+    SQL.Database = class extends Original {
+      constructor(...args: ConstructorParameters<typeof Original>) {
+        super(...args);
+        loads++;
+      }
+    };
+    try {
+      await add("a");
+      // The first commit came from no file; reading it back loads it once.
+      expect(await ids()).toEqual(["a"]);
+      loads = 0;
+      const sneaky = await store().read((d) => {
+        d.run(
+          "INSERT INTO tasks (id, state, claimed_by, created_at) VALUES ('x', 'open', NULL, 0)",
+        );
+        return d.exec("SELECT COUNT(*) FROM tasks")[0]?.values[0]?.[0];
+      });
+      expect(sneaky).toBe(2);
+      expect(await ids()).toEqual(["a"]);
+      await add("b");
+      expect(await ids()).toEqual(["a", "b"]);
+      expect(loads).toBe(0);
+    } finally {
+      SQL.Database = Original;
+    }
+  });
+
+  it("sees another writer's commit", async () => {
+    await add("a");
+    expect(await ids()).toEqual(["a"]);
+    const SQL = await sqlJs();
+    const other = new SQL.Database(readFileSync(db));
+    other.run(
+      "INSERT INTO tasks (id, state, claimed_by, created_at) VALUES ('z', 'open', NULL, 0)",
+    );
+    writeFileSync(db, other.export());
+    other.close();
+    expect(await ids()).toEqual(["a", "z"]);
+  });
+
+  it("is dropped when its commit did not reach the disk", async () => {
+    await add("a");
+    const ports = realPorts({ PATH: process.env.PATH ?? "", MU_DB_PATH: db });
+    const broken = openStore({
+      ...ports,
+      fs: { ...ports.fs, rename: () => Promise.reject(new Error("EIO: the disk said no")) },
+    });
+    await expect(
+      broken.write((d) =>
+        d.run(
+          "INSERT INTO tasks (id, state, claimed_by, created_at) VALUES ('b', 'open', NULL, 0)",
+        ),
+      ),
+    ).rejects.toThrow(/EIO/);
+    expect(await ids()).toEqual(["a"]);
+  });
+});
+
 function smashPage(b: Buffer, page: number): Buffer {
   const size = b.readUInt16BE(16);
   const out = Buffer.from(b);

@@ -114,11 +114,14 @@ export class PluginProcess {
       // A leader not yet reaped is a member: only after its exit is a look
       // at the whole group worth its cost.
       if (this.leaderGone && this.ports.liveness.groupEmpty(this.pgid)) return true;
-      if (this.ports.clock.now() >= until) return false;
-      // Usually the group empties when the leader exits: look again at once
-      // then, rather than at the next poll. The poll's timer is cancelled
-      // then too, or it would hold mu's exit for the rest of its 20 ms.
-      await (this.leaderGone ? this.ports.clock.sleep(POLL_MS) : this.leaderExitOr(POLL_MS));
+      const left = until - this.ports.clock.now();
+      if (left <= 0) return false;
+      // While the leader lives the group cannot be empty, so there is nothing
+      // to poll: wait for its exit, or the grace's end, whichever is first
+      // (one wake-up instead of 250 for a plugin that ignores its EOF). Only
+      // the rest of a group has no exit to wait on, and is polled. The
+      // timer is cancelled at the exit, or it would hold mu's own exit.
+      await (this.leaderGone ? this.ports.clock.sleep(POLL_MS) : this.leaderExitOr(left));
     }
   }
 

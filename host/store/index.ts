@@ -4,9 +4,10 @@ import type { Ports } from "../ports/types.js";
 import { ensureDir, replaceDurably } from "./durable.js";
 import { ioFailure } from "./failures.js";
 import { acquireLock } from "./lock.js";
-import { openDb, vouchFor } from "./open-db.js";
+import { giveBack, openDb, vouchFor } from "./open-db.js";
 import { dbPath } from "./paths.js";
 import { retain, retentionPolicy } from "./retention.js";
+import { sameSchema } from "./sqlite-file.js";
 
 export type { Database } from "sql.js";
 export { SCHEMA_VERSION } from "./migrations.js";
@@ -38,11 +39,13 @@ export function openStore(ports: Ports): Store {
   return {
     path,
     async read(fn) {
-      const db = await openDb(ports, path);
+      const { db, from } = await openDb(ports, path);
+      // Rolled back whatever fn does, so the connection still holds `from`.
+      db.exec("BEGIN");
       try {
         return fn(db);
       } finally {
-        db.close();
+        giveBack(path, db, rollBack(db) ? from : null);
       }
     },
     async write(fn) {
@@ -58,7 +61,8 @@ export function openStore(ports: Ports): Store {
         });
       });
       try {
-        const db = await openDb(ports, path);
+        const { db, from } = await openDb(ports, path);
+        let committed: Uint8Array | null = null;
         try {
           const out = inTransaction(db, fn);
           await retain(ports, path, db, policy);
@@ -67,15 +71,30 @@ export function openStore(ports: Ports): Store {
             throw ioFailure(path, err);
           });
           vouchFor(path, bytes);
+          // A commit that changed the schema (only a test's does) is opened
+          // afresh next time: it may need migrating, or refusing.
+          if (from && sameSchema(from, bytes)) committed = bytes;
           return out;
         } finally {
-          db.close();
+          // Kept only once its bytes are the file's: a commit that failed
+          // leaves a connection ahead of the disk.
+          giveBack(path, db, committed);
         }
       } finally {
         await lock.release();
       }
     },
   };
+}
+
+/** Ends a read's transaction; false if fn had already ended it (its changes may stand). */
+function rollBack(db: Database): boolean {
+  try {
+    db.exec("ROLLBACK");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function inTransaction<T>(db: Database, fn: (db: Database) => T): T {

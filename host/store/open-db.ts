@@ -32,19 +32,56 @@ function alreadyChecked(path: string, bytes: Uint8Array): boolean {
   return vouched?.path === path && view(vouched.bytes).equals(view(bytes));
 }
 
+// One connection this process opened, handed back once done with, and the
+// bytes it holds: a verb opens the file several times (a spawn about
+// thirty), and while nobody else commits, the next open finds the same
+// bytes. Handing the same connection out again skips loading the bytes into
+// sql.js and parsing the schema, most of an open's cost. Its state always
+// equals those bytes: a read's changes are rolled back, and a write's
+// connection is kept only with the bytes it committed.
+let kept: { path: string; bytes: Uint8Array; db: Database } | undefined;
+
+/** A connection from openDb, and whether it may be kept once its user is done. */
+export interface OpenDb {
+  db: Database;
+  /** The file's bytes it was opened from, when its state is exactly those bytes. */
+  from: Uint8Array | null;
+}
+
+/**
+ * Gives a connection from openDb back: kept (closing any older one) when
+ * its state equals `bytes`, closed when that is null. The caller passes
+ * bytes only at the schema openDb returned them at, so a kept connection is
+ * what openDb would make of those bytes afresh.
+ */
+export function giveBack(path: string, db: Database, bytes: Uint8Array | null): void {
+  if (bytes === null) {
+    db.close();
+    return;
+  }
+  if (kept && kept.db !== db) kept.db.close();
+  kept = { path, bytes, db };
+}
+
 /**
  * The committed state at `path` as an in-memory database at the current
  * schema. A missing file is an empty database; migrations run in memory and
  * reach disk only if the caller commits. Whatever is refused here (damage, a
  * newer schema) has not been written and will not be.
  */
-export async function openDb(ports: Ports, path: string): Promise<Database> {
+export async function openDb(ports: Ports, path: string): Promise<OpenDb> {
   const SQL = await sqlJs();
   const bytes = await ports.fs.readFile(path).catch((err: unknown) => {
     throw ioFailure(path, err, "read");
   });
-  if (bytes === null)
-    return freshImage ? new SQL.Database(freshImage) : migrate(new SQL.Database(), path);
+  if (bytes === null && !freshImage) return { db: migrate(new SQL.Database(), path), from: null };
+  const image = bytes ?? (freshImage as Uint8Array);
+  if (kept && kept.path === path && view(kept.bytes).equals(view(image))) {
+    const db = kept.db;
+    kept = undefined;
+    return { db, from: image };
+  }
+  if (bytes === null) return { db: new SQL.Database(image), from: image };
   const why = damage(bytes);
   if (why) throw corrupt(path, why);
   let db: Database | undefined;
@@ -59,7 +96,8 @@ export async function openDb(ports: Ports, path: string): Promise<Database> {
     db?.close();
     throw corrupt(path, `SQLite says: ${oneLine(err)}`);
   }
-  return migrate(db, path);
+  const current = userVersion(db) === SCHEMA_VERSION;
+  return { db: migrate(db, path), from: current ? bytes : null };
 }
 
 /** An empty database at the current schema, once keepFreshImage ran. */

@@ -30,3 +30,14 @@ export function damage(bytes: Uint8Array): string | null {
   }
   return null;
 }
+
+/**
+ * Whether two whole databases have the same schema and user_version: the
+ * header's schema cookie (offset 40) changes with every change to the
+ * schema, and offset 60 holds the user_version.
+ */
+export function sameSchema(a: Uint8Array, b: Uint8Array): boolean {
+  const x = Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const y = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return x.readUInt32BE(40) === y.readUInt32BE(40) && x.readUInt32BE(60) === y.readUInt32BE(60);
+}

@@ -29,6 +29,8 @@ export type VirtualOutcome =
       dbBytes: Uint8Array | null;
       /** Virtual time the scenario took. */
       virtualMs: number;
+      /** How often the clock jumped to a timer: each jump costs a turn of real work. */
+      clockJumps: number;
       /** Reattaches that exited 0 while the view they recorded died within the readiness window. */
       deadViews: string[];
       /** Records that were there before a power cut and are gone after it. */

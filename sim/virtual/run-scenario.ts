@@ -297,6 +297,7 @@ async function runIn(
     output,
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
+    clockJumps: w.clock.jumps,
     deadViews,
     lostCommits,
     outlived,

@@ -22,7 +22,7 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
  * /proc/self/stat). On a shared machine the wall times of a run swing with
  * everyone else's work; the CPU a command used hardly does.
  */
-function childrenCpuMs(): number {
+export function childrenCpuMs(): number {
   const stat = readFileSync("/proc/self/stat", "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // Fields 16 and 17 of stat; f[0] is field 3.

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
+import { childrenCpuMs } from "./measure.js";
 
 // The whole scenario suite on the real engine, as `npm run scenarios` runs
 // it (default --jobs), timed. The goal is a wall-time figure for a 2-core
@@ -11,6 +12,8 @@ import { packageRoot } from "../../host/package-root.js";
 
 export interface SuiteTime {
   ms: number;
+  /** CPU time (user + system) of the runner and everything it started. */
+  cpuMs: number;
   ok: boolean;
   cores: number;
   /** One-minute load average before and after the run. */
@@ -21,6 +24,7 @@ export interface SuiteTime {
 export function suiteWall(): Promise<SuiteTime> {
   const reports = mkdtempSync(join(tmpdir(), "mu-bench-suite-"));
   const load0 = loadavg()[0] ?? 0;
+  const cpu0 = childrenCpuMs();
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
@@ -36,6 +40,7 @@ export function suiteWall(): Promise<SuiteTime> {
       rmSync(reports, { recursive: true, force: true });
       done({
         ms: performance.now() - t0,
+        cpuMs: childrenCpuMs() - cpu0,
         ok: code === 0,
         cores: availableParallelism(),
         load: [load0, loadavg()[0] ?? 0],

@@ -20,6 +20,10 @@ export interface EngineRatio {
   realMs: number;
   virtualMs: number;
   simulatedMs: number;
+  /** The file's mu steps: each is a whole mu invocation, waiting or not. */
+  muSteps: number;
+  /** The virtual clock's jumps to a timer in one run. */
+  jumps: number;
 }
 
 const wall = async (fn: () => Promise<unknown>) => {
@@ -35,18 +39,29 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
     const s = all.find((x) => x.scenario === id);
     if (!s || needsRealEngine(s)) continue;
     let simulatedMs = 0;
+    let jumps = 0;
     // A virtual run takes milliseconds: the median of five steadies it.
     const times: number[] = [];
     for (let i = 0; i < 5; i++)
       times.push(
         await wall(async () => {
           const r = await runVirtual(s);
-          if (r.ran) simulatedMs = r.virtualMs;
+          if (r.ran) {
+            simulatedMs = r.virtualMs;
+            jumps = r.clockJumps;
+          }
         }),
       );
     const virtualMs = median(times);
     const realMs = await wall(() => runScenario(s));
-    out.push({ id, realMs, virtualMs, simulatedMs });
+    out.push({
+      id,
+      realMs,
+      virtualMs,
+      simulatedMs,
+      muSteps: s.steps.filter((x) => "mu" in x).length,
+      jumps,
+    });
   }
   return out;
 }

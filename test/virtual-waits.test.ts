@@ -1,0 +1,30 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { loadScenario } from "../sim/runner/load.js";
+import { runVirtual } from "../sim/virtual/run-scenario.js";
+
+// Issue 19: on the virtual engine, time mu spends waiting should cost one
+// jump of the clock, not a wake-up every few virtual milliseconds, each of
+// which is a turn of real work. Counted in jumps, not timed.
+
+const run = async (id: string) => {
+  const r = await runVirtual(loadScenario(join(packageRoot(), "scenarios", `${id}.yaml`)));
+  if (!r.ran) throw new Error(`${id} does not run on the virtual engine: ${r.why}`);
+  expect(r.failure).toBeUndefined();
+  return r;
+};
+
+describe("waiting on the virtual engine", () => {
+  it("waits out the grace of a plugin that ignores its EOF in one jump, with no poll while its leader lives", async () => {
+    const r = await run("plugin/eof-ignored");
+    expect(r.virtualMs).toBe(5000);
+    expect(r.clockJumps).toBe(1);
+  }, 60_000);
+
+  it("waits out a read deadline in one jump", async () => {
+    const r = await run("plugin/handshake-deadline");
+    expect(r.virtualMs).toBe(10_000);
+    expect(r.clockJumps).toBe(1);
+  }, 60_000);
+});
