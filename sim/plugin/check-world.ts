@@ -21,6 +21,7 @@ const ACTIONS = [
   "setsidHelper",
   "leakCanary",
   "reply",
+  "patchReply",
   "settleOnCancel",
   "exitAfterMs",
   "execIgnoresTimeout",

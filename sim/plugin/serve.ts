@@ -120,6 +120,7 @@ export class SimPlugin {
     let leak: string | undefined;
     let crashAfter = false;
     let canned: { value: unknown } | undefined;
+    let patch: Record<string, unknown> | undefined;
     let killAfter = false;
     for (const a of actions) {
       if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
@@ -160,6 +161,7 @@ export class SimPlugin {
       } else if ("stderr" in a) this.io.err(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup();
       else if ("reply" in a) canned = { value: a.reply };
+      else if ("patchReply" in a) patch = a.patchReply;
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
       else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
@@ -174,7 +176,9 @@ export class SimPlugin {
         else leak = canary;
       }
     }
-    const result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
+    let result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
+    // The effect is applied as usual; only what the reply says is wrong.
+    if (patch && result && "value" in result) result = { value: merge(result.value, patch) };
     if (result && "refused" in result) {
       this.send({
         jsonrpc: "2.0",

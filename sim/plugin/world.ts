@@ -38,6 +38,8 @@ export type Action =
   | { setsidHelper: true }
   | { leakCanary: "stderr" | "reply" }
   | { reply: unknown }
+  /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */
+  | { patchReply: Record<string, unknown> }
   /** On a channel.watch: when mu cancels it, send watch/settled anyway, crossing the cancel. */
   | { settleOnCancel: true }
   /** Answer as usual, then die this many ms later, as a plugin that crashes mid-watch. */
