@@ -23,6 +23,7 @@ const ACTIONS = [
   "reply",
   "patchReply",
   "settleOnCancel",
+  "restartChannel",
   "exitAfterMs",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",

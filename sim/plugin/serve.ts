@@ -163,6 +163,7 @@ export class SimPlugin {
       else if ("reply" in a) canned = { value: a.reply };
       else if ("patchReply" in a) patch = a.patchReply;
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
+      else if ("restartChannel" in a) this.channel.restart(msg.params?.target);
       else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.

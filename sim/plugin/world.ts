@@ -42,6 +42,8 @@ export type Action =
   | { patchReply: Record<string, unknown> }
   /** On a channel.watch: when mu cancels it, send watch/settled anyway, crossing the cancel. */
   | { settleOnCancel: true }
+  /** Before answering, the target agent's channel restarts on its own: a new incarnation. */
+  | { restartChannel: true }
   /** Answer as usual, then die this many ms later, as a plugin that crashes mid-watch. */
   | { exitAfterMs: number }
   // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
