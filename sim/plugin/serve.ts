@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
-import { firedFaults, invalidLine } from "./fault-script.js";
+import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
@@ -179,7 +179,11 @@ export class SimPlugin {
     }
     let result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
     // The effect is applied as usual; only what the reply says is wrong.
-    if (patch && result && "value" in result) result = { value: merge(result.value, patch) };
+    if (patch && result && "value" in result) {
+      result = { value: merge(result.value, patch) };
+      const wrong = contradicted(msg.params ?? {}, result.value);
+      if (wrong) this.world.record("note", { wrongReply: wrong });
+    }
     if (result && "refused" in result) {
       this.send({
         jsonrpc: "2.0",

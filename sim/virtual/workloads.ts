@@ -100,6 +100,13 @@ const AGENT_CALLS = [
   "channel.watch",
 ];
 
+/** What a delivery's reply may wrongly say: another msgId, another incarnation. */
+const WRONG_REPLIES: Record<string, Record<string, unknown>[]> = {
+  "channel.send": [{ msgId: "msg-someone-else" }],
+  "channel.fresh": [{ msgId: "msg-someone-else" }],
+  "channel.interrupt": [{ msgId: "msg-someone-else" }, { incarnation: 99 }],
+};
+
 /** The call a verb makes that matters most, so a fault can meet it. */
 function callOf(mu: string): string | undefined {
   const w = mu.split(" ");
@@ -165,9 +172,14 @@ function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env">
     } else if (r() < 0.4) {
       // Half the faults meet the verb's own call, so each verb meets each fault.
       const on = r() < 0.5 ? (own ?? pick(r, AGENT_CALLS)) : pick(r, AGENT_CALLS);
-      // A watch may also settle after mu cancelled it, crossing the cancel.
+      // A watch may also settle after mu cancelled it, crossing the cancel,
+      // and a delivery be taken but answered naming another msgId or incarnation.
       const act =
-        on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
+        on === "channel.watch" && r() < 0.3
+          ? { settleOnCancel: true as const }
+          : on in WRONG_REPLIES && r() < 0.25
+            ? { patchReply: pick(r, WRONG_REPLIES[on] ?? []) }
+            : anyFault(r);
       w.fault(on, act);
     }
     // A view that the backend reports and that dies a moment later.
