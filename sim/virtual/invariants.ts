@@ -70,7 +70,9 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   // that got it must not report the delivery made.
   for (const id of o.wrongReplies)
     if (new RegExp(`(sent|with) ${id} `).test(o.output))
-      broken.push(`mu reported delivery ${id} made on a reply that names another msgId or incarnation`);
+      broken.push(
+        `mu reported delivery ${id} made on a reply that names another msgId or incarnation`,
+      );
   if (o.dbProblem) broken.push(`mu's database does not read back: ${o.dbProblem}`);
 
   const canary = s.env?.MU_PLUGIN_CANARY;
