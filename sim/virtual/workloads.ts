@@ -146,7 +146,7 @@ function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () =>
   ] as const)();
 }
 
-function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+function agentWorkload(r: Rand, nemesis: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
   const atStart = r() < 0.25;
@@ -172,14 +172,15 @@ function agentWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env">
     } else if (r() < 0.4) {
       // Half the faults meet the verb's own call, so each verb meets each fault.
       const on = r() < 0.5 ? (own ?? pick(r, AGENT_CALLS)) : pick(r, AGENT_CALLS);
-      // A watch may also settle after mu cancelled it, crossing the cancel,
-      // and a delivery be taken but answered naming another msgId or incarnation.
+      // A watch may also settle after mu cancelled it, crossing the cancel.
+      const usual =
+        on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
+      // A delivery taken but answered naming another msgId or incarnation:
+      // drawn from its own stream, so every other seed's workload stays as it was.
       const act =
-        on === "channel.watch" && r() < 0.3
-          ? { settleOnCancel: true as const }
-          : on in WRONG_REPLIES && r() < 0.25
-            ? { patchReply: pick(r, WRONG_REPLIES[on] ?? []) }
-            : anyFault(r);
+        on in WRONG_REPLIES && nemesis() < 0.25
+          ? { patchReply: pick(nemesis, WRONG_REPLIES[on] ?? []) }
+          : usual;
       w.fault(on, act);
     }
     // A view that the backend reports and that dies a moment later.
@@ -249,7 +250,7 @@ function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turn
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
   const r = rng(seed);
-  const w = r() < 0.5 ? hostWorkload(r) : agentWorkload(r);
+  const w = r() < 0.5 ? hostWorkload(r) : agentWorkload(r, rng(seed ^ 0x5bd1e995));
   return {
     scenario: `found/seed-${seed}`,
     about: `explorer seed ${seed}`,
