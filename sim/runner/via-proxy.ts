@@ -14,6 +14,9 @@ const INSIDE = [
   "setsidHelper",
   "leakCanary",
   "settleOnCancel",
+  "restartChannel",
+  // The proxy does not rewrite a reply in flight (yet).
+  "patchReply",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];
