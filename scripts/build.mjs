@@ -55,11 +55,13 @@ writeFileSync(stamp, `${started.toISOString()}\n`);
 utimesSync(stamp, started, started);
 
 /**
- * Every verb's code as one file (dist/mu/run-verb.js), which main.js then
- * imports instead of tsc's run-verb.js: resolving and loading the 20 to 40
+ * Every verb's code as one file (dist/mu/run-verb.cjs), which main.js then
+ * loads instead of tsc's run-verb.js: resolving and loading the 20 to 40
  * modules a verb needs cost more than parsing one file that holds them all.
- * The rest of dist/ keeps tsc's files (the testbed imports them one by one),
- * and a later tsc alone leaves a main.js that runs them.
+ * CommonJS, so that it can start from V8's code cache (host/cli/verb-bundle.ts,
+ * scripts/code-cache.mjs). The rest of dist/ keeps tsc's files (the testbed
+ * imports them one by one), and a later tsc alone leaves a main.js that runs
+ * them.
  */
 async function bundleCli() {
   const out = join(root, "dist/mu");
@@ -72,6 +74,7 @@ async function bundleCli() {
     process.stderr.write(`build: not bundling the CLI (${err.message.split("\n")[0]})\n`);
     return;
   }
+  const file = join(out, "run-verb.cjs");
   await build({
     input: join(root, "dist/host/cli/run-verb.js"),
     platform: "node",
@@ -81,13 +84,25 @@ async function bundleCli() {
       if (level === "warn") throw new Error(`build: bundling the CLI: ${log.message}`);
       handler(level, log);
     },
-    output: { dir: out, format: "esm", codeSplitting: false },
+    output: { file, format: "cjs", codeSplitting: false },
   });
+  // vm.Script, which runs the bundle, has no loader for import(): every
+  // dynamic import must have been inlined. Comment lines (JSDoc types) aside.
+  const left = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => /\bimport\(/.test(l) && !/^\s*(\*|\/\/)/.test(l));
+  if (left.length > 0) throw new Error(`build: ${file} still imports at run time: ${left[0]}`);
   const main = join(root, "dist/host/cli/main.js");
-  const from = 'const VERBS = "./run-verb.js";';
+  const from = "const BUNDLE = null;";
   const text = readFileSync(main, "utf8");
   if (!text.includes(from)) throw new Error(`build: ${main} no longer holds ${from}`);
-  writeFileSync(main, text.replace(from, 'const VERBS = "../../mu/run-verb.js";'));
+  writeFileSync(main, text.replace(from, 'const BUNDLE = "../../mu/run-verb.cjs";'));
+  // Its warm-up verb prints to stdout, which is no part of the build's output.
+  const made = spawnSync(process.execPath, [join(root, "scripts/code-cache.mjs"), file], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (made.status !== 0) process.exit(made.status ?? 1);
 }
 
 /**

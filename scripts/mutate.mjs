@@ -1,25 +1,40 @@
 #!/usr/bin/env node
-// `npm run mutate [-- STRYKER-ARGS]`: Stryker over mu's deciding modules
-// (stryker.config.mjs), then the markdown summary beside its reports. Extra
-// arguments go to Stryker: `--mutate host/verbs/wait.ts` for one part,
-// `--incremental` to re-test only what changed since the last run,
-// `--concurrency 1` on a shared machine.
+// `npm run mutate [-- [--part virtual|real] STRYKER-ARGS]`: the testbed's
+// mutation score, in two parts that make one testbed. The virtual part
+// (stryker.config.mjs) runs the scenario files on the virtual engine and a
+// short explorer run against mu's deciding modules; the real part
+// (stryker.real.config.mjs) runs real-engine scenario files against the code
+// only real processes reach. Then one markdown summary over both reports,
+// where a mutant either part detected counts as detected. Extra arguments go
+// to Stryker: `--mutate host/verbs/wait.ts` for one file, `--concurrency 1`
+// on a shared machine.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const stryker = join(root, "node_modules", ".bin", "stryker");
-const run = spawnSync(stryker, ["run", "stryker.config.mjs", ...process.argv.slice(2)], {
+const args = process.argv.slice(2);
+const at = args.indexOf("--part");
+const only = at === -1 ? undefined : args.splice(at, 2)[1];
+if (only !== undefined && only !== "virtual" && only !== "real") {
+  process.stderr.write("mutate: --part takes virtual or real\n");
+  process.exit(2);
+}
+const PARTS = [
+  { name: "virtual", config: "stryker.config.mjs", report: "mutation.json" },
+  { name: "real", config: "stryker.real.config.mjs", report: "mutation-real.json" },
+];
+for (const part of PARTS) {
+  if (only !== undefined && part.name !== only) continue;
+  const run = spawnSync(stryker, ["run", part.config, ...args], { cwd: root, stdio: "inherit" });
+  if (run.status !== 0) process.exit(run.status ?? 1);
+}
+const reports = PARTS.map((p) => join(root, "reports", "mutation", p.report)).filter((f) => existsSync(f));
+const summary = spawnSync(process.execPath, [join(root, "scripts", "mutation-summary.mjs"), ...reports], {
   cwd: root,
-  stdio: "inherit",
+  stdio: ["ignore", "pipe", "inherit"],
 });
-if (run.status !== 0) process.exit(run.status ?? 1);
-const summary = spawnSync(
-  process.execPath,
-  [join(root, "scripts", "mutation-summary.mjs"), join(root, "reports", "mutation", "mutation.json")],
-  { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
-);
 if (summary.status !== 0) process.exit(summary.status ?? 1);
 mkdirSync(join(root, "reports", "mutation"), { recursive: true });
 writeFileSync(join(root, "reports", "mutation", "summary.md"), summary.stdout);

@@ -18,7 +18,8 @@ const byFile = new Map();
 for (const f of files) {
   const report = JSON.parse(readFileSync(f, "utf8"));
   // A later report's result for a mutant (a re-run of some lines) replaces the
-  // earlier one's; the mutants it did not run keep their earlier result.
+  // earlier one's unless only the earlier detected it; the mutants it did not
+  // run keep their earlier result.
   for (const [path, entry] of Object.entries(report.files)) {
     const before = byFile.get(path);
     if (!before) {
@@ -28,7 +29,12 @@ for (const f of files) {
     const key = (m) =>
       `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement}`;
     const merged = new Map(before.mutants.map((m) => [key(m), m]));
-    for (const m of entry.mutants) merged.set(key(m), m);
+    // A mutant the other part detected stays detected: the virtual part and
+    // the real part (stryker.real.config.mjs) are one testbed.
+    for (const m of entry.mutants) {
+      const had = merged.get(key(m));
+      if (!(had && DETECTED.has(had.status) && !DETECTED.has(m.status))) merged.set(key(m), m);
+    }
     byFile.set(path, { ...before, mutants: [...merged.values()] });
   }
 }

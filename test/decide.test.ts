@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type DeliveryFacts,
   decideFirst,
+  decideGuard,
   decideLookup,
   decideReceipt,
   type Facts,
@@ -30,6 +31,17 @@ const dedupe: KeyCaps = {
   // Two minutes: a resend 10 s in fits with its 65 s span; one 70 s in does not, though the window is still open.
   dedupe: { exact: true, windowMs: 120_000 },
 };
+
+describe("decideGuard", () => {
+  it.each([
+    [false, false, undefined],
+    [true, false, "guard.writer-alive"],
+    [false, true, "guard.resolver-alive"],
+    [true, true, "guard.writer-alive"],
+  ] as const)("writer alive %s, resolver alive %s: %s", (writerAlive, resolverAlive, row) => {
+    expect(decideGuard({ writerAlive, resolverAlive })).toBe(row);
+  });
+});
 
 describe("decideFirst", () => {
   const cases: [

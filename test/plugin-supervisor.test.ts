@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, symlinkSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readlinkSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import pidtree from "pidtree";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -406,6 +406,19 @@ describe("the stop sequence", () => {
     );
     const kids = await pidtree(proc.pgid);
     expect(kids.length).toBeGreaterThan(0);
+  });
+
+  it("starts the plugin in the directory mu was run in, as its ports give it", async () => {
+    const argv = fx.plugin("here", { spawnChild: "plain" });
+    // Not this process's own directory: the port is what counts (docs/decisions.md).
+    const there = new Supervisor({ ...ports, cwd: fx.dir }, protocolChecks());
+    try {
+      const { proc } = await there.ready({ name: "here", argv });
+      expect(readlinkSync(`/proc/${proc.pgid}/cwd`)).toBe(fx.dir);
+      expect(fx.dir).not.toBe(process.cwd());
+    } finally {
+      await there.close();
+    }
   });
 
   it("keeps only stderr's first line, cut to 400 characters", async () => {

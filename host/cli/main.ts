@@ -3,9 +3,10 @@
 // what the invocation in hand uses: the module graph, not the verb, is most
 // of a short verb's cost.
 
-// Everything but --version. The build points this at its one-file bundle
-// of run-verb.js (scripts/build.mjs); tsc's own files otherwise.
-const VERBS = "./run-verb.js";
+// Everything but --version. The build points BUNDLE at its one-file
+// CommonJS bundle of run-verb.js (scripts/build.mjs), which verb-bundle.js
+// compiles from the build's code cache; null (tsc alone) runs tsc's files.
+const BUNDLE: string | null = null;
 
 const argv = process.argv.slice(2);
 
@@ -23,8 +24,7 @@ if (
   process.exitCode = await exitAfterOutput(0, out, stdOutput(process.stderr));
 } else {
   try {
-    const { runVerb } = (await import(VERBS)) as typeof import("./run-verb.js");
-    await runVerb(argv);
+    await (await verbs()).runVerb(argv);
   } catch (err) {
     // runVerb reports its own errors; this is a broken install. Still one line.
     const { classify } = await import("../errors.js");
@@ -32,4 +32,11 @@ if (
     process.stderr.write(`${line}\n`);
     process.exitCode = exit;
   }
+}
+
+async function verbs(): Promise<typeof import("./run-verb.js")> {
+  if (BUNDLE === null) return import("./run-verb.js");
+  const { loadBundle } = await import("./verb-bundle.js");
+  const { fileURLToPath } = await import("node:url");
+  return loadBundle(fileURLToPath(new URL(BUNDLE, import.meta.url))).verbs;
 }

@@ -45,7 +45,7 @@ export interface DeliveryFacts {
 }
 
 export type First =
-  | { row: "guard.writer-alive" | "guard.resolver-alive" | "fence.instance"; ask: "nothing" }
+  | { row: GuardRow | "fence.instance"; ask: "nothing" }
   | { row: "stop.reissue" | "release.reissue"; ask: "resend" }
   | { row: "keyed"; ask: "lookup"; fence: boolean }
   | { row: `${"start" | "acquire"}.dedupe.inside`; ask: "resend" }
@@ -55,6 +55,20 @@ export type First =
   | { row: "delivery.superseded" | "delivery.no-msgid" | "delivery.job-ended"; ask: "nothing" }
   | { row: "unresolvable"; ask: "nothing" };
 
+export type GuardRow = "guard.writer-alive" | "guard.resolver-alive";
+
+/**
+ * The guards every row starts with: an intent another live mu holds (its
+ * writer, or a resolver that claimed it) is that mu's to settle. The resolver
+ * asks this before it starts the plugin (the writer) and again as it claims
+ * the intent (a resolver), so these two lines are the ones that refuse.
+ */
+export function decideGuard(f: Pick<Facts, "writerAlive" | "resolverAlive">): GuardRow | undefined {
+  if (f.writerAlive) return "guard.writer-alive";
+  if (f.resolverAlive) return "guard.resolver-alive";
+  return undefined;
+}
+
 const prefix = (method: string) => (method === "job.start" ? "start" : "acquire");
 
 export function decideFirst(
@@ -63,8 +77,8 @@ export function decideFirst(
   f: Facts,
   delivery?: DeliveryFacts,
 ): First {
-  if (f.writerAlive) return { row: "guard.writer-alive", ask: "nothing" };
-  if (f.resolverAlive) return { row: "guard.resolver-alive", ask: "nothing" };
+  const guard = decideGuard(f);
+  if (guard) return { row: guard, ask: "nothing" };
   if (f.instance !== intent.instance) return { row: "fence.instance", ask: "nothing" };
   if (intent.method === "job.stop") return { row: "stop.reissue", ask: "resend" };
   if (intent.method === "host.release") return { row: "release.reissue", ask: "resend" };

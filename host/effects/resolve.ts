@@ -10,9 +10,11 @@ import { planted } from "../testbed-plant.js";
 import {
   type DeliveryFacts,
   decideFirst,
+  decideGuard,
   decideLookup,
   decideReceipt,
   type First,
+  type GuardRow,
   type LookupAnswer,
   noneForGood,
   type ReceiptAnswer,
@@ -106,12 +108,7 @@ export async function resolvePending(
   }
 }
 
-function guardRefusal(
-  i: Intent,
-  row: "guard.writer-alive" | "guard.resolver-alive",
-  who: { pid: number },
-  now: number,
-): RefusedError {
+function guardRefusal(i: Intent, row: GuardRow, who: { pid: number }, now: number): RefusedError {
   const by = i.writtenAt + WRITER_SPAN_MS;
   const hint =
     row === "guard.resolver-alive"
@@ -138,7 +135,8 @@ async function resolveOne(
   const { liveness, clock } = io.ports;
   const me = liveness.self();
   // The writer guard needs no plugin: refuse before starting one.
-  if (liveness.alive(i.writer)) throw guardRefusal(i, "guard.writer-alive", i.writer, clock.now());
+  const writerGuard = decideGuard({ writerAlive: liveness.alive(i.writer), resolverAlive: false });
+  if (writerGuard) throw guardRefusal(i, writerGuard, i.writer, clock.now());
   const reg = await store.read((db) => getPlugin(db, i.plugin));
   if (!reg) {
     throw new RefusedError(
@@ -155,13 +153,16 @@ async function resolveOne(
   const claim = await store.write((db) => {
     const cur = intentsFor(db, i.subject).find((x) => x.id === i.id);
     if (!cur) return "gone" as const;
-    if (cur.resolver && cur.resolver.pid !== me.pid && liveness.alive(cur.resolver))
-      return cur.resolver;
+    const other = cur.resolver && cur.resolver.pid !== me.pid ? cur.resolver : null;
+    if (other) {
+      const row = decideGuard({ writerAlive: false, resolverAlive: liveness.alive(other) });
+      if (row) return { row, who: other };
+    }
     markResolver(db, i.id, me);
     return "mine" as const;
   });
   if (claim === "gone") return;
-  if (claim !== "mine") throw guardRefusal(i, "guard.resolver-alive", claim, clock.now());
+  if (claim !== "mine") throw guardRefusal(i, claim.row, claim.who, clock.now());
   const caps = rules.caps(hello, i);
   // Read the clock only now: starting the plugin can take a while, and a
   // window judged before it could close before the resend goes out.

@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import { UnavailableError, UsageError } from "../errors.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
@@ -27,15 +26,15 @@ export interface SitePlan {
 const onHost = (p: string) => (p.startsWith("/") ? q(p) : `"$PWD"/${q(p)}`);
 
 export function planSite(
+  cwd: string,
   h: LinkHost,
   host: string,
   from: string | undefined,
   ws: string,
   name: string,
 ): SitePlan {
-  const here = resolve(process.cwd());
-  const localRepo = checkoutOf(here);
-  if (localRepo === null) throw notACheckout(here);
+  const localRepo = checkoutOf(cwd);
+  if (localRepo === null) throw notACheckout(cwd);
   const rev = from ?? "HEAD";
   const sha = commitOf(localRepo, rev);
   if (sha === null) {

@@ -65,7 +65,7 @@ export class PluginProcess {
     checks: ResultChecks,
     onStopped: (p: PluginProcess, r: StopRecord) => void,
   ): Promise<PluginProcess> {
-    const child = await ports.spawner.spawn(argv, { env: pluginEnv(ports.env) });
+    const child = await ports.spawner.spawn(argv, { env: pluginEnv(ports.env), cwd: ports.cwd });
     return new PluginProcess(ports, name, child, checks, onStopped);
   }
 

@@ -181,6 +181,7 @@ export function realPorts(env: Record<string, string | undefined> = process.env)
     spawner: realSpawner,
     env,
     uid: process.getuid?.() ?? -1,
+    cwd: process.cwd(),
     crash() {
       process.kill(process.pid, "SIGKILL");
       // Delivered before kill returns; nothing waits on this.

@@ -68,8 +68,3 @@ export const realSpawner: ProcessSpawner = {
     });
   },
 };
-
-/** Synchronous kill for exits that cannot wait (a crash of mu). */
-export function killGroupNow(pgid: number): void {
-  killGroup(pgid, "SIGKILL");
-}

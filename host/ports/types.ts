@@ -93,7 +93,8 @@ export interface ChildProcess {
 
 export interface SpawnOptions {
   env: Record<string, string>;
-  cwd?: string;
+  /** Given always: a child never inherits the directory of the process that runs mu. */
+  cwd: string;
 }
 
 export interface ProcessSpawner {
@@ -118,6 +119,13 @@ export interface Ports {
   env: Readonly<Record<string, string | undefined>>;
   /** The invoking user's uid: plugins must be owned by it. */
   uid: number;
+  /**
+   * The absolute directory mu was run in: the caller's checkout and relative
+   * paths on the command line are found from it. mu never reads the
+   * process's own, so the virtual engine can give each run a directory
+   * without moving the process.
+   */
+  cwd: string;
   /**
    * Ends this process at once, as SIGKILL would: no handler, no flush, no
    * cleanup, and the promise never settles. Only the testbed's crash points

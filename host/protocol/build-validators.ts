@@ -1,9 +1,10 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import standaloneModule from "ajv/dist/standalone/index.js";
-import { AJV_OPTIONS, schemaDigest, schemaDocument } from "./schema.js";
+import { crc32 } from "../checksum.js";
+import { AJV_OPTIONS, schemaDigest, schemaDocument, schemaPath } from "./schema.js";
 
 // Build step (npm run build): compiles every def of the protocol schema into
 // plain validation functions beside this file, so a mu process loads them in
@@ -30,7 +31,16 @@ names.forEach((n, i) => {
   writeFileSync(join(dir, `v${i}.cjs`), `${code}\nmodule.exports.DIGEST = ${digest};\n`);
 });
 // The index last: a build cut short leaves no index naming missing modules.
+// It also says which file the digest is of (length and CRC-32), so a mu
+// process can take the digest from here instead of hashing the schema.
+const bytes = readFileSync(schemaPath());
 writeFileSync(
   join(here, "validators.cjs"),
-  `module.exports.NAMES = ${JSON.stringify(names)};\nmodule.exports.DIGEST = ${digest};\n`,
+  [
+    `module.exports.NAMES = ${JSON.stringify(names)};`,
+    `module.exports.DIGEST = ${digest};`,
+    `module.exports.SCHEMA_BYTES = ${bytes.length};`,
+    `module.exports.SCHEMA_CRC32 = ${JSON.stringify(crc32(bytes))};`,
+    "",
+  ].join("\n"),
 );

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
+import { crc32 } from "../checksum.js";
 
 // The shipped protocol schema: its digest (what a plugin's handshake must
 // name) and validators for its defs. The file is read once; each def is
@@ -46,9 +47,25 @@ export function schemaPath(): string {
   return load().path;
 }
 
-/** `sha256:` and the hex sha256 of the schema file's exact bytes. */
+let digest: string | undefined;
+
+/**
+ * `sha256:` and the hex sha256 of the schema file's exact bytes. Taken from
+ * the build's validator index when that was made from a file of the same
+ * length and CRC-32: hashing means loading node:crypto, which a verb that
+ * calls a plugin otherwise never needs (some 10 ms).
+ */
 export function schemaDigest(): string {
-  return `sha256:${createHash("sha256").update(load().bytes).digest("hex")}`;
+  digest ??= builtDigest() ?? `sha256:${createHash("sha256").update(load().bytes).digest("hex")}`;
+  return digest;
+}
+
+function builtDigest(): string | null {
+  const index = buildIndex();
+  const { bytes } = load();
+  if (typeof index?.DIGEST !== "string" || index.SCHEMA_BYTES !== bytes.length) return null;
+  const sum = crc32(bytes);
+  return sum !== null && index.SCHEMA_CRC32 === sum ? index.DIGEST : null;
 }
 
 /** The parsed schema document, for the build step that precompiles it. */
@@ -72,24 +89,34 @@ const cache = new Map<string, (value: unknown) => Validation>();
 interface Precompiled {
   NAMES: string[];
   DIGEST: string;
+  SCHEMA_BYTES?: number;
+  SCHEMA_CRC32?: number | null;
   [v: string]: unknown;
 }
+let index: Precompiled | null | undefined;
 let precompiled: Precompiled | null | undefined;
 
-/**
- * The validators the build compiled (build-validators.ts), when they were made
- * from this very schema file; else null, and ajv compiles on first use.
- */
-function fromBuild(): Precompiled | null {
-  if (precompiled !== undefined) return precompiled;
-  precompiled = null;
+/** The build's validator index (build-validators.ts), whatever schema it was made from. */
+function buildIndex(): Precompiled | null {
+  if (index !== undefined) return index;
+  index = null;
   const path = join(dirname(load().path), "..", "dist", "host", "protocol", "validators.cjs");
   if (!existsSync(path)) return null;
   try {
-    const mod = createRequire(import.meta.url)(path) as Precompiled;
-    if (mod.DIGEST === schemaDigest()) precompiled = mod;
+    index = createRequire(import.meta.url)(path) as Precompiled;
   } catch {
     // a damaged build output: compile instead
+  }
+  return index;
+}
+
+/**
+ * The validators the build compiled, when they were made from this very
+ * schema file; else null, and ajv compiles on first use.
+ */
+function fromBuild(): Precompiled | null {
+  if (precompiled === undefined) {
+    precompiled = buildIndex()?.DIGEST === schemaDigest() ? buildIndex() : null;
   }
   return precompiled;
 }

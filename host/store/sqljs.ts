@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { setFlagsFromString } from "node:v8";
 import type { SqlJsStatic } from "sql.js";
+import { setWasmFlags } from "./wasm-flags.js";
 
 let loading: Promise<SqlJsStatic> | undefined;
 
@@ -19,11 +19,7 @@ export function sqlJs(): Promise<SqlJsStatic> {
 }
 
 async function init(): Promise<SqlJsStatic> {
-  // An invocation runs a handful of small queries. Optimising the 700 KB
-  // module in the background costs more than it ever saves, and V8 holds the
-  // process open at exit until that compile finishes (about 200 ms here):
-  // baseline-compiled wasm is enough.
-  setFlagsFromString("--liftoff-only");
+  setWasmFlags();
   // The wasm is part of mu's own install, not of its state, so it is read
   // straight from disk rather than through the FileSystem port (which the
   // virtual engine points at an in-memory disk). Handing sql.js the bytes
@@ -31,8 +27,9 @@ async function init(): Promise<SqlJsStatic> {
   const require = createRequire(import.meta.url);
   const file = readFileSync(require.resolve("sql.js/dist/sql-wasm.wasm"));
   const wasmBinary = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength);
-  // require, not import(): sql.js is CommonJS, and importing it from ESM
-  // first scans its whole 100 KB source for export names (about 20 ms).
-  const initSqlJs = require("sql.js") as (config: object) => Promise<SqlJsStatic>;
+  // import(), not require: the CLI's bundle then holds sql.js's JavaScript
+  // half, so its code cache covers it too (host/cli/verb-bundle.ts). Loaded
+  // from tsc's files (the testbed) it costs a scan of its source, once.
+  const { default: initSqlJs } = await import("sql.js");
   return initSqlJs({ wasmBinary: wasmBinary as ArrayBuffer });
 }

@@ -94,7 +94,7 @@ async function finalCollect(
   const site = j.site ?? ".";
   let sha: string;
   try {
-    sha = await fetchInto(l, site, j.localRepo ?? process.cwd(), DEFAULT_LINK_TIMEOUT_MS);
+    sha = await fetchInto(l, site, j.localRepo ?? io.ports.cwd, DEFAULT_LINK_TIMEOUT_MS);
   } catch (err) {
     throw new UnavailableError(
       "close.collect",

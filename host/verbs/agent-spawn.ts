@@ -27,7 +27,9 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
   const mux = muxFor(io.ports);
   const declared = refuseOnHost(h, req, mux);
   // A --from that names no commit, or a host with no repository, is refused here too.
-  const plan = opts.worktree ? planSite(h, opts.host, opts.from, req.ws, name) : undefined;
+  const plan = opts.worktree
+    ? planSite(io.ports.cwd, h, opts.host, opts.from, req.ws, name)
+    : undefined;
   await withPlugins(io, async (sup) => {
     const ctx: SpawnCtx = { io, store, sup, h, mux };
     // What an earlier spawn of the name left: a started job resumes at its view.

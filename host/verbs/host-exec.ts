@@ -83,7 +83,8 @@ async function readScript(io: Io, words: string[], given: string | undefined): P
   }
   let bytes: Uint8Array | null;
   try {
-    bytes = file === "-" ? await readStdin() : await io.ports.fs.readFile(resolve(file));
+    bytes =
+      file === "-" ? await readStdin() : await io.ports.fs.readFile(resolve(io.ports.cwd, file));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
     throw new UsageError("host.exec.file", "usage", `cannot read --file ${file} (${code})`, {

@@ -16,8 +16,8 @@ import { withPlugins } from "./with-plugins.js";
 // calls a spawn and a collect make, so a user can try a plugin host's git
 // path before an agent depends on it.
 
-function localCheckout(into: string | undefined): string {
-  const from = resolve(into ?? process.cwd());
+function localCheckout(io: Io, into: string | undefined): string {
+  const from = resolve(io.ports.cwd, into ?? ".");
   const top = checkoutOf(from);
   if (top === null) throw notACheckout(from);
   return top;
@@ -29,7 +29,7 @@ export async function hostFetch(
   opts: { from?: string; into?: string; timeout?: string },
 ): Promise<void> {
   const timeoutMs = timeoutOption(opts.timeout, "fetch");
-  const localRepo = localCheckout(opts.into);
+  const localRepo = localCheckout(io, opts.into);
   const h = await loadLinkHost(io, name);
   const remoteCwd = opts.from ?? h.profile?.repo ?? ".";
   const sha = await withPlugins(io, async (sup) =>
@@ -44,7 +44,7 @@ export async function hostPush(
   opts: { rev?: string; to?: string; timeout?: string },
 ): Promise<void> {
   const timeoutMs = timeoutOption(opts.timeout, "push");
-  const localRepo = localCheckout(undefined);
+  const localRepo = localCheckout(io, undefined);
   const rev = opts.rev ?? "HEAD";
   const sha = commitOf(localRepo, rev);
   if (sha === null) {

@@ -31,6 +31,18 @@ function parseParams(pairs: string[]): Record<string, string> {
   return out;
 }
 
+/** A name that holds a machine, or one being acquired, takes no second acquire. */
+function refuseIfHeld(existing: { name: string; state: string } | undefined): void {
+  if (existing && (existing.state === "ready" || existing.state === "acquiring")) {
+    throw new RefusedError(
+      "host.exists",
+      "host",
+      `host '${existing.name}' is already acquired (${existing.state})`,
+      { hint: `release it first: mu host release ${existing.name}` },
+    );
+  }
+}
+
 export async function hostAcquire(
   io: Io,
   name: string,
@@ -42,17 +54,7 @@ export async function hostAcquire(
   const reg = await registration(store, opts.provider);
   await withPlugins(io, async (sup) => {
     await resolveHost(io, store, sup, name, `mu host acquire --provider ${opts.provider} ${name}`);
-    const existing = await store.read((db) => getHost(db, name));
-    if (existing && (existing.state === "ready" || existing.state === "acquiring")) {
-      throw new RefusedError(
-        "host.exists",
-        "host",
-        `host '${name}' is already acquired (${existing.state})`,
-        {
-          hint: `release it first: mu host release ${name}`,
-        },
-      );
-    }
+    refuseIfHeld(await store.read((db) => getHost(db, name)));
     const { hello } = await sup.ready(reg, ["host", "link"]);
     const key = `${name}-${io.ports.random.hex(6)}`;
     const now = io.ports.clock.now();
@@ -64,7 +66,10 @@ export async function hostAcquire(
         key,
         params: { target: { host: { name } }, key, params },
         timeoutMs: EFFECT_MS,
-        before: (db) =>
+        before: (db) => {
+          // Again under the write lock: another mu may have begun acquiring
+          // the name since the read above, and both would make a machine.
+          refuseIfHeld(getHost(db, name));
           putHost(db, {
             name,
             plugin: reg.name,
@@ -76,7 +81,8 @@ export async function hostAcquire(
             facts: {},
             createdAt: now,
             updatedAt: now,
-          }),
+          });
+        },
         done: (db, r) => {
           const got = r as HostAcquired;
           const h = getHost(db, name);

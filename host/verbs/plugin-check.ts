@@ -123,7 +123,8 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
     cleanup();
   }
   const failed = verdicts.filter((v) => v.result === "fail");
-  if (opts.junit !== undefined) await writeJunit(io, resolve(opts.junit), junit(name, verdicts));
+  if (opts.junit !== undefined)
+    await writeJunit(io, resolve(io.ports.cwd, opts.junit), junit(name, verdicts));
   if (opts.json) printJson(io, { plugin: name, ok: failed.length === 0, repeat, checks: verdicts });
   else io.out(`${summary(name, verdicts)}\n`);
   if (failed.length > 0) {

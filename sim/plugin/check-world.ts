@@ -25,6 +25,7 @@ const ACTIONS = [
   "settleOnCancel",
   "restartChannel",
   "exitAfterMs",
+  "closeStdin",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];

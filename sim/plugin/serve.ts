@@ -122,6 +122,7 @@ export class SimPlugin {
     let canned: { value: unknown } | undefined;
     let patch: Record<string, unknown> | undefined;
     let killAfter = false;
+    let closeAfter = false;
     for (const a of actions) {
       if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
       else if ("error" in a) {
@@ -159,12 +160,13 @@ export class SimPlugin {
         const c = this.world.config();
         this.world.setConfig({ ...c, clockOffsetMs: (c.clockOffsetMs ?? 0) + a.advanceClockMs });
       } else if ("stderr" in a) this.io.err(`${a.stderr}\n`);
-      else if ("setsidHelper" in a) this.escapeGroup();
+      else if ("setsidHelper" in a) this.escapeGroup(a.setsidHelper === "holdsPipes");
       else if ("reply" in a) canned = { value: a.reply };
       else if ("patchReply" in a) patch = a.patchReply;
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
       else if ("restartChannel" in a) this.channel.restart(msg.params?.target);
       else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
+      else if ("closeStdin" in a) closeAfter = true;
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
@@ -211,6 +213,7 @@ export class SimPlugin {
       return;
     }
     this.reply(id, result.value);
+    if (closeAfter) this.io.closeInput?.();
     if (twice) this.reply(id, result.value);
   }
 
@@ -336,8 +339,19 @@ export class SimPlugin {
   }
 
   /** A helper in a session of its own: what the contract suite must catch. */
-  private escapeGroup(): void {
-    const child = spawn("/bin/sh", ["-c", "sleep 30"], { detached: true, stdio: "ignore" });
+  private escapeGroup(holdsPipes: boolean): void {
+    // Polls for the release file (a tenth of a second, at most 600 times)
+    // rather than sleeping a fixed time, so a scenario can end it as soon as
+    // mu has shown it did not wait.
+    const wait =
+      'i=0; while [ ! -e "$0/release" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; ' +
+      '[ -e "$0/release" ] || touch "$0/helper-gave-up"';
+    const child = holdsPipes
+      ? spawn("/bin/sh", ["-c", wait, this.world.dir], {
+          detached: true,
+          stdio: ["ignore", "inherit", "inherit"],
+        })
+      : spawn("/bin/sh", ["-c", "sleep 30"], { detached: true, stdio: "ignore" });
     child.unref();
     this.world.record("note", { escaped: child.pid });
   }

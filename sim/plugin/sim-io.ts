@@ -16,6 +16,8 @@ export interface SimIo {
   killParent(): void;
   /** Keeps running past stdin's end and SIGTERM (a fault): only a group kill ends it. */
   ignoreTermination(): void;
+  /** Closes the plugin's end of its stdin (a fault): mu's next write fails. */
+  closeInput?(): void;
   env: Readonly<Record<string, string | undefined>>;
   /** Calls fn after ms of the plugin's time: the machine's, or the virtual engine's. */
   setTimer(ms: number, fn: () => void): { cancel(): void };
@@ -36,6 +38,9 @@ export const processIo: SimIo = {
   ignoreTermination: () => {
     process.on("SIGTERM", () => {});
     setInterval(() => {}, 60_000);
+  },
+  closeInput: () => {
+    process.stdin.destroy();
   },
   env: process.env,
   setTimer(ms, fn) {

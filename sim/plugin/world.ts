@@ -35,7 +35,16 @@ export type Action =
   | { setInstance: string }
   | { advanceClockMs: number }
   | { stderr: string }
-  | { setsidHelper: true }
+  /**
+   * Start a helper that leaves the plugin's group with setsid, so no group
+   * kill reaches it. "holdsPipes": it keeps the plugin's stdout and stderr
+   * open until a file named release appears in the world's directory (or a
+   * minute passes: then it leaves helper-gave-up there, the mark of a mu that
+   * waited on it).
+   */
+  | { setsidHelper: true | "holdsPipes" }
+  /** Close the plugin's own stdin after answering: mu's next write meets EPIPE. */
+  | { closeStdin: true }
   | { leakCanary: "stderr" | "reply" }
   | { reply: unknown }
   /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */

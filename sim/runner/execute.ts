@@ -8,6 +8,7 @@ import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { checkWorld } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
+import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
 import { collect, runSh } from "./run-sh.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
@@ -73,6 +74,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: join(box.root, "home"),
     MU_STATE_DIR: box.state,
+    ...mutantEnv(),
     ...box.env,
     ...step.env,
   };

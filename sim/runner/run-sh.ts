@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
 import { expand, type Places } from "./sandbox.js";
 import type { ShStep } from "./scenario.js";
@@ -31,6 +32,7 @@ export function runSh(box: Places, step: ShStep): Promise<Ran> {
     GIT_COMMITTER_NAME: who.name,
     GIT_COMMITTER_EMAIL: who.email,
     GIT_CONFIG_NOSYSTEM: "1",
+    ...mutantEnv(),
   };
   const child = spawn("/bin/sh", ["-ec", expand(box, step.sh)], {
     env,

@@ -22,7 +22,7 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
   ];
   for (const f of faults) {
     const kind = Object.keys(f.do)[0] ?? "";
-    if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
+    if (["setsidHelper", "execIgnoresTimeout", "closeStdin"].includes(kind))
       return `a ${kind} fault needs real processes`;
   }
   if (s.world?.proxy) return "a proxied plugin is a real process";
@@ -36,9 +36,6 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
       return "a script that reads mu's own files or signals a process by pid";
     if (!("mu" in st)) continue;
     if (st.signal) return "a signal sent to a real mu process";
-    // A background run's working directory would be the process's while
-    // other steps run; the real dir's scenarios keep theirs one at a time.
-    if (st.background && needsRealDir(s)) return "a background run beside real scripts";
     const env = { ...s.env, ...st.env };
     const words = argv(st.mu);
     if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")

@@ -148,7 +148,8 @@ export interface VirtualWorld {
   clock: VirtualClock;
   fs: VirtualFs;
   processes: VirtualProcesses;
-  ports(env?: Record<string, string>): Ports;
+  /** `cwd` is where the run stands: a scenario's own directory, never this process's. */
+  ports(env?: Record<string, string>, cwd?: string): Ports;
 }
 
 /** A world whose randomness follows `seed`: the same seed, the same keys. */
@@ -161,7 +162,7 @@ export function virtualWorld(seed = 1): VirtualWorld {
     clock,
     fs,
     processes,
-    ports: (env = {}) => ({
+    ports: (env = {}, cwd = "/") => ({
       clock: withClockOffset(clock, env),
       fs,
       liveness: processes,
@@ -169,6 +170,7 @@ export function virtualWorld(seed = 1): VirtualWorld {
       spawner: noSpawn,
       env: { MU_DB_PATH: "/state/mu.db", ...env },
       uid: fs.uid,
+      cwd,
       crash: () =>
         Promise.reject(new Error("no virtual process to crash: run mu through a VirtualMu")),
     }),

@@ -1,7 +1,7 @@
 import * as nodeFs from "node:fs";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { WorldFs } from "../plugin/world.js";
 import { checkSh } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
@@ -12,8 +12,10 @@ import type { VirtualClock } from "./ports.js";
 
 // The real side of a virtual run: a temp directory for the world and the
 // steps' files (the sim's machines are directories in it, where scripts and
-// git really run), sh steps as real processes, and a step's working
-// directory. Virtual time stands still while any of it runs: between steps
+// git really run) and sh steps as real processes. A step's working directory
+// is not here: it reaches mu through its ports (run-scenario.ts), so this
+// process's own never moves and the engine runs in a worker thread too.
+// Virtual time stands still while any of it runs: between steps
 // nothing drives the clock, and during a step the clock waits for a real
 // child to end (ports.ts).
 
@@ -46,26 +48,6 @@ export async function shStep(places: Places, clock: VirtualClock, step: ShStep):
     return [];
   }
   return checkSh(step, await runSh(places, step));
-}
-
-/**
- * Runs one mu step in `cwd` (relative to the root). mu reads its working
- * directory from the process, and the virtual engine runs one mu at a time,
- * so the process's own is moved for the step and put back after it.
- */
-export async function inDir<T>(
-  root: string,
-  cwd: string | undefined,
-  run: () => Promise<T>,
-): Promise<T> {
-  if (cwd === undefined) return run();
-  const before = process.cwd();
-  process.chdir(resolve(root, cwd));
-  try {
-    return await run();
-  } finally {
-    process.chdir(before);
-  }
 }
 
 export type { Ran };

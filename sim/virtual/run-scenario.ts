@@ -1,4 +1,4 @@
-import { basename, dirname } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -19,7 +19,7 @@ import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
 import { readBack, viewDied } from "./read-back.js";
-import { inDir, makeRealDir, type RealDir, shStep } from "./real-side.js";
+import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
@@ -97,14 +97,12 @@ async function runIn(
       ? Promise.resolve()
       : new Promise((done) => waiting.set(method, done));
   const background: Promise<string[]>[] = [];
-  const mu = (args: string[], env: Record<string, string> = {}, cut?: number, cwd?: string) =>
-    // With a real directory, mu runs in it as the real runner's does: a
-    // step's cwd is relative to it, and no step sees this process's own.
-    inDir(places.root, real ? expand(places, cwd ?? ".") : undefined, () => muHere(args, env, cut));
-  const muHere = async (
+  const mu = async (
     args: string[],
     env: Record<string, string> = {},
     cut?: number,
+    /** A step's cwd, relative to the root as the real runner takes it. */
+    cwd?: string,
     /** False for a background run: the steps running meanwhile drive the clock for it. */
     drive = true,
   ): Promise<Ran> => {
@@ -117,7 +115,11 @@ async function runIn(
     const run = runCli(
       args.map((a) => expand(places, a)),
       {
-        ports: proc.ports({ ...w.ports(env), spawner, muxes }),
+        ports: proc.ports({
+          ...w.ports(env, resolve(places.root, expand(places, cwd ?? "."))),
+          spawner,
+          muxes,
+        }),
         out: (t) => {
           if (proc.alive) stdout += t;
         },
@@ -164,10 +166,21 @@ async function runIn(
       if (step.afterSeen) await w.clock.run(seen(step.afterSeen));
       if (step.background) {
         const name = `mu ${argv(step.mu).join(" ")}`;
+        // The explorer (lenient) judges a background run's ending as any
+        // step's: it keeps its place among the mu steps, filled at its join.
+        const at = opts.lenient ? exits.push(null) - 1 : -1;
+        if (at >= 0) signals.push(null);
         background.push(
-          muHere(argv(step.mu), env, undefined, false).then((r) =>
-            checkMu(expandPatterns(places, step), r).map((p) => `${name}: ${p}`),
-          ),
+          mu(argv(step.mu), env, undefined, step.cwd, false).then((r) => {
+            if (at >= 0) {
+              exits[at] = r.exit;
+              signals[at] = r.signal;
+              output += r.stdout + r.stderr;
+            }
+            return checkMu(expandPatterns(places, step), r, !opts.lenient).map(
+              (p) => `${name}: ${p}`,
+            );
+          }),
         );
         continue;
       }

@@ -40,6 +40,9 @@ export function anyFault(r: Rand): Fault["do"] {
   ])();
 }
 
+/** How long a held writer's call stays in the plugin's hands: well inside every deadline. */
+const HELD_MS = 3_000;
+
 /** Longer than the latest answer a fault makes (an effect's deadline and 50 ms) and the EOF grace. */
 const LATE_MS = EFFECT_MS + 50 + 10_000;
 
@@ -66,8 +69,12 @@ export class Script {
     private readonly points: CrashPointName[],
   ) {}
 
+  /** The faults the world holds now: each fault step replaces them. */
+  private faults: Fault[] = [];
+
   fault(on: string, act: Fault["do"]): void {
-    this.steps.push({ world: { faults: [{ on, do: act }] } });
+    this.faults = [{ on, do: act }];
+    this.steps.push({ world: { faults: this.faults } });
   }
 
   /**
@@ -81,6 +88,7 @@ export class Script {
     const late = this.steps.some((s) =>
       "world" in s ? (s.world.faults ?? []).some((f) => "delayMs" in f.do) : false,
     );
+    this.faults = [];
     const step = { world: { faults: [], instance: "sim-1" } };
     this.steps.push(late ? { ...step, elapseMs: LATE_MS } : step);
   }
@@ -98,10 +106,33 @@ export class Script {
 
   /** A verb; now and then mu is set to die at one of its crash points. */
   verb(mu: string, mayDie = true, extra: Record<string, string> = {}): void {
+    this.steps.push(this.drawn(mu, mayDie, extra));
+  }
+
+  private drawn(mu: string, mayDie: boolean, extra: Record<string, string>): Step {
     const env: Record<string, string> = { ...extra };
     if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
     if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = pick(this.r, this.points);
-    this.steps.push(Object.keys(env).length > 0 ? { mu, env } : { mu });
+    return Object.keys(env).length > 0 ? { mu, env } : { mu };
+  }
+
+  /**
+   * The nemesis that holds a writer alive: the verb runs in the background
+   * while its effect call is held in the plugin's hands (answered late but
+   * inside its deadline), and meanwhile `next`, another verb on the same
+   * subject, runs and must leave that intent to its live writer. Both are
+   * joined before anything else runs. Draws from the main stream exactly
+   * what verb() would, so the rest of the workload stays as it was.
+   */
+  held(mu: string, call: string, next: string, extra: Record<string, string> = {}): void {
+    const first = this.drawn(mu, true, extra);
+    this.faults = [...this.faults, { on: call, do: { delayMs: HELD_MS } }];
+    this.steps.push({ world: { faults: this.faults } });
+    this.steps.push({ ...first, background: true } as Step);
+    const env: Record<string, string> =
+      this.offset > 0 ? { MU_CLOCK_OFFSET_MS: String(this.offset) } : {};
+    this.steps.push(Object.keys(env).length > 0 ? { mu: next, env } : { mu: next });
+    this.steps.push({ join: true });
   }
 
   /**

@@ -26,7 +26,25 @@ const HOST_CAPS: Record<string, unknown>[] = [
   },
 ];
 
-function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+/** The effect call a host verb makes, for the verbs that write an intent. */
+const HOST_EFFECT: Record<string, string> = { acquire: "host.acquire", release: "host.release" };
+
+/** Effect calls an agent verb makes, whose writer a nemesis may hold alive. */
+const AGENT_EFFECTS = [
+  "job.start",
+  "job.stop",
+  "channel.send",
+  "channel.fresh",
+  "channel.command",
+  "channel.interrupt",
+  "channel.abort",
+  "channel.answer",
+];
+
+/** How often a verb that writes an intent is held alive while another verb on its subject runs. */
+const HOLD = 0.1;
+
+function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const hosts = ["h1", "h2"];
   const w = new Script(r, EFFECT_POINTS);
   w.verb("plugin add sim -- ${sim} --world ${world}", false);
@@ -53,7 +71,13 @@ function hostWorkload(r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> 
             [3, `host release ${h}`],
           ] as const);
     // Now and then a power cut some disk operations into the verb.
-    w.verb(mu, true, r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {});
+    const cut: Record<string, string> =
+      r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {};
+    const call = HOST_EFFECT[mu.split(" ")[1] ?? ""];
+    if (call && hold() < HOLD) {
+      const next = pick(hold, ["status", "acquire --provider sim", "release"]);
+      w.held(mu, call, `host ${next} ${h}`, cut);
+    } else w.verb(mu, true, cut);
   }
   // Settle: no faults, then every host looked at, so what can be resolved is.
   w.clear();
@@ -146,7 +170,11 @@ function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () =>
   ] as const)();
 }
 
-function agentWorkload(r: Rand, nemesis: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+function agentWorkload(
+  r: Rand,
+  hold: Rand,
+  nemesis: Rand,
+): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
   const atStart = r() < 0.25;
@@ -186,7 +214,15 @@ function agentWorkload(r: Rand, nemesis: Rand): Pick<LoadedScenario, "world" | "
     // A view that the backend reports and that dies a moment later.
     const view: Record<string, string> =
       mu.startsWith("agent reattach") && r() < 0.5 ? { MU_MUX_SIM: "dies" } : {};
-    w.verb(mu, true, view);
+    if (own && AGENT_EFFECTS.includes(own) && hold() < HOLD) {
+      const meanwhile = pick<() => string>(hold, [
+        () => `agent read ${a}`,
+        () => `agent send ${a} held-${next()}`,
+        () => `agent command ${a} compact --instructions held-${next()}`,
+        () => `agent close ${a}`,
+      ])();
+      w.held(mu, own, meanwhile, view);
+    } else w.verb(mu, true, view);
   }
   // Settle: no faults, past every in-flight bound (a start that hung is
   // provably not running only then), every agent read (which resolves what
@@ -250,7 +286,11 @@ function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turn
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
   const r = rng(seed);
-  const w = r() < 0.5 ? hostWorkload(r) : agentWorkload(r, rng(seed ^ 0x5bd1e995));
+  // Each nemesis draws from a stream of its own, so the rest of a seed's
+  // workload is drawn as it was before that nemesis existed.
+  const hold = rng(seed ^ 0x5eed_0ff5);
+  const wrongReply = rng(seed ^ 0x5bd1e995);
+  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply);
   return {
     scenario: `found/seed-${seed}`,
     about: `explorer seed ${seed}`,

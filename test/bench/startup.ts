@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { putPlugin } from "../../host/plugin/registry.js";
@@ -38,5 +39,17 @@ export async function startupReport(state: string, runs: number): Promise<string
     runs,
   );
   const table = ratioTable(samples, "node -e 0", { "mu --version": 1.3, "mu plugin list": 2 });
-  return `${table}\n\n${await pluginVerbCost(state, runs)}`;
+  return `${table}\n\n${codeCacheLine()}\n\n${await pluginVerbCost(state, runs)}`;
+}
+
+/** Whether the bin starts from the build's code cache: without it every row above is slower. */
+function codeCacheLine(): string {
+  const loader = join(packageRoot(), "dist/host/cli/verb-bundle.js");
+  const bundle = join(packageRoot(), "dist/mu/run-verb.cjs");
+  const script = `const m = await import(${JSON.stringify(loader)}); process.stdout.write(m.loadBundle(${JSON.stringify(bundle)}).cache);`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+  });
+  const use = r.status === 0 ? r.stdout : `unknown (${r.stderr.trim().split("\n")[0]})`;
+  return `The CLI bundle's V8 code cache (docs/development.md): ${use}.`;
 }

@@ -1,9 +1,7 @@
 import { join } from "node:path";
-import { isMainThread } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../host/package-root.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
-import { needsRealDir } from "../../sim/virtual/can-run.js";
 import { check, workload } from "../../sim/virtual/explore.js";
 import { canaryFor } from "../../sim/virtual/invariants.js";
 import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
@@ -15,14 +13,13 @@ import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
 // which is what Stryker instruments; the real engine runs dist/ and could not
 // see a mutant.
 
-// Stryker's vitest runner runs tests in worker threads, where
-// process.chdir is not allowed; the virtual engine needs it to run mu in a
-// real directory (scenarios with sh steps or a working directory), so under
-// Stryker those stay out, and the score does not count them.
-const inThread = !isMainThread;
+// Stryker's vitest runner runs tests in worker threads. The scenarios with
+// sh steps, git or a working directory run there too: mu takes its
+// directory from its ports, so nothing moves the process's own (which a
+// worker thread may not do).
 const scenarios = findScenarioFiles(join(packageRoot(), "scenarios"))
   .map(loadScenario)
-  .filter((s) => needsRealEngine(s) === undefined && !(inThread && needsRealDir(s)));
+  .filter((s) => needsRealEngine(s) === undefined);
 
 // A few dozen seeds: enough to reach the verbs and faults the files do not,
 // few enough that a mutant covered by all of them still runs in seconds.

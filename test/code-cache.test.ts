@@ -1,0 +1,132 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
+import { tempState } from "./helpers.js";
+
+// Issue 19: the CLI bundle starts from V8's code cache made by the build.
+// A cache that no longer fits its bundle must never run: V8 compares the
+// source only by length and does not checksum the payload, so these check
+// mu's own guard (host/cli/verb-bundle.ts) with a real Node process each.
+
+const root = packageRoot();
+const loader = join(root, "dist/host/cli/verb-bundle.js");
+const built = join(root, "dist/mu/run-verb.cjs");
+const schemaFile = "schemas/plugin-protocol-v1.json";
+
+let st: ReturnType<typeof tempState>;
+let bundle: string;
+beforeEach(() => {
+  st = tempState();
+  // A package of its own, so the copies can be spoiled: the bundle finds
+  // package.json, schemas/, the validators and sql.js by walking up.
+  const pkg = join(st.dir, "pkg");
+  mkdirSync(join(pkg, "dist/mu"), { recursive: true });
+  copyFileSync(join(root, "package.json"), join(pkg, "package.json"));
+  mkdirSync(join(pkg, "schemas"));
+  copyFileSync(join(root, schemaFile), join(pkg, schemaFile));
+  for (const d of ["node_modules", "dist/host"]) symlinkSync(join(root, d), join(pkg, d));
+  bundle = join(pkg, "dist/mu/run-verb.cjs");
+  copyFileSync(built, bundle);
+  copyFileSync(`${built}.cache`, `${bundle}.cache`);
+});
+afterEach(() => st.done());
+
+/** `mu plugin list` (or args) from the bundle at `file`, and what became of its cache. */
+function listFrom(file: string, nodeFlags: string[] = [], args = ["plugin", "list"]) {
+  const script = [
+    `const { loadBundle } = await import(${JSON.stringify(loader)});`,
+    `const { cache, verbs } = loadBundle(${JSON.stringify(file)});`,
+    `process.stderr.write("cache: " + cache + "\\n");`,
+    `await verbs.runVerb(${JSON.stringify(args)});`,
+  ].join("\n");
+  const r = spawnSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
+    env: { PATH: process.env.PATH ?? "", ...st.env },
+    encoding: "utf8",
+  });
+  const cache = /^cache: (\w+)$/m.exec(r.stderr)?.[1];
+  return { code: r.status, cache, output: r.stdout + r.stderr.replace(/^cache: \w+\n/m, "") };
+}
+
+describe("the CLI bundle's code cache", () => {
+  it("is taken by V8 as the build made it", () => {
+    const r = listFrom(bundle);
+    expect([r.code, r.cache]).toEqual([0, "used"]);
+    expect(r.output).toContain("no plugins registered");
+  });
+
+  it("is left aside for a bundle changed after the build, even at the same length", () => {
+    const text = readFileSync(bundle, "utf8");
+    const edited = text.replace("no plugins registered;", "no plugins REGISTERED;");
+    expect(edited.length).toBe(text.length);
+    writeFileSync(bundle, edited);
+    const r = listFrom(bundle);
+    // The edited text is printed: the source ran, not the old bytecode.
+    expect([r.code, r.cache]).toEqual([0, "stale"]);
+    expect(r.output).toContain("no plugins REGISTERED");
+  });
+
+  it("is left aside when a byte of it is spoiled", () => {
+    const cache = readFileSync(`${bundle}.cache`);
+    const at = Math.floor(cache.length / 2);
+    cache[at] = (cache[at] ?? 0) ^ 0xff;
+    writeFileSync(`${bundle}.cache`, cache);
+    const r = listFrom(bundle);
+    expect([r.code, r.cache]).toEqual([0, "corrupt"]);
+    expect(r.output).toContain("no plugins registered");
+  });
+
+  it("is left aside when cut short or empty", () => {
+    truncateSync(`${bundle}.cache`, 1000);
+    expect(listFrom(bundle)).toMatchObject({ code: 0, cache: "corrupt" });
+    truncateSync(`${bundle}.cache`, 0);
+    expect(listFrom(bundle)).toMatchObject({ code: 0, cache: "corrupt" });
+  });
+
+  it("is refused by V8 under other flags, and mu compiles from source", () => {
+    const r = listFrom(bundle, ["--no-lazy-feedback-allocation"]);
+    expect([r.code, r.cache]).toEqual([0, "rejected"]);
+    expect(r.output).toContain("no plugins registered");
+  });
+
+  it("is not needed: without one the bundle compiles from source", () => {
+    rmSync(`${bundle}.cache`);
+    expect(listFrom(bundle)).toMatchObject({ code: 0, cache: "none" });
+  });
+});
+
+// The schema digest comes from the build's validator index while the schema
+// file is the one it was made from (same length and CRC-32), which spares a
+// plugin-calling verb loading node:crypto; any other file is hashed.
+describe("the schema digest a verb names", () => {
+  const sha256 = (path: string) =>
+    `sha256:${createHash("sha256").update(readFileSync(path)).digest("hex")}`;
+
+  it("is the build's for the file it was made from", () => {
+    const r = listFrom(bundle, [], ["plugin", "schema", "--digest"]);
+    expect(r.code).toBe(0);
+    expect(r.output.trim()).toBe(sha256(join(root, schemaFile)));
+  });
+
+  it("is the file's own once the file changed, even at the same length", () => {
+    const file = join(st.dir, "pkg", schemaFile);
+    const text = readFileSync(file, "utf8");
+    const edited = text.replace('"description"', '"Description"');
+    expect(edited.length).toBe(text.length);
+    writeFileSync(file, edited);
+    const r = listFrom(bundle, [], ["plugin", "schema", "--digest"]);
+    expect(r.code).toBe(0);
+    expect(r.output.trim()).toBe(sha256(file));
+    expect(r.output.trim()).not.toBe(sha256(join(root, schemaFile)));
+  });
+});
