@@ -1,7 +1,15 @@
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { rng } from "./rng.js";
-import { anyFault, EFFECT_POINTS, pick, type Rand, Script, weighted } from "./workload-script.js";
+import {
+  anyFault,
+  EFFECT_POINTS,
+  pick,
+  type Rand,
+  Script,
+  weighted,
+  wrongReply,
+} from "./workload-script.js";
 
 // The explorer's random workloads. A seed picks one of two families (machines
 // on a provider host; agents on a profile host, with their jobs and
@@ -124,13 +132,6 @@ const AGENT_CALLS = [
   "channel.watch",
 ];
 
-/** What a delivery's reply may wrongly say: another msgId, another incarnation. */
-const WRONG_REPLIES: Record<string, Record<string, unknown>[]> = {
-  "channel.send": [{ msgId: "msg-someone-else" }],
-  "channel.fresh": [{ msgId: "msg-someone-else" }],
-  "channel.interrupt": [{ msgId: "msg-someone-else" }, { incarnation: 99 }],
-};
-
 /** The call a verb makes that matters most, so a fault can meet it. */
 function callOf(mu: string): string | undefined {
   const w = mu.split(" ");
@@ -203,13 +204,8 @@ function agentWorkload(
       // A watch may also settle after mu cancelled it, crossing the cancel.
       const usual =
         on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
-      // A delivery taken but answered naming another msgId or incarnation:
-      // drawn from its own stream, so every other seed's workload stays as it was.
-      const act =
-        on in WRONG_REPLIES && nemesis() < 0.25
-          ? { patchReply: pick(nemesis, WRONG_REPLIES[on] ?? []) }
-          : usual;
-      w.fault(on, act);
+      // Or a wrong reply, from its own stream: other seeds stay as they were.
+      w.fault(on, wrongReply(nemesis, on) ?? usual);
     }
     // A view that the backend reports and that dies a moment later.
     const view: Record<string, string> =
