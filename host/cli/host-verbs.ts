@@ -96,6 +96,13 @@ export function addHostVerbs(host: Command, run: Run): void {
       await run(async (io) => (await hostVerbs()).hostRelease(io, name));
     });
   host
+    .command("forget")
+    .description("end mu's record of an acquire no rule can settle, once you checked the provider")
+    .argument("<name>", "the host's name")
+    .action(async (name: string) => {
+      await run(async (io) => (await import("../verbs/host-forget.js")).hostForget(io, name));
+    });
+  host
     .command("status")
     .description("ask the provider how the host is, and record its facts")
     .argument("<name>", "the host's name")

@@ -55,10 +55,19 @@ export function deleteIntent(db: Database, id: number): void {
 }
 
 export function intentsFor(db: Database, subject: string): Intent[] {
+  return intentsWhere(db, "subject = ?", subject);
+}
+
+/** The intents whose column matches, oldest first: `where` is mu's own SQL, never input. */
+export function intentsWhere(
+  db: Database,
+  where: "subject = ?" | "plugin = ?" | "1 = 1",
+  arg?: string,
+): Intent[] {
   const res = db.exec(
     `SELECT id, subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, resolver_pid, resolver_start, written_at
-     FROM intents WHERE subject = ? ORDER BY id`,
-    [subject],
+     FROM intents WHERE ${where} ORDER BY id`,
+    arg === undefined ? [] : [arg],
   );
   return (res[0]?.values ?? []).map((r) => ({
     id: Number(r[0]),

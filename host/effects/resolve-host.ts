@@ -33,6 +33,7 @@ function hostRules(name: string): SubjectRules {
     rollback: (db, i) => {
       if (i.method === "host.acquire") deleteHost(db, name);
     },
+    forgetVerb: (i) => (i.method === "host.acquire" ? `mu host forget ${name}` : undefined),
   };
 }
 

@@ -1,4 +1,6 @@
 import type { Database } from "sql.js";
+import { stuckForGood, type Witness } from "../effects/forgettable.js";
+import { intentsFor, intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { allAgents, allJobs } from "../jobs/records.js";
 import type { SeamName } from "../protocol/declaration.js";
@@ -50,33 +52,54 @@ function agentHolders(
   return [...seen.values()];
 }
 
-function effectHolders(db: Database, where: string, arg: string): Holder[] {
-  const rows =
-    db.exec(`SELECT subject, method, key, params FROM intents WHERE ${where} ORDER BY id`, [arg])[0]
-      ?.values ?? [];
-  return rows.map(([subject, method, key, params]) => ({
-    what: `pending ${String(method)} for ${String(subject)} (key ${String(key)})`,
-    free: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
+function effectHolders(
+  db: Database,
+  where: "subject = ?" | "plugin = ?",
+  arg: string,
+  w: Witness | undefined,
+): Holder[] {
+  return intentsWhere(db, where, arg).map((i) => ({
+    what: `pending ${i.method} for ${i.subject} (key ${i.key})`,
+    free: pendingVerb(i.subject, i.method, i.params, w !== undefined && stuckForGood(db, i, w)),
     kind: "effect" as const,
-    name: String(method),
-    needs: [String(method).split(".")[0] as SeamName],
+    name: i.method,
+    needs: [i.method.split(".")[0] as SeamName],
   }));
+}
+
+/**
+ * The verb that frees a provider host's machine: a release, except while
+ * its acquire is pending; then whatever settles (or forgets) that acquire.
+ */
+function machineFree(db: Database, h: { name: string; state: string }, w?: Witness): string {
+  const acquire = intentsFor(db, `host:${h.name}`).find((i) => i.method === "host.acquire");
+  if (h.state === "acquiring" && acquire)
+    return pendingVerb(
+      acquire.subject,
+      acquire.method,
+      acquire.params,
+      w !== undefined && stuckForGood(db, acquire, w),
+    );
+  return `mu host release ${h.name}`;
 }
 
 /** A provider host's record goes once its machine is released (or lost). */
 const machineHeld = (state: string) => state === "ready" || state === "acquiring";
 
-/** What keeps host `name` (a profile or a provider's machine) from being removed. */
-export function hostHolders(db: Database, name: string): Holder[] {
+/**
+ * What keeps host `name` (a profile or a provider's machine) from being
+ * removed. With a witness, a pending effect no rule can settle is freed by forget.
+ */
+export function hostHolders(db: Database, name: string, w?: Witness): Holder[] {
   const out = [
-    ...effectHolders(db, "subject = ?", `host:${name}`),
+    ...effectHolders(db, "subject = ?", `host:${name}`, w),
     ...agentHolders(db, (r) => r.host === name),
   ];
   const h = listHosts(db, name)[0];
   if (h && machineHeld(h.state))
     out.push({
       what: `its machine, ${h.state}`,
-      free: `mu host release ${name}`,
+      free: machineFree(db, h, w),
       kind: "machine",
       name: h.state,
       needs: ["host", "link"],
@@ -85,16 +108,16 @@ export function hostHolders(db: Database, name: string): Holder[] {
 }
 
 /** What keeps plugin `name` from being removed, in the order to free it. */
-export function pluginHolders(db: Database, name: string): Holder[] {
+export function pluginHolders(db: Database, name: string, w?: Witness): Holder[] {
   const out = [
-    ...effectHolders(db, "plugin = ?", name),
+    ...effectHolders(db, "plugin = ?", name, w),
     ...agentHolders(db, (r) => r.plugin === name),
   ];
   for (const h of listHosts(db))
     if (h.plugin === name)
       out.push({
         what: `host ${h.name}, ${h.state}`,
-        free: machineHeld(h.state) ? `mu host release ${h.name}` : `mu host rm ${h.name}`,
+        free: machineHeld(h.state) ? machineFree(db, h, w) : `mu host rm ${h.name}`,
         kind: "machine",
         name: h.state,
         needs: machineHeld(h.state) ? ["host", "link"] : [],

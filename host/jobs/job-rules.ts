@@ -2,6 +2,7 @@ import type { Database } from "sql.js";
 import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
+import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
 import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import {
   agentOf,
@@ -162,13 +163,18 @@ function deliveryJobKey(i: Intent): string {
   return String(t?.job?.key ?? "");
 }
 
+/** What a start is resolved by: an at-start one is never resent, so only a lookup can resolve it. */
+export function startCaps(
+  seams: InitializeResult["seams"],
+  i: Pick<Intent, "method" | "params">,
+): KeyCaps | undefined {
+  const start = seams.job?.start;
+  if (start && isAtStart(i) && !start.lookup) return undefined;
+  return start;
+}
+
 export const jobRules: SubjectRules = {
-  caps: (hello, i) => {
-    const start = hello.seams.job?.start;
-    // An at-start start is never resent: only a lookup can resolve it.
-    if (start && isAtStart(i) && !start.lookup) return undefined;
-    return start;
-  },
+  caps: (hello, i) => startCaps(hello.seams, i),
   lookupMethod: "job.lookup",
   fileHandle: (hello) => hello.seams.job?.handle === "file",
   rowName: (i, row) => {

@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { witnessOf } from "../effects/forgettable.js";
 import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
 import { freeingHint, type Holder, hostHolders } from "../hosts/holders.js";
@@ -98,7 +99,7 @@ export async function hostRm(io: Io, name: string): Promise<void> {
     }
     // Removing a host that agents, a pending effect or an acquired machine
     // still need would leave them unreachable and the plugin unremovable.
-    const holders = hostHolders(db, name).filter(
+    const holders = hostHolders(db, name, witnessOf(io.ports)).filter(
       (h) => h.kind !== "agent" || !planted(io.ports.env, "host-rm-live-agents"),
     );
     if (holders.length > 0) {

@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { witnessOf } from "../effects/forgettable.js";
 import { NotFoundError, RefusedError } from "../errors.js";
 import { freeingHint, pluginHolders } from "../hosts/holders.js";
 import { deletePlugin, getPlugin, referencesTo } from "../plugin/registry.js";
@@ -17,7 +18,7 @@ export async function pluginRm(io: Io, name: string): Promise<void> {
         "plugin.in-use",
         "plugin",
         `'${name}' is still named by ${refs.join(", ")}`,
-        { hint: freeingHint(pluginHolders(db, name), true) },
+        { hint: freeingHint(pluginHolders(db, name, witnessOf(io.ports)), true) },
       );
     }
     deletePlugin(db, name);

@@ -1,5 +1,7 @@
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { stuckForGood, type Witness, witnessOf } from "../effects/forgettable.js";
+import { intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
@@ -34,7 +36,7 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
   const store = openStore(io.ports);
   // One read of the database for every kind of notice.
   const { notices, archived } = await store.read((db) => ({
-    notices: stateNotices(db, now, margin),
+    notices: stateNotices(db, now, margin, witnessOf(io.ports).alive),
     archived: retentionState(db).archived,
   }));
   if (opts.json) {
@@ -55,18 +57,20 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
  * agents and the receipts of live jobs: none of them is ever moved by
  * retention, so a pass never changes what this returns.
  */
-export function stateNotices(db: Database, now: number, margin: number): Notice[] {
-  const pending = (
-    db.exec("SELECT subject, method, key, written_at, params FROM intents ORDER BY id")[0]
-      ?.values ?? []
-  ).map(
-    ([subject, method, key, at, params]): Notice => ({
+export function stateNotices(
+  db: Database,
+  now: number,
+  margin: number,
+  alive: Witness["alive"] = () => true,
+): Notice[] {
+  const pending = intentsWhere(db, "1 = 1").map(
+    (i): Notice => ({
       kind: "pending-effect",
-      subject: String(subject),
-      method: String(method),
-      key: String(key),
-      since: Number(at),
-      next: pendingVerb(String(subject), String(method), JSON.parse(String(params))),
+      subject: i.subject,
+      method: i.method,
+      key: i.key,
+      since: i.writtenAt,
+      next: pendingVerb(i.subject, i.method, i.params, stuckForGood(db, i, { alive, now })),
     }),
   );
   const jobs = allJobs(db);

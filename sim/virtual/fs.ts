@@ -19,6 +19,8 @@ export class VirtualCrash extends Error {
 
 interface Inode {
   synced: Uint8Array | null;
+  /** The mode it was created with, which a restart keeps (an executable stays one). */
+  mode?: number;
 }
 
 const code = (err: unknown) => (err as { code?: string } | null)?.code;
@@ -59,8 +61,8 @@ export class VirtualFs implements FileSystem {
     for (const d of this.dirs) vol.mkdirSync(d, { recursive: true });
     for (const [path, inode] of this.durable) {
       vol.mkdirSync(dirname(path), { recursive: true });
-      vol.writeFileSync(path, inode.synced ?? new Uint8Array());
-      inodes.set(path, { synced: inode.synced });
+      vol.writeFileSync(path, inode.synced ?? new Uint8Array(), { mode: inode.mode ?? 0o600 });
+      inodes.set(path, { synced: inode.synced, mode: inode.mode });
     }
     this.vol = vol;
     this.inodeOf = inodes;
@@ -108,7 +110,7 @@ export class VirtualFs implements FileSystem {
   async open(path: string, opts: { exclusive?: boolean; mode?: number } = {}): Promise<FileHandle> {
     this.step(`open ${path}`);
     const fd = this.vol.openSync(path, opts.exclusive ? "wx" : "w", opts.mode ?? 0o600);
-    const inode: Inode = { synced: null };
+    const inode: Inode = { synced: null, mode: opts.mode ?? 0o600 };
     this.inodeOf.set(path, inode);
     let name = path;
     return {

@@ -42,20 +42,23 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
     if (n > asked) broken.push(`${effect} was applied ${n} times but asked for ${asked}`);
   }
 
-  // Nothing the world holds may be unknown to mu: neither recorded nor journaled.
+  // Nothing the world holds may be unknown to mu: neither recorded nor
+  // journaled. A start or an acquire a person ended with forget was handed to
+  // them by name, on the journal line that says mu cannot know whether it
+  // happened: what it made is theirs, not an orphan of mu's.
   const pending = new Set(o.pendingKeys);
+  const forgotten = new Set(
+    [...o.output.matchAll(/(?:job\.start|host\.acquire) for \S+ \(key (\S+)\): forgotten \(/g)].map(
+      (m) => m[1],
+    ),
+  );
   for (const [key, h] of Object.entries(o.worldHosts)) {
-    if (h.released || pending.has(key)) continue;
+    if (h.released || pending.has(key) || forgotten.has(key)) continue;
     if (!o.muHosts.some((m) => m.key === key && m.state !== "released"))
       broken.push(
         `machine ${h.handle} (key ${key}) exists, but mu neither records it nor has an intent for it`,
       );
   }
-  // A start a person ended with mu agent forget was handed to them by name,
-  // on the journal line that says mu cannot know whether it ran.
-  const forgotten = new Set(
-    [...o.output.matchAll(/job\.start for \S+ \(key (\S+)\): forgotten \(/g)].map((m) => m[1]),
-  );
   for (const [key, j] of Object.entries(o.worldJobs)) {
     if (j.state !== "running" || pending.has(key) || forgotten.has(key)) continue;
     if (!o.muJobs.some((m) => m.key === key && m.state !== "stopped"))

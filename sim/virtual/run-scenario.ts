@@ -76,7 +76,11 @@ async function runIn(
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...s.world };
   const world = World.create(worldDir, config, worldFs, () => w.clock.now());
   await w.fs.mkdirp("/opt/mu");
-  await (await w.fs.open(SIM, { mode: 0o755 })).close();
+  // Installed for good: a power cut in a run must not take the plugin with it.
+  const sim = await w.fs.open(SIM, { mode: 0o755 });
+  await sim.sync();
+  await sim.close();
+  await w.fs.syncDir("/opt/mu");
   const muxes = virtualMux(w.processes, worldFs);
   const places: Places = {
     root: real?.root ?? "/root",

@@ -106,6 +106,11 @@ export class Script {
     this.steps.push(late ? { ...step, elapseMs: LATE_MS } : step);
   }
 
+  /** The plugin answers as this instance from here on. */
+  instance(name: string): void {
+    this.steps.push({ world: { instance: name } });
+  }
+
   /** Past a 30 s in-flight bound, or past a 600 s dedupe window too. */
   maybePass(): void {
     if (this.r() >= 0.1) return;

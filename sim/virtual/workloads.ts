@@ -52,6 +52,9 @@ const AGENT_EFFECTS = [
 /** How often a verb that writes an intent is held alive while another verb on its subject runs. */
 const HOLD = 0.1;
 
+/** A lookup whose none no fence and no in-flight bound can ever prove. */
+const UNPROVABLE = { host: { acquire: { fenceKey: false, inFlightMs: null } } };
+
 function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const hosts = ["h1", "h2"];
   const w = new Script(r, EFFECT_POINTS);
@@ -87,11 +90,41 @@ function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "step
       w.held(mu, call, `host ${next} ${h}`, cut);
     } else w.verb(mu, true, cut);
   }
-  // Settle: no faults, then every host looked at, so what can be resolved is.
+  // Settle: no faults, past the in-flight bound (a fence-less none is
+  // proven only then), every host looked at, so what can be resolved is. An
+  // acquire no rule can ever settle (a window passed with no lookup) is then
+  // ended the way a person would, by forget; the machines are released and
+  // the records removed (a host with no record left is not found, exit 3),
+  // after which nothing may hold the plugin.
+  const settle = () => {
+    for (const h of hosts) {
+      w.verb(`host status ${h}`, false);
+      w.verb(`host forget ${h}`, false);
+      w.verb(`host release ${h}`, false);
+      w.verb(`host rm ${h}`, false);
+    }
+  };
+  const moved = w.steps.some(
+    (s) => "world" in s && (s.world.faults ?? []).some((f) => "setInstance" in f.do),
+  );
+  // Drawn after the workload, so each seed's verbs and faults stay what they
+  // were: now and then a kind whose none nothing can ever prove (no fence,
+  // no in-flight bound), and a settle past the dedupe window, so an acquire
+  // that a resend could still settle is sometimes one only forget can end.
+  const caps = pick(r, HOST_CAPS);
+  const seams = r() < 0.15 ? UNPROVABLE : caps;
   w.clear();
-  for (const h of hosts) w.verb(`host status ${h}`, false);
+  w.pass(r() < 0.5 ? 700_000 : 40_000);
+  settle();
+  // What was recorded under the other instance is reached only through it
+  // (stop-changed): the person points the plugin back at it, as its hint says.
+  if (moved) {
+    w.instance("sim-2");
+    settle();
+  }
+  w.must("plugin rm sim");
   return {
-    world: { preset: "provider-full", instance: "sim-1", hello: { seams: pick(r, HOST_CAPS) } },
+    world: { preset: "provider-full", instance: "sim-1", hello: { seams } },
     env: {},
     steps: w.steps,
   };
