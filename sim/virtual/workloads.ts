@@ -1,3 +1,4 @@
+// Size: both workload families and their verb alphabets in one place, so a seed's draw order reads top to bottom (over 300 since main's host-forget merge; a split is due).
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { rng } from "./rng.js";
