@@ -19,6 +19,8 @@ export const PLANTS = [
   // A commit whose temp file, or whose directory after the rename, is not fsynced (issue 22's power cut).
   "no-temp-fsync",
   "no-dir-fsync",
+  // A delivery's reply taken without its check against the request (issue 22's wrong msgId).
+  "reply-check-skipped",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

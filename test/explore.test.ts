@@ -82,6 +82,13 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
     broken: /a commit that returned was lost: host \S+, recorded before/,
     verbs: 3,
   },
+  // A send or interrupt answered naming another msgId or incarnation (issue 22's nemesis).
+  {
+    plant: "reply-check-skipped",
+    seeds: 80,
+    broken: /mu reported delivery msg-[0-9a-f]+ made on a reply that names another msgId/,
+    verbs: 3,
+  },
   // 15.5: host rm with a live agent leaves it unreachable.
   {
     plant: "host-rm-live-agents",

@@ -35,6 +35,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   pendingKeys: [],
   sent: '{"method":"host.acquire"}',
   crossings: [],
+  wrongReplies: [],
   output: "acquired h1\n",
   dbBytes: new TextEncoder().encode("SQLite format 3"),
   virtualMs: 0,
@@ -51,6 +52,12 @@ describe("the explorer's invariants", () => {
     expect(invariants(clean(), two)).toEqual([]);
   });
 
+  it("hold when a wrong reply left the delivery unknown", () => {
+    const output =
+      "mu: effect: channel.send for agent:main/a may or may not have happened (key msg-1): …\n";
+    expect(invariants(clean({ wrongReplies: ["msg-1"], output }), two)).toEqual([]);
+  });
+
   it.each([
     [
       "an effect applied twice",
@@ -64,6 +71,11 @@ describe("the explorer's invariants", () => {
       /job job-1 runs, but mu neither/,
     ],
     ["a call across the fence", { crossings: ['{"method":"host.release"}'] }, /another instance/],
+    [
+      "a delivery reported made on a reply naming another msgId",
+      { wrongReplies: ["msg-1"], output: "sent msg-1 to main/a (baseline 0)\n" },
+      /reported delivery msg-1 made on a reply that names another msgId/,
+    ],
     [
       "a database that does not read back",
       { dbProblem: "file is not a database" },

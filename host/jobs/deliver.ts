@@ -55,6 +55,7 @@ export async function deliver(
           (res ?? {}) as Record<string, unknown>,
           d.withMsgId ? msgId : undefined,
           channel,
+          d.params.expectIncarnation,
         ),
       done: (db, res) => {
         putReceipt(db, receipt("accepted"));

@@ -16,12 +16,16 @@ export function incarnationAfter(
   return method === "channel.fresh" ? null : before;
 }
 
-/** Why a delivery's reply does not answer its request: the channel's name, the msgId sent. */
+/**
+ * Why a delivery's reply does not answer its request: the channel's name, the
+ * msgId sent, the incarnation it was sent to.
+ */
 export function deliveryReplyProblem(
   method: string,
   r: Record<string, unknown>,
   msgId: string | undefined,
   channel: string,
+  expectInc?: unknown,
 ): string | undefined {
   if (
     ["channel.send", "channel.fresh", "channel.command"].includes(method) &&
@@ -32,5 +36,13 @@ export function deliveryReplyProblem(
   if (msgId !== undefined && r.msgId !== undefined && r.msgId !== msgId) {
     return `the reply names msgId ${String(r.msgId)}, not ${msgId}`;
   }
+  return incarnationProblem(r.incarnation, expectInc);
+}
+
+// Only an interrupt's reply names an incarnation (the schema allows it on no
+// other delivery), and it must be the one the interrupt was sent to.
+function incarnationProblem(inc: unknown, expect: unknown): string | undefined {
+  if (typeof inc === "number" && typeof expect === "number" && inc !== expect)
+    return `the reply names incarnation ${inc}, but it was sent to ${expect}`;
   return undefined;
 }

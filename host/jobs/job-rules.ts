@@ -229,6 +229,7 @@ export const jobRules: SubjectRules = {
         (result ?? {}) as Record<string, unknown>,
         typeof i.params.msgId === "string" ? i.params.msgId : undefined,
         hello.seams.channel?.name ?? "",
+        i.params.expectIncarnation,
       );
     }
     return undefined;

@@ -160,6 +160,13 @@ export class Channel {
     }
   }
 
+  /** A fault: the agent's harness restarted on its own, a new incarnation mu was not told of. */
+  restart(target: unknown): void {
+    withAgent(this.world, agentRef(target), (a, now) => {
+      if (a) Object.assign(a, { ...newAgent(now, a.incarnation + 1), receipts: a.receipts });
+    });
+  }
+
   /** One delivery applied under the world's lock, counted once per effect id. */
   private effect(
     ref: string,

@@ -37,6 +37,22 @@ export function firedFaults(
   return fired;
 }
 
+/**
+ * The msgId of a delivery whose patched reply contradicts its request (another
+ * msgId, another incarnation than the one it was sent to), which mu must
+ * never count as taken; undefined when the reply still fits.
+ */
+export function contradicted(params: Record<string, unknown>, reply: unknown): string | undefined {
+  const r = (reply ?? {}) as Record<string, unknown>;
+  const msgId = params.msgId;
+  if (typeof msgId !== "string") return undefined;
+  if (r.msgId !== undefined && r.msgId !== msgId) return msgId;
+  const expect = params.expectIncarnation;
+  if (typeof expect === "number" && r.incarnation !== undefined && r.incarnation !== expect)
+    return msgId;
+  return undefined;
+}
+
 /** The line an invalid fault writes in place of the answer to request `id`. */
 export function invalidLine(kind: InvalidKind, id: number): string | Buffer {
   switch (kind) {

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
-import { firedFaults, invalidLine } from "./fault-script.js";
+import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
@@ -123,6 +123,7 @@ export class SimPlugin {
     let leak: string | undefined;
     let crashAfter = false;
     let canned: { value: unknown } | undefined;
+    let patch: Record<string, unknown> | undefined;
     let killAfter = false;
     let closeAfter = false;
     for (const a of actions) {
@@ -164,7 +165,9 @@ export class SimPlugin {
       } else if ("stderr" in a) this.io.err(`${a.stderr}\n`);
       else if ("setsidHelper" in a) this.escapeGroup(a.setsidHelper === "holdsPipes");
       else if ("reply" in a) canned = { value: a.reply };
+      else if ("patchReply" in a) patch = a.patchReply;
       else if ("settleOnCancel" in a) this.channel.crossCancels = true;
+      else if ("restartChannel" in a) this.channel.restart(msg.params?.target);
       else if ("exitAfterMs" in a) this.io.setTimer(a.exitAfterMs, () => this.io.exit(71));
       else if ("groupHelper" in a) this.windDown.helper(a.groupHelper);
       else if ("slowExitMs" in a) this.windDown.slowMs = a.slowExitMs;
@@ -182,7 +185,13 @@ export class SimPlugin {
         else leak = canary;
       }
     }
-    const result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
+    let result = canned ?? (await this.answer(method, msg.params ?? {}, leak));
+    // The effect is applied as usual; only what the reply says is wrong.
+    if (patch && result && "value" in result) {
+      result = { value: merge(result.value, patch) };
+      const wrong = contradicted(msg.params ?? {}, result.value);
+      if (wrong) this.world.record("note", { wrongReply: wrong });
+    }
     if (result && "refused" in result) {
       this.send({
         jsonrpc: "2.0",

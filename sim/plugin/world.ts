@@ -47,8 +47,12 @@ export type Action =
   | { closeStdin: true }
   | { leakCanary: "stderr" | "reply" }
   | { reply: unknown }
+  /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */
+  | { patchReply: Record<string, unknown> }
   /** On a channel.watch: when mu cancels it, send watch/settled anyway, crossing the cancel. */
   | { settleOnCancel: true }
+  /** Before answering, the target agent's channel restarts on its own: a new incarnation. */
+  | { restartChannel: true }
   /** Answer as usual, then die this many ms later, as a plugin that crashes mid-watch. */
   | { exitAfterMs: number }
   /**

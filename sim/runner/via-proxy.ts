@@ -17,6 +17,9 @@ const INSIDE = [
   "closeStdout",
   "leakCanary",
   "settleOnCancel",
+  "restartChannel",
+  // The proxy does not rewrite a reply in flight (yet).
+  "patchReply",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
 ];

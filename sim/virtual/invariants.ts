@@ -90,6 +90,13 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   for (const d of o.deadViews) broken.push(`a reattach left no live view: ${d}`);
   for (const c of o.crossings)
     broken.push(`a call went to another instance than its subject's: ${c}`);
+  // A reply naming another msgId or incarnation is never a success: the verb
+  // that got it must not report the delivery made.
+  for (const id of o.wrongReplies)
+    if (new RegExp(`(sent|with) ${id} `).test(o.output))
+      broken.push(
+        `mu reported delivery ${id} made on a reply that names another msgId or incarnation`,
+      );
   if (o.dbProblem) broken.push(`mu's database does not read back: ${o.dbProblem}`);
 
   const canary = s.env?.MU_PLUGIN_CANARY;

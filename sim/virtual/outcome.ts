@@ -24,6 +24,8 @@ export type VirtualOutcome =
       sent: string;
       /** Calls about a machine or job that went to another instance than it was made under. */
       crossings: string[];
+      /** msgIds of deliveries the sim answered with a reply that contradicts the request. */
+      wrongReplies: string[];
       /** Everything mu printed, stdout and stderr. */
       output: string;
       dbBytes: Uint8Array | null;

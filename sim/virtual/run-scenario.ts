@@ -294,6 +294,9 @@ async function runIn(
     crossings: transcript
       .filter((l) => l.dir === "note" && "otherInstance" in l.msg)
       .map((l) => JSON.stringify(l.msg.otherInstance)),
+    wrongReplies: transcript
+      .filter((l) => l.dir === "note" && "wrongReply" in l.msg)
+      .map((l) => String(l.msg.wrongReply)),
     output,
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,

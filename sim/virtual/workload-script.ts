@@ -43,6 +43,19 @@ export function anyFault(r: Rand): Fault["do"] {
 /** How long a held writer's call stays in the plugin's hands: well inside every deadline. */
 const HELD_MS = 3_000;
 
+/** What a delivery's reply may wrongly say: another msgId, another incarnation. */
+const WRONG_REPLIES: Record<string, Record<string, unknown>[]> = {
+  "channel.send": [{ msgId: "msg-someone-else" }],
+  "channel.fresh": [{ msgId: "msg-someone-else" }],
+  "channel.interrupt": [{ msgId: "msg-someone-else" }, { incarnation: 99 }],
+};
+
+/** Now and then, on a delivery: taken, but answered naming another msgId or incarnation. */
+export function wrongReply(r: Rand, on: string): Fault["do"] | undefined {
+  const wrong = WRONG_REPLIES[on];
+  return wrong && r() < 0.25 ? { patchReply: pick(r, wrong) } : undefined;
+}
+
 /** Longer than the latest answer a fault makes (an effect's deadline and 50 ms) and the EOF grace. */
 const LATE_MS = EFFECT_MS + 50 + 10_000;
 

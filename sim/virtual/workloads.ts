@@ -1,8 +1,17 @@
+// Size: both workload families and their verb alphabets in one place, so a seed's draw order reads top to bottom (over 300 since main's host-forget merge; a split is due).
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
-import { anyFault, EFFECT_POINTS, pick, type Rand, Script, weighted } from "./workload-script.js";
+import {
+  anyFault,
+  EFFECT_POINTS,
+  pick,
+  type Rand,
+  Script,
+  weighted,
+  wrongReply,
+} from "./workload-script.js";
 
 // The explorer's random workloads. A seed picks one of two families (machines
 // on a provider host; agents on a profile host, with their jobs and
@@ -197,7 +206,11 @@ function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () =>
   ] as const)();
 }
 
-function agentWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+function agentWorkload(
+  r: Rand,
+  hold: Rand,
+  nemesis: Rand,
+): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
   const atStart = r() < 0.25;
@@ -224,9 +237,10 @@ function agentWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "ste
       // Half the faults meet the verb's own call, so each verb meets each fault.
       const on = r() < 0.5 ? (own ?? pick(r, AGENT_CALLS)) : pick(r, AGENT_CALLS);
       // A watch may also settle after mu cancelled it, crossing the cancel.
-      const act =
+      const usual =
         on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
-      w.fault(on, act);
+      // Or a wrong reply, from its own stream: other seeds stay as they were.
+      w.fault(on, wrongReply(nemesis, on) ?? usual);
     }
     // A view that the backend reports and that dies a moment later.
     const view: Record<string, string> =
@@ -303,10 +317,11 @@ function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turn
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
   const r = rng(seed);
-  // The nemesis draws from a stream of its own, so the rest of a seed's
-  // workload is drawn as it was before the nemesis existed.
+  // Each nemesis draws from a stream of its own, so the rest of a seed's
+  // workload is drawn as it was before that nemesis existed.
   const hold = rng(seed ^ 0x5eed_0ff5);
-  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold);
+  const wrongReply = rng(seed ^ 0x5bd1e995);
+  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply);
   if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,
