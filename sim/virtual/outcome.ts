@@ -1,3 +1,9 @@
+import type { World } from "../plugin/world.js";
+import { messageCounts } from "../runner/counts.js";
+import type { readBack } from "./read-back.js";
+
+type ReadBack = Awaited<ReturnType<typeof readBack>>;
+
 // What one scenario file's run on the virtual engine tells its caller: the
 // runner's verdict, and what the explorer's invariants look at.
 
@@ -40,3 +46,50 @@ export type VirtualOutcome =
       /** mu invocations that exited by themselves while a plugin process they started still ran. */
       outlived: string[];
     };
+
+type Ran = Extract<VirtualOutcome, { ran: true }>;
+
+/** What the run itself gathered, beside what the world and mu's DB hold at its end. */
+export type RunFacts = Pick<
+  Ran,
+  | "exits"
+  | "signals"
+  | "output"
+  | "dbBytes"
+  | "virtualMs"
+  | "clockJumps"
+  | "deadViews"
+  | "lostCommits"
+  | "outlived"
+> & { failure: string | undefined };
+
+/** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */
+export function outcomeOf(db: ReadBack, world: World, facts: RunFacts): Ran {
+  const { failure, ...rest } = facts;
+  const transcript = world.transcript();
+  const state = world.state();
+  const notes = (key: string) =>
+    transcript.filter((l) => l.dir === "note" && key in l.msg).map((l) => l.msg[key]);
+  return {
+    ran: true,
+    ...(failure ? { failure } : {}),
+    ...rest,
+    transcript: { in: messageCounts(transcript, "in"), out: messageCounts(transcript, "out") },
+    effects: state.effects,
+    intents: db.intents.length,
+    worldHosts: state.hosts ?? {},
+    worldJobs: Object.fromEntries(
+      Object.entries(state.jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
+    ),
+    muHosts: db.hosts.map((h) => ({ key: h.key, state: h.state })),
+    muJobs: db.jobs,
+    pendingKeys: db.intents,
+    ...(db.problem ? { dbProblem: db.problem } : {}),
+    sent: transcript
+      .filter((l) => l.dir === "in")
+      .map((l) => JSON.stringify(l.msg))
+      .join("\n"),
+    crossings: notes("otherInstance").map((v) => JSON.stringify(v)),
+    wrongReplies: notes("wrongReply").map((v) => String(v)),
+  };
+}

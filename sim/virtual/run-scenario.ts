@@ -6,7 +6,6 @@ import { openStore } from "../../host/store/index.js";
 import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
-import { messageCounts } from "../runner/counts.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
@@ -14,7 +13,7 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { virtualMux } from "./mux.js";
-import type { VirtualOutcome } from "./outcome.js";
+import { outcomeOf, type VirtualOutcome } from "./outcome.js";
 import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
@@ -268,35 +267,10 @@ async function runIn(
     }
   }
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
-  const db = await readBack(w);
-  const transcript = world.transcript();
-  const state = world.state();
-  return {
-    ran: true,
-    ...(failure ? { failure } : {}),
+  return outcomeOf(await readBack(w), world, {
+    failure,
     exits,
     signals,
-    transcript: { in: messageCounts(transcript, "in"), out: messageCounts(transcript, "out") },
-    effects: state.effects,
-    intents: db.intents.length,
-    worldHosts: state.hosts ?? {},
-    worldJobs: Object.fromEntries(
-      Object.entries(state.jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
-    ),
-    muHosts: db.hosts.map((h) => ({ key: h.key, state: h.state })),
-    muJobs: db.jobs,
-    pendingKeys: db.intents,
-    ...(db.problem ? { dbProblem: db.problem } : {}),
-    sent: transcript
-      .filter((l) => l.dir === "in")
-      .map((l) => JSON.stringify(l.msg))
-      .join("\n"),
-    crossings: transcript
-      .filter((l) => l.dir === "note" && "otherInstance" in l.msg)
-      .map((l) => JSON.stringify(l.msg.otherInstance)),
-    wrongReplies: transcript
-      .filter((l) => l.dir === "note" && "wrongReply" in l.msg)
-      .map((l) => String(l.msg.wrongReply)),
     output,
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
@@ -304,5 +278,5 @@ async function runIn(
     deadViews,
     lostCommits,
     outlived,
-  };
+  });
 }

@@ -1,6 +1,6 @@
-// Size: both workload families and their verb alphabets in one place, so a seed's draw order reads top to bottom (over 300 since main's host-forget merge; a split is due).
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { HOLD, hostWorkload } from "./host-workload.js";
 import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
 import {
@@ -21,24 +21,6 @@ import {
 // passing past an in-flight bound or a dedupe window; and mu itself dying at
 // a crash point.
 
-const HOST_CAPS: Record<string, unknown>[] = [
-  {},
-  { host: { acquire: { fenceKey: false } } },
-  {
-    host: {
-      acquire: {
-        lookup: false,
-        fenceKey: false,
-        inFlightMs: null,
-        dedupe: { exact: true, windowMs: 600_000 },
-      },
-    },
-  },
-];
-
-/** The effect call a host verb makes, for the verbs that write an intent. */
-const HOST_EFFECT: Record<string, string> = { acquire: "host.acquire", release: "host.release" };
-
 /** Effect calls an agent verb makes, whose writer a nemesis may hold alive. */
 const AGENT_EFFECTS = [
   "job.start",
@@ -50,87 +32,6 @@ const AGENT_EFFECTS = [
   "channel.abort",
   "channel.answer",
 ];
-
-/** How often a verb that writes an intent is held alive while another verb on its subject runs. */
-const HOLD = 0.1;
-
-/** A lookup whose none no fence and no in-flight bound can ever prove. */
-const UNPROVABLE = { host: { acquire: { fenceKey: false, inFlightMs: null } } };
-
-function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
-  const hosts = ["h1", "h2"];
-  const w = new Script(r, EFFECT_POINTS);
-  w.verb("plugin add sim -- ${sim} --world ${world}", false);
-  const n = 2 + Math.floor(r() * 6);
-  for (let i = 0; i < n; i++) {
-    if (r() < 0.4) {
-      const on = pick(r, ["host.acquire", "host.release", "host.lookup", "host.status"]);
-      w.fault(
-        on,
-        on === "host.lookup" && r() < 0.5
-          ? { reply: pick(r, [{ pending: true }, { unknown: "cannot tell" }]) }
-          : anyFault(r),
-      );
-    }
-    w.maybePass();
-    const h = pick(r, hosts);
-    // Mostly verbs on a machine that exists: acquires first, and often.
-    const mu =
-      i === 0
-        ? `host acquire --provider sim ${h}`
-        : weighted(r, [
-            [4, `host acquire --provider sim ${h}`],
-            [3, `host status ${h}`],
-            [3, `host release ${h}`],
-          ] as const);
-    // Now and then a power cut some disk operations into the verb.
-    const cut: Record<string, string> =
-      r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {};
-    const call = HOST_EFFECT[mu.split(" ")[1] ?? ""];
-    if (call && hold() < HOLD) {
-      const next = pick(hold, ["status", "acquire --provider sim", "release"]);
-      w.held(mu, call, `host ${next} ${h}`, cut);
-    } else w.verb(mu, true, cut);
-  }
-  // Settle: no faults, past the in-flight bound (a fence-less none is
-  // proven only then), every host looked at, so what can be resolved is. An
-  // acquire no rule can ever settle (a window passed with no lookup) is then
-  // ended the way a person would, by forget; the machines are released and
-  // the records removed (a host with no record left is not found, exit 3),
-  // after which nothing may hold the plugin.
-  const settle = () => {
-    for (const h of hosts) {
-      w.verb(`host status ${h}`, false);
-      w.verb(`host forget ${h}`, false);
-      w.verb(`host release ${h}`, false);
-      w.verb(`host rm ${h}`, false);
-    }
-  };
-  const moved = w.steps.some(
-    (s) => "world" in s && (s.world.faults ?? []).some((f) => "setInstance" in f.do),
-  );
-  // Drawn after the workload, so each seed's verbs and faults stay what they
-  // were: now and then a kind whose none nothing can ever prove (no fence,
-  // no in-flight bound), and a settle past the dedupe window, so an acquire
-  // that a resend could still settle is sometimes one only forget can end.
-  const caps = pick(r, HOST_CAPS);
-  const seams = r() < 0.15 ? UNPROVABLE : caps;
-  w.clear();
-  w.pass(r() < 0.5 ? 700_000 : 40_000);
-  settle();
-  // What was recorded under the other instance is reached only through it
-  // (stop-changed): the person points the plugin back at it, as its hint says.
-  if (moved) {
-    w.instance("sim-2");
-    settle();
-  }
-  w.must("plugin rm sim");
-  return {
-    world: { preset: "provider-full", instance: "sim-1", hello: { seams } },
-    env: {},
-    steps: w.steps,
-  };
-}
 
 const AGENT_CAPS: Record<string, unknown>[] = [
   {},
