@@ -42,6 +42,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   clockJumps: 0,
   deadViews: [],
   lostCommits: [],
+  outlived: [],
   ...over,
 });
 
