@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { shQuote as q } from "../../host/sh-quote.js";
 import { DEFAULT_TURN_MS, deliver, newAgent } from "./agents.js";
+import { repeatOf } from "./dedupe.js";
 import type { SimJob, World } from "./world.js";
 
 // The job side of the simulated world. A job is a record in the world, not a
@@ -25,6 +26,8 @@ export class Jobs {
     private readonly decl: () => JobDecl | undefined,
     private readonly sha: (params: Record<string, unknown>) => string,
     private readonly alive: (pid: number) => boolean,
+    /** When the call being answered arrived (before any fault held it up). */
+    private readonly arrivedAt: () => number,
   ) {}
 
   private viewFor(key: string, agent: string): { command: string; env: Record<string, string> } {
@@ -79,9 +82,8 @@ export class Jobs {
     const turnMs = this.world.config().turnMs ?? DEFAULT_TURN_MS;
     let reply: Record<string, unknown> = {};
     this.world.update((s) => {
-      const seen = s.dedupe?.[`job:${key}`];
-      const windowMs = d?.start.dedupe?.windowMs;
-      if (seen && windowMs !== undefined && seen.sha === sha && now - seen.at < windowMs) {
+      const seen = repeatOf(s, `job:${key}`, sha, d?.start.dedupe?.windowMs, this.arrivedAt());
+      if (seen) {
         reply = seen.result as Record<string, unknown>;
         return;
       }

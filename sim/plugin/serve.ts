@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { schemaDigest } from "../../host/protocol/schema.js";
 import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
+import { noteArrival, repeatOf } from "./dedupe.js";
 import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
@@ -26,6 +27,8 @@ function paramsSha(params: Record<string, unknown>): string {
 
 export class SimPlugin {
   private ignoreEof = false;
+  /** When the call being answered arrived, before any fault held it up. */
+  private arrivedAt = 0;
   private readonly version = "1.0.0";
   /** The instance this session's handshake named. */
   private spoken: string | undefined;
@@ -47,6 +50,7 @@ export class SimPlugin {
       () => seams().job as never,
       paramsSha,
       (pid) => io.alive(pid),
+      () => this.arrivedAt,
     );
     this.channel = new Channel(
       world,
@@ -117,6 +121,7 @@ export class SimPlugin {
     if (method === "$/cancel") return;
     if (msg.id === undefined) return;
     const id = msg.id;
+    this.noteArrival(method, msg.params ?? {});
     this.watchFence(method, msg.params ?? {});
     const actions = this.faultsFor(method, msg.params ?? {});
     let twice = false;
@@ -299,6 +304,23 @@ export class SimPlugin {
   }
 
   /**
+   * A keyed call's arrival, before any fault holds it up: its dedupe window
+   * is reckoned from the key's first arrival (sim/plugin/dedupe.ts).
+   */
+  private noteArrival(method: string, params: Record<string, unknown>): void {
+    this.arrivedAt = this.world.now();
+    const key =
+      method === "job.start"
+        ? `job:${String(params.key)}`
+        : method === "host.acquire"
+          ? String(params.key)
+          : undefined;
+    if (key === undefined) return;
+    const at = this.arrivedAt;
+    this.world.update((s) => noteArrival(s, key, at));
+  }
+
+  /**
    * Creates a machine, unless an exact repeat of a recent acquire asks again:
    * then the first result comes back and nothing new is made, as a plugin
    * that declares exact dedupe promises.
@@ -312,8 +334,8 @@ export class SimPlugin {
     const now = this.world.now();
     let result: unknown;
     this.world.update((s) => {
-      const seen = s.dedupe?.[key];
-      if (seen && windowMs !== undefined && seen.sha === sha && now - seen.at < windowMs) {
+      const seen = repeatOf(s, key, sha, windowMs, this.arrivedAt);
+      if (seen) {
         result = seen.result;
         return;
       }

@@ -148,6 +148,8 @@ export interface WorldState {
   hosts?: Record<string, SimHost>;
   /** Dedupe records by key: the params' hash, the first result and when. */
   dedupe?: Record<string, { sha: string; result: unknown; at: number }>;
+  /** When a call for each dedupe key first arrived at any sim process (sim/plugin/dedupe.ts). */
+  keyArrived?: Record<string, number>;
   /** Jobs by start key. */
   jobs?: Record<string, SimJob>;
   /** Agents' channel sessions by "<workstream>/<name>". */

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { check, workload } from "../sim/virtual/explore.js";
+import { canaryFor } from "../sim/virtual/invariants.js";
+
+// Seeds the explorer once broke, kept so the bug they found stays found. Each
+// runs on the virtual engine in a second or so; the shrunk scenario of some
+// would need minutes of real time on the real engine (they move the clock
+// past a dedupe window while a plugin holds a call).
+const FOUND: [number, string][] = [
+  [
+    508,
+    "a start held in a plugin that outlived a killed mu applied after mu's resend did, and the sim counted its dedupe window from that resend's application instead of the key's first arrival: two jobs for one intent",
+  ],
+];
+
+describe("seeds the explorer once broke", () => {
+  it.each(FOUND)("seed %i holds (%s)", async (seed) => {
+    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed) });
+    expect(await check(s)).toEqual([]);
+  });
+});
