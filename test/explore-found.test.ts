@@ -11,6 +11,10 @@ const FOUND: [number, string][] = [
     508,
     "a start held in a plugin that outlived a killed mu applied after mu's resend did, and the sim counted its dedupe window from that resend's application instead of the key's first arrival: two jobs for one intent",
   ],
+  [
+    966,
+    "a release settled late, while two acquires of the same name ran, marked the newer acquire's record released, so the other acquire's check let it through and mu lost a machine",
+  ],
 ];
 
 describe("seeds the explorer once broke", () => {

@@ -31,7 +31,7 @@ function hostRules(name: string): SubjectRules {
     rowName: (_i, row) => row,
     record: (db, i, result, now) => record(db, i, name, result, now),
     rollback: (db, i) => {
-      if (i.method === "host.acquire") deleteHost(db, name);
+      if (i.method === "host.acquire" && getHost(db, name)?.key === i.key) deleteHost(db, name);
     },
     forgetVerb: (i) => (i.method === "host.acquire" ? `mu host forget ${name}` : undefined),
   };
@@ -51,7 +51,10 @@ export function resolveHost(
 /** What a definite answer to a host effect means for the host record. */
 function record(db: Database, i: Intent, name: string, result: unknown, now: number): void {
   const h = getHost(db, name);
-  if (!h) return;
+  // The name may hold another acquire's record by now (a release settled
+  // late, while a new acquire of the name ran): that record is not this
+  // intent's to change, or mu would lose track of the other machine.
+  if (!h || h.key !== i.key) return;
   if (i.method === "host.acquire") {
     const r = result as HostAcquired;
     putHost(db, {
