@@ -181,7 +181,16 @@ export function realPorts(env: Record<string, string | undefined> = process.env)
     spawner: realSpawner,
     env,
     uid: process.getuid?.() ?? -1,
-    cwd: process.cwd(),
+    // Read when used, and never a throw: most verbs need no directory, and a
+    // shell left in a removed one (a closed agent's worktree) must not stop
+    // them; "." still names it to a child's spawn.
+    get cwd() {
+      try {
+        return process.cwd();
+      } catch {
+        return ".";
+      }
+    },
     crash() {
       process.kill(process.pid, "SIGKILL");
       // Delivered before kill returns; nothing waits on this.

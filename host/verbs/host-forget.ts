@@ -40,8 +40,10 @@ export async function hostForget(io: Io, name: string): Promise<void> {
       later: status,
       look: status,
       drop: (db) => {
-        // Only the record its acquire made: a host that reads as acquired is not ours to drop.
-        if (getHost(db, name)?.state === "acquiring") deleteHost(db, name);
+        // Only the record this acquire made (its key), and only while it is
+        // still being acquired: a host that reads as acquired is not ours to drop.
+        const h = getHost(db, name);
+        if (h?.state === "acquiring" && h.key === acquire.key) deleteHost(db, name);
       },
     });
     io.out(
