@@ -15,6 +15,10 @@ const FOUND: [number, string][] = [
     966,
     "a release settled late, while two acquires of the same name ran, marked the newer acquire's record released, so the other acquire's check let it through and mu lost a machine",
   ],
+  [
+    3238,
+    "a spawn resuming a start marked its agent live after another mu had closed it, so no verb could find the agent yet it held its host and plugin for good",
+  ],
 ];
 
 describe("seeds the explorer once broke", () => {

@@ -1,6 +1,7 @@
 import { crashPoint } from "../../crash-point.js";
+import { RefusedError } from "../../errors.js";
 import { attachView, openPane } from "../../jobs/job-calls.js";
-import { agentOf, putAgent } from "../../jobs/records.js";
+import { agentOf, jobByKey, putAgent } from "../../jobs/records.js";
 import type { ViewCommand } from "../../view/mux.js";
 import type { SpawnCtx } from "./context.js";
 import type { Started } from "./started.js";
@@ -36,7 +37,11 @@ export async function openView(ctx: SpawnCtx, s: Started): Promise<OpenedView> {
     return s.fail(null, (err as Error).message);
   }
   await crashPoint("view.pane-opened", io.ports);
-  await store.write((db) => {
+  const closed = await store.write((db) => {
+    // Another mu may have closed the agent while this one opened its view:
+    // a job that is gone is not brought back as a live agent, or the host
+    // and plugin would stay held by an agent no verb can find.
+    if (!jobByKey(db, j.key)) return true;
     const a = agentOf(db, ws, name);
     putAgent(db, {
       workstream: ws,
@@ -52,6 +57,18 @@ export async function openView(ctx: SpawnCtx, s: Started): Promise<OpenedView> {
       waitAfter: a?.waitAfter ?? (j.firstMsgId !== null ? 0 : null),
       createdAt: a?.createdAt ?? io.ports.clock.now(),
     });
+    return false;
   });
+  if (closed) {
+    await mux.kill(pane);
+    throw new RefusedError(
+      "spawn.closed-meanwhile",
+      "agent",
+      `${ws}/${name} was closed by another mu while this spawn opened its view; the view is closed too`,
+      {
+        hint: `spawn it again if you still want it: mu agent spawn ${name} --host ${j.host} -w ${ws}`,
+      },
+    );
+  }
   return { pane, openedAt };
 }
