@@ -41,7 +41,10 @@ describe("mu run from a removed directory", () => {
   it("starts a plugin there (the plugin inherits the same directory)", () => {
     const world = join(state.dir, "world");
     mkdirSync(world);
-    writeFileSync(join(world, "world.json"), JSON.stringify({ preset: "link-only", instance: "sim-1" }));
+    writeFileSync(
+      join(world, "world.json"),
+      JSON.stringify({ preset: "link-only", instance: "sim-1" }),
+    );
     const sim = join(packageRoot(), "sim", "bin", "mu-plugin-sim");
     const r = muInRemovedDir(["plugin", "add", "sim", "--", sim, "--world", world]);
     expect(r.code, r.stderr).toBe(0);
