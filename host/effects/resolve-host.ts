@@ -33,7 +33,6 @@ function hostRules(name: string): SubjectRules {
     rollback: (db, i) => {
       if (i.method === "host.acquire" && getHost(db, name)?.key === i.key) deleteHost(db, name);
     },
-    forgetVerb: (i) => (i.method === "host.acquire" ? `mu host forget ${name}` : undefined),
   };
 }
 

@@ -22,6 +22,7 @@ import {
 } from "./decide.js";
 import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
+import { pendingVerb } from "./settle-verb.js";
 import { EFFECT_MS, READ_MS, WRITER_SPAN_MS } from "./timeouts.js";
 import { unresolved } from "./unresolved.js";
 
@@ -54,8 +55,12 @@ export interface SubjectRules {
   checkFound?(hello: InitializeResult, i: Intent, found: unknown): string | undefined;
   /** Why a resend's reply fails its check against the request, or undefined. */
   checkResult?(hello: InitializeResult, i: Intent, result: unknown): string | undefined;
-  /** The verb with which a person ends an intent no rule can ever resolve, if the subject has one. */
-  forgetVerb?(i: Intent): string | undefined;
+}
+
+/** The verb with which a person ends a start or an acquire no rule can ever resolve. */
+function forgetVerb(i: Intent): string | undefined {
+  if (i.method !== "job.start" && i.method !== "host.acquire") return undefined;
+  return pendingVerb(i.subject, i.method, i.params, true);
 }
 
 function say(io: Io, i: Intent, row: string): void {
@@ -231,7 +236,7 @@ async function resolveOne(
         : first.row.endsWith(".dedupe.expired")
           ? "its dedupe window has passed, so a resend could make a second one"
           : "the plugin offers no way to learn the outcome";
-    const forGood = STUCK_FOR_GOOD.includes(first.row) ? rules.forgetVerb?.(i) : undefined;
+    const forGood = STUCK_FOR_GOOD.includes(first.row) ? forgetVerb(i) : undefined;
     throw unresolved(i, rules.rowName(i, first.row), why, next, forGood);
   }
   if (first.ask === "receipt") {
@@ -309,7 +314,7 @@ async function resolveOne(
           : "none" in answer
             ? "the plugin knows of no such effect, but mu cannot yet prove none was made"
             : "the plugin cannot tell yet";
-    const forGood = noneForGood(answer, i, lookupFacts) ? rules.forgetVerb?.(i) : undefined;
+    const forGood = noneForGood(answer, i, lookupFacts) ? forgetVerb(i) : undefined;
     throw unresolved(i, named, why, next, forGood);
   }
   say(io, i, named);

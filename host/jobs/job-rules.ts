@@ -189,11 +189,6 @@ export const jobRules: SubjectRules = {
     else if (DELIVERIES.includes(i.method)) recordDelivered(db, i, now, "accepted", result);
   },
   blocks: (i) => !DELIVERIES.includes(i.method),
-  forgetVerb: (i) => {
-    if (i.method !== "job.start") return undefined;
-    const [ws = "", name = ""] = i.subject.slice("agent:".length).split("/");
-    return `mu agent forget ${name} -w ${ws}`;
-  },
   abandon: (db, i, now) => recordDelivered(db, i, now, "unknown"),
   delivery: (db, hello, i) => {
     if (!DELIVERIES.includes(i.method)) return undefined;
