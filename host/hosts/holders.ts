@@ -1,6 +1,6 @@
 import type { Database } from "sql.js";
 import { stuckForGood, type Witness } from "../effects/forgettable.js";
-import { intentsFor, intentsWhere } from "../effects/journal.js";
+import { type Intent, intentsFor, intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { allAgents, allJobs } from "../jobs/records.js";
 import type { SeamName } from "../protocol/declaration.js";
@@ -60,7 +60,7 @@ function effectHolders(
 ): Holder[] {
   return intentsWhere(db, where, arg).map((i) => ({
     what: `pending ${i.method} for ${i.subject} (key ${i.key})`,
-    free: pendingVerb(i.subject, i.method, i.params, w !== undefined && stuckForGood(db, i, w)),
+    free: settleVerb(db, i, w),
     kind: "effect" as const,
     name: i.method,
     needs: [i.method.split(".")[0] as SeamName],
@@ -73,14 +73,13 @@ function effectHolders(
  */
 function machineFree(db: Database, h: { name: string; state: string }, w?: Witness): string {
   const acquire = intentsFor(db, `host:${h.name}`).find((i) => i.method === "host.acquire");
-  if (h.state === "acquiring" && acquire)
-    return pendingVerb(
-      acquire.subject,
-      acquire.method,
-      acquire.params,
-      w !== undefined && stuckForGood(db, acquire, w),
-    );
+  if (h.state === "acquiring" && acquire) return settleVerb(db, acquire, w);
   return `mu host release ${h.name}`;
+}
+
+/** The verb that settles a pending intent; forget, with a witness, for one no rule can settle. */
+function settleVerb(db: Database, i: Intent, w: Witness | undefined): string {
+  return pendingVerb(i.subject, i.method, i.params, w !== undefined && stuckForGood(db, i, w));
 }
 
 /** A provider host's record goes once its machine is released (or lost). */
