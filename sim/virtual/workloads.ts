@@ -1,3 +1,4 @@
+import { DELIVERIES } from "../../host/effects/decide.js";
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
@@ -22,16 +23,7 @@ import {
 // a crash point.
 
 /** Effect calls an agent verb makes, whose writer a nemesis may hold alive. */
-const AGENT_EFFECTS = [
-  "job.start",
-  "job.stop",
-  "channel.send",
-  "channel.fresh",
-  "channel.command",
-  "channel.interrupt",
-  "channel.abort",
-  "channel.answer",
-];
+const AGENT_EFFECTS = ["job.start", "job.stop", ...DELIVERIES];
 
 const AGENT_CAPS: Record<string, unknown>[] = [
   {},
