@@ -75,17 +75,7 @@ async function bundleCli() {
     return;
   }
   const file = join(out, "run-verb.cjs");
-  await build({
-    input: join(root, "dist/host/cli/run-verb.js"),
-    platform: "node",
-    plugins: [lazyBuiltins(["node:crypto", "node:child_process"])],
-    // A warning here (an import the bundle cannot satisfy) is a broken bin.
-    onLog(level, log, handler) {
-      if (level === "warn") throw new Error(`build: bundling the CLI: ${log.message}`);
-      handler(level, log);
-    },
-    output: { file, format: "cjs", codeSplitting: false },
-  });
+  await oneFile(build, "dist/host/cli/run-verb.js", "the CLI", { file, format: "cjs" });
   // vm.Script, which runs the bundle, has no loader for import(): every
   // dynamic import must have been inlined. Comment lines (JSDoc types) aside.
   const left = readFileSync(file, "utf8")
@@ -95,16 +85,7 @@ async function bundleCli() {
   // The sim starts once or more per verb in every scenario the real engine
   // runs; one file instead of its 25 modules is some 10 ms of CPU a start.
   // sim/bin/mu-plugin-sim runs it when it is no older than tsc's files.
-  await build({
-    input: join(root, "dist/sim/main.js"),
-    platform: "node",
-    plugins: [lazyBuiltins(["node:crypto", "node:child_process"])],
-    onLog(level, log, handler) {
-      if (level === "warn") throw new Error(`build: bundling the sim: ${log.message}`);
-      handler(level, log);
-    },
-    output: { file: join(out, "sim.js"), format: "esm", codeSplitting: false },
-  });
+  await oneFile(build, "dist/sim/main.js", "the sim", { file: join(out, "sim.js"), format: "esm" });
   const main = join(root, "dist/host/cli/main.js");
   const from = "const BUNDLE = null;";
   const text = readFileSync(main, "utf8");
@@ -116,6 +97,23 @@ async function bundleCli() {
     stdio: ["ignore", "ignore", "inherit"],
   });
   if (made.status !== 0) process.exit(made.status ?? 1);
+}
+
+/**
+ * Bundles one of tsc's files and all it imports into one file. A warning (an
+ * import the bundle cannot satisfy) is a broken bin, so it fails the build.
+ */
+function oneFile(build, input, what, output) {
+  return build({
+    input: join(root, input),
+    platform: "node",
+    plugins: [lazyBuiltins(["node:crypto", "node:child_process"])],
+    onLog(level, log, handler) {
+      if (level === "warn") throw new Error(`build: bundling ${what}: ${log.message}`);
+      handler(level, log);
+    },
+    output: { ...output, codeSplitting: false },
+  });
 }
 
 /**
