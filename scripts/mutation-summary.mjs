@@ -5,15 +5,49 @@
 // so a reader can judge which are real testbed gaps and which are equivalent.
 //
 //   node scripts/mutation-summary.mjs reports/mutation/mutation.json [more.json...] > summary.md
-import { readFileSync } from "node:fs";
+//
+// A report may be Stryker's own or the compact copy `--keep` writes to
+// reports/mutation-runs/ (kept in git, so a recorded score can be merged
+// again later). test/mutation/equivalent/*.json list the survivors judged
+// equivalent by reading, each with its reason; they are left out of the
+// behaviour-changing score, never out of Stryker's own.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 
-const files = process.argv.slice(2);
+const root = join(import.meta.dirname, "..");
+const argv = process.argv.slice(2);
+const keepAt = argv.indexOf("--keep");
+const keepName = keepAt === -1 ? undefined : argv.splice(keepAt, 2)[1];
+const files = argv;
 if (files.length === 0) {
   process.stderr.write("usage: node scripts/mutation-summary.mjs REPORT.json...\n");
   process.exit(2);
 }
 
 const DETECTED = new Set(["Killed", "Timeout"]);
+
+/** The survivor as the list below prints it: also the key an equivalence judgement names. */
+function printed(entry, m) {
+  const lines = entry.source.split("\n");
+  const at = m.location.start.line;
+  const src = (lines[at - 1] ?? "").trim().slice(0, 90).replaceAll("`", "'");
+  const repl = String(m.replacement ?? "").replace(/\s+/g, " ").slice(0, 60).replaceAll("`", "'");
+  return { at, src, repl };
+}
+
+const judgedDir = join(root, "test/mutation/equivalent");
+const judged = existsSync(judgedDir)
+  ? readdirSync(judgedDir)
+      .filter((f) => f.endsWith(".json"))
+      .flatMap((f) => JSON.parse(readFileSync(join(judgedDir, f), "utf8")))
+  : [];
+const judgedKey = (file, mutator, src, repl) => `${file}\u0000${mutator}\u0000${src}\u0000${repl}`;
+const equivalent = new Set(judged.map((j) => judgedKey(j.file, j.mutator, j.line, j.replacement)));
+const isEquivalent = (path, entry, m) => {
+  if (DETECTED.has(m.status)) return false;
+  const p = printed(entry, m);
+  return equivalent.has(judgedKey(path, m.mutatorName, p.src, p.repl));
+};
 const byFile = new Map();
 for (const f of files) {
   const report = JSON.parse(readFileSync(f, "utf8"));
@@ -42,7 +76,7 @@ for (const f of files) {
 const count = (mutants, status) => mutants.filter((m) => m.status === status).length;
 const pct = (a, b) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(1)}%`);
 
-function row(name, mutants) {
+function row(name, mutants, equivalents) {
   const killed = count(mutants, "Killed");
   const timeout = count(mutants, "Timeout");
   const survived = count(mutants, "Survived");
@@ -52,21 +86,28 @@ function row(name, mutants) {
   const detected = killed + timeout;
   const valid = detected + survived + noCov;
   return {
-    line: `| ${name} | ${mutants.length} | ${killed} | ${timeout} | ${survived} | ${noCov} | ${ignored} | ${errors} | ${pct(detected, valid)} | ${pct(detected, detected + survived)} |`,
+    line: `| ${name} | ${mutants.length} | ${killed} | ${timeout} | ${survived} | ${noCov} | ${ignored} | ${errors} | ${pct(detected, valid)} | ${pct(detected, detected + survived)} | ${equivalents} | ${pct(detected, valid - equivalents)} |`,
   };
 }
 
 const out = [];
-out.push("| file | mutants | killed | timeout | survived | no coverage | ignored (static) | errors | score | score of covered |");
-out.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+out.push(
+  "| file | mutants | killed | timeout | survived | no coverage | ignored (static) | errors | score | score of covered | judged equivalent | behaviour-changing score |",
+);
+out.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 const all = [];
+let allEquivalent = 0;
 for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
   all.push(...entry.mutants);
-  out.push(row(path, entry.mutants).line);
+  const eq = entry.mutants.filter((m) => isEquivalent(path, entry, m)).length;
+  allEquivalent += eq;
+  out.push(row(path, entry.mutants, eq).line);
 }
-out.push(row("**all**", all).line);
+out.push(row("**all**", all, allEquivalent).line);
 out.push("");
-out.push("Score: killed and timed out over all but ignored and errors (Stryker's own). Score of covered: the same without the mutants no test reaches.");
+out.push(
+  "Score: killed and timed out over all but ignored and errors (Stryker's own). Score of covered: the same without the mutants no test reaches. Behaviour-changing score: the score without the survivors judged equivalent in test/mutation/equivalent/ (each with its reason).",
+);
 out.push("");
 
 const classes = new Map();
@@ -88,19 +129,36 @@ out.push("");
 out.push("## Survivors");
 out.push("");
 for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-  const lines = entry.source.split("\n");
   const survivors = entry.mutants
-    .filter((m) => m.status === "Survived")
+    .filter((m) => (m.status === "Survived" || m.status === "NoCoverage") && !isEquivalent(path, entry, m))
     .sort((a, b) => a.location.start.line - b.location.start.line);
   if (survivors.length === 0) continue;
   out.push(`### ${path}`);
   out.push("");
   for (const m of survivors) {
-    const at = m.location.start.line;
-    const src = (lines[at - 1] ?? "").trim().slice(0, 90);
-    const repl = String(m.replacement ?? "").replace(/\s+/g, " ").slice(0, 60);
-    out.push(`- ${at} ${m.mutatorName}: \`${src.replaceAll("`", "'")}\` → \`${repl.replaceAll("`", "'")}\``);
+    const { at, src, repl } = printed(entry, m);
+    const none = m.status === "NoCoverage" ? " (no test reaches it)" : "";
+    out.push(`- ${at} ${m.mutatorName}: \`${src}\` → \`${repl}\`${none}`);
   }
   out.push("");
+}
+// --keep NAME: a compact copy of the merged result (each file's source and
+// each mutant's place, mutator, replacement and status) for git.
+if (keepName !== undefined) {
+  const dir = join(root, "reports", "mutation-runs");
+  mkdirSync(dir, { recursive: true });
+  const compact = { files: {} };
+  for (const [path, entry] of byFile)
+    compact.files[path] = {
+      source: entry.source,
+      mutants: entry.mutants.map(({ id, mutatorName, replacement, location, status }) => ({
+        id,
+        mutatorName,
+        replacement,
+        location,
+        status,
+      })),
+    };
+  writeFileSync(join(dir, `${basename(keepName, ".json")}.json`), `${JSON.stringify(compact)}\n`);
 }
 process.stdout.write(`${out.join("\n")}\n`);
