@@ -137,6 +137,10 @@ export class Trace {
         this.record("kill", { p, signal });
         child.killGroup(signal);
       },
+      // Tracing must not change what mu does: without these a traced mu
+      // missed a plugin's closed stdin and waited on an escaped helper.
+      ...(child.onInputError ? { onInputError: (fn) => child.onInputError?.(fn) } : {}),
+      ...(child.releasePipes ? { releasePipes: () => child.releasePipes?.() } : {}),
     };
   }
 
