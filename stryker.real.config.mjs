@@ -14,7 +14,8 @@ import base from "./stryker.config.mjs";
 // deadline, a first stderr line in mu's message, a helper that escaped the
 // group holding the pipes, a plugin that closes its stdin, and the group
 // faults (a helper that ignores shutdown, a slow leader, a leader that exits
-// or crashes leaving a helper, a plugin that closes its stdout).
+// or crashes leaving a helper, a plugin that closes its stdout), a plugin
+// that exits only at its stdin's end, not on shutdown.
 export const REAL_SCENARIOS = [
   "plugin/add-list-readd-rm",
   "plugin/eof-ignored",
@@ -31,6 +32,7 @@ export const REAL_SCENARIOS = [
   "plugin/stop-leader-exit-kills-group",
   "plugin/leader-crash-kills-helper",
   "plugin/stdout-closed-stops",
+  "plugin/stop-exits-on-eof",
 ];
 
 export default {

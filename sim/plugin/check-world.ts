@@ -15,6 +15,7 @@ const ACTIONS = [
   "crash",
   "killMu",
   "ignoreEof",
+  "ignoreShutdown",
   "setInstance",
   "advanceClockMs",
   "stderr",

@@ -27,6 +27,7 @@ function paramsSha(params: Record<string, unknown>): string {
 
 export class SimPlugin {
   private ignoreEof = false;
+  private ignoreShutdown = false;
   /** When the call being answered arrived, before any fault held it up. */
   private arrivedAt = 0;
   private readonly version = "1.0.0";
@@ -115,7 +116,7 @@ export class SimPlugin {
   async handle(msg: Msg): Promise<void> {
     const method = msg.method ?? "";
     if (method === "shutdown") {
-      if (!this.ignoreEof) this.windDown.begin();
+      if (!this.ignoreEof && !this.ignoreShutdown) this.windDown.begin();
       return;
     }
     if (method === "$/cancel") return;
@@ -162,6 +163,7 @@ export class SimPlugin {
           return;
         } else killAfter = true;
       } else if ("ignoreEof" in a) this.ignoreEof = true;
+      else if ("ignoreShutdown" in a) this.ignoreShutdown = true;
       else if ("setInstance" in a)
         this.world.setConfig({ ...this.world.config(), instance: a.setInstance });
       else if ("advanceClockMs" in a) {

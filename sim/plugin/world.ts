@@ -32,6 +32,8 @@ export type Action =
   | { crash: "before" | "after" }
   | { killMu: "before" | "after" }
   | { ignoreEof: true }
+  /** Let shutdown pass unheeded, yet exit at stdin's end as told: only the EOF stops it. */
+  | { ignoreShutdown: true }
   | { setInstance: string }
   | { advanceClockMs: number }
   | { stderr: string }
