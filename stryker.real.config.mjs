@@ -15,8 +15,8 @@ import base from "./stryker.config.mjs";
 // group holding the pipes, a plugin that closes its stdin, and the group
 // faults (a helper that ignores shutdown, a slow leader, a leader that exits
 // or crashes leaving a helper, a plugin that closes its stdout), a plugin
-// that exits only at its stdin's end, not on shutdown, and the environment
-// a plugin is given.
+// that exits only at its stdin's end, not on shutdown, the environment a
+// plugin is given, and a registered file that cannot be executed.
 export const REAL_SCENARIOS = [
   "plugin/add-list-readd-rm",
   "plugin/eof-ignored",
@@ -35,6 +35,7 @@ export const REAL_SCENARIOS = [
   "plugin/stdout-closed-stops",
   "plugin/stop-exits-on-eof",
   "plugin/env-minus-local-only",
+  "plugin/start-not-executable",
 ];
 
 export default {

@@ -188,6 +188,15 @@ export class VirtualFs implements FileSystem {
     }
   }
 
+  /** What exec would say of a path: false only for an existing file without an execute bit. */
+  mayExec(path: string): boolean {
+    try {
+      return (Number(this.vol.statSync(path).mode) & 0o111) !== 0;
+    } catch {
+      return true;
+    }
+  }
+
   /** Lays out an executable from outside (an install step): a file, a directory, or a symlink to a file. */
   install(path: string, mode: number, kind: "file" | "directory" | "symlink"): void {
     this.vol.mkdirSync(dirname(path), { recursive: true });

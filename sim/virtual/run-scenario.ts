@@ -118,7 +118,9 @@ async function runIn(
     if (cut) w.fs.crashAfter(cut, () => proc.kill());
     const mine: PluginGroup[] = [];
     const kill = () => proc.kill();
-    const spawner = virtualSpawner(w.processes, w.clock, worldFs, kill, received, mine);
+    const spawner = virtualSpawner(w.processes, w.clock, worldFs, kill, received, mine, (f) =>
+      w.fs.mayExec(f),
+    );
     let stdout = "";
     let stderr = "";
     const run = runCli(

@@ -24,10 +24,15 @@ export function virtualSpawner(
   onReceived: (msg: Record<string, unknown>) => void = () => {},
   /** Every plugin group this spawner starts, for the checks on what outlives mu. */
   groups: PluginGroup[] = [],
+  /** Whether exec may run this file (an install step's mode). */
+  mayExec: (file: string) => boolean = () => true,
 ): ProcessSpawner {
   return {
     async spawn(argv, opts): Promise<ChildProcess> {
       const [file = ""] = argv;
+      // As Node's spawn reports a file without an execute bit.
+      if (!mayExec(file))
+        throw Object.assign(new Error(`spawn ${file} EACCES`), { code: "EACCES" });
       if (!basename(file).startsWith("mu-plugin-sim")) {
         throw Object.assign(new Error(`the virtual engine runs only mu-plugin-sim, not ${file}`), {
           code: "ENOENT",
