@@ -14,11 +14,9 @@ function killGroup(pgid: number, signal: "SIGKILL" | "SIGTERM"): void {
 export const realSpawner: ProcessSpawner = {
   spawn(argv, opts) {
     return new Promise((resolve, reject) => {
-      const [file, ...args] = argv;
-      if (file === undefined) {
-        reject(new Error("empty argv"));
-        return;
-      }
+      // Never empty: a plugin starts only once the trust rules accepted its
+      // argv[0] as an absolute path.
+      const [file, ...args] = argv as readonly [string, ...string[]];
       // detached: the child calls setsid, so it leads a group of its own that
       // mu can signal as a whole, and a terminal's ^C reaches only mu.
       const child = spawn(file, args, {
