@@ -16,7 +16,8 @@ import base from "./stryker.config.mjs";
 // faults (a helper that ignores shutdown, a slow leader, a leader that exits
 // or crashes leaving a helper, a plugin that closes its stdout), a plugin
 // that exits only at its stdin's end, not on shutdown, the environment a
-// plugin is given, and a registered file that cannot be executed.
+// plugin is given, a registered file that cannot be executed, and a plugin
+// that closed its stdin yet runs on (the EPIPE is all mu sees).
 export const REAL_SCENARIOS = [
   "plugin/add-list-readd-rm",
   "plugin/eof-ignored",
@@ -36,6 +37,7 @@ export const REAL_SCENARIOS = [
   "plugin/stop-exits-on-eof",
   "plugin/env-minus-local-only",
   "plugin/start-not-executable",
+  "plugin/stdin-closed-runs-on",
 ];
 
 export default {

@@ -179,7 +179,14 @@ export class SimPlugin {
       else if ("groupHelper" in a) this.windDown.helper(a.groupHelper);
       else if ("slowExitMs" in a) this.windDown.slowMs = a.slowExitMs;
       else if ("closeStdout" in a) this.io.closeOut();
-      else if ("closeStdin" in a) closeAfter = true;
+      else if ("closeStdin" in a) {
+        if (a.closeStdin === true) closeAfter = true;
+        else {
+          // Closed before the answer, so mu's very next write meets EPIPE.
+          this.io.closeInput?.();
+          this.io.ignoreTermination();
+        }
+      }
       else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");

@@ -54,6 +54,10 @@ export const processIo: SimIo = {
   },
   closeInput: () => {
     process.stdin.destroy();
+    // Node (libuv) never closes fd 0 itself, so without this the pipe stays
+    // open and mu's writes still succeed; /dev/null takes the descriptor over.
+    closeSync(0);
+    openSync("/dev/null", "r");
   },
   env: process.env,
   setTimer(ms, fn) {

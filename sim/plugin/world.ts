@@ -45,8 +45,12 @@ export type Action =
    * waited on it).
    */
   | { setsidHelper: true | "holdsPipes" }
-  /** Close the plugin's own stdin after answering: mu's next write meets EPIPE. */
-  | { closeStdin: true }
+  /**
+   * Close the plugin's own stdin after answering: mu's next write meets EPIPE.
+   * "runOn": close it before answering, and run on (SIGTERM ignored) until
+   * the group is killed, so only the EPIPE tells mu the plugin is unreachable.
+   */
+  | { closeStdin: true | "runOn" }
   | { leakCanary: "stderr" | "reply" }
   | { reply: unknown }
   /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */
