@@ -186,8 +186,7 @@ export class SimPlugin {
           this.io.closeInput?.();
           this.io.ignoreTermination();
         }
-      }
-      else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
+      } else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
         const r = await misbehave(a, this.world, msg.params ?? {});
