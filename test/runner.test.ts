@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { RULE_TABLE } from "../host/effects/rule-table.js";
 import { packageRoot } from "../host/package-root.js";
 import { merge } from "../sim/plugin/declaration.js";
-import type { ScenarioResult } from "../sim/runner/execute.js";
+import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
 import { loadScenario } from "../sim/runner/load.js";
 import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
 
@@ -24,6 +24,28 @@ describe("scenario files", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe("a file that waits out hours (virtualOnly)", () => {
+  const file = join(packageRoot(), "scenarios/link/exec-long-script.yaml");
+
+  it("runs on the virtual engine from the real runner, one step record per mu step", async () => {
+    const r = await runScenario(loadScenario(file));
+    expect(r.failure).toBeUndefined();
+    expect(r.ok).toBe(true);
+    expect(r.steps.map((st) => st.exit)).toEqual([0, 0, 0, 5]);
+    expect(r.steps[3]?.step).toMatch(/^mu host exec box --timeout 600000/);
+  }, 120_000);
+
+  it("fails when the virtual engine finds a step that does not hold", async () => {
+    const s = loadScenario(file);
+    const last = s.steps.at(-1);
+    if (!last || !("mu" in last)) throw new Error("the file changed: its last step is a mu step");
+    const wrong = { ...s, steps: [...s.steps.slice(0, -1), { ...last, exit: 124 }] };
+    const r = await runScenario(wrong);
+    expect(r.ok).toBe(false);
+    expect(r.failure).toMatch(/^virtual engine: step 4: exit 5, expected 124/);
+  }, 120_000);
 });
 
 describe("reports", () => {
