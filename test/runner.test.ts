@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,8 @@ import { RULE_TABLE } from "../host/effects/rule-table.js";
 import { packageRoot } from "../host/package-root.js";
 import { merge } from "../sim/plugin/declaration.js";
 import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
-import { loadScenario } from "../sim/runner/load.js";
+import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
+import { longestFirst } from "../sim/runner/order.js";
 import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
 
 describe("scenario files", () => {
@@ -160,5 +161,26 @@ describe("the sim's declaration overrides", () => {
     expect(merge({ a: { b: 1, c: 2 }, d: 3 }, { a: { c: null, e: 4 }, d: null })).toEqual({
       a: { b: 1, e: 4 },
     });
+  });
+});
+
+describe("the order a run takes its files in", () => {
+  it("longest first by the run kept in git when the reports hold no timings (a clone's first run, CI, the bench)", () => {
+    const all = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
+    const kept = JSON.parse(
+      readFileSync(join(packageRoot(), "scenarios/timings.json"), "utf8"),
+    ) as Record<string, number>;
+    const empty = mkdtempSync(join(tmpdir(), "mu-runner-"));
+    try {
+      const order = longestFirst(all, empty).map((s) => s.scenario);
+      const timed = order.filter((id) => kept[id] !== undefined);
+      // Every kept file in the order of its kept time, longest first.
+      const times = timed.map((id) => kept[id] as number);
+      expect(times).toEqual([...times].sort((a, b) => b - a));
+      // A file the kept run has no time for is still run.
+      expect(order.length).toBe(all.length);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });
