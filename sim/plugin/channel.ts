@@ -11,7 +11,7 @@ import {
 } from "./agents.js";
 import type { SimAgent, World } from "./world.js";
 
-/** How soon a watch looks again at most (a turn about to end), and at least (one hours away, or none queued). */
+/** A watch looks at the world again 25 ms on at the soonest (a turn about to end), a second at the latest (a turn hours away, or none queued). */
 const POLL_MS = 25;
 const SLOW_POLL_MS = 1000;
 
