@@ -9,6 +9,7 @@ import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
+import { MuMessages } from "./mu-messages.js";
 import { processIo, type SimIo } from "./sim-io.js";
 import { WindDown } from "./wind-down.js";
 import type { Action, InvalidKind, World } from "./world.js";
@@ -36,6 +37,7 @@ export class SimPlugin {
   private readonly machines: Machines;
   private readonly jobs: Jobs;
   private readonly windDown: WindDown;
+  private readonly muSide: MuMessages;
   readonly channel: Channel;
 
   constructor(
@@ -44,6 +46,7 @@ export class SimPlugin {
   ) {
     this.machines = new Machines(world);
     this.windDown = new WindDown(world, io);
+    this.muSide = new MuMessages(() => world.now() - (world.config().clockOffsetMs ?? 0));
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
     this.jobs = new Jobs(
       world,
@@ -110,6 +113,12 @@ export class SimPlugin {
   /** Counts the call and returns the faults that fire on it. */
   private faultsFor(method: string, params: Record<string, unknown>): Action[] {
     return firedFaults(this.world, method, params);
+  }
+
+  /** Judges a message from mu as it arrives, before any fault holds it up. */
+  heard(msg: Record<string, unknown>): void {
+    const why = this.muSide.slip(msg);
+    if (why) this.world.record("note", { muSlip: why });
   }
 
   async handle(msg: Msg): Promise<void> {

@@ -81,14 +81,19 @@ export function virtualSpawner(
           },
           io,
         );
+      // mu's end of the plugin's stdin, once closed, carries nothing more (as
+      // the real spawner drops a write after it).
+      let inputEnded = false;
       return {
         pid,
         write(bytes) {
-          if (!group.leaderAlive) return false;
+          if (!group.leaderAlive || inputEnded) return false;
           session.feed(Buffer.from(bytes).toString("utf8"));
           return true;
         },
         closeInput() {
+          if (inputEnded) return;
+          inputEnded = true;
           if (group.leaderAlive) session.end();
         },
         onStdout: (fn) => {
