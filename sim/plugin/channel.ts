@@ -27,6 +27,8 @@ export class Channel {
   crossCancels = false;
   private readonly watched = new Map<string, { ref: string; after: number }>();
   private nextWatch = 1;
+  /** A watch whose turn had already settled: its notice goes right behind the reply. */
+  private due: (() => void) | undefined;
 
   constructor(
     private readonly world: World,
@@ -48,6 +50,13 @@ export class Channel {
       if (err instanceof Refusal) return { refused: err.message };
       throw err;
     }
+  }
+
+  /** Sends, once, the notice of a watch answered after its turn had settled. */
+  afterReply(): void {
+    const due = this.due;
+    this.due = undefined;
+    due?.();
   }
 
   cancelWatch(watchId: string): void {
@@ -246,6 +255,10 @@ export class Channel {
     };
     this.watches.set(watchId, this.setTimer(25, poll));
     this.watched.set(watchId, { ref, after });
+    // The spec's "at once": a plugin may write the notice in the same breath
+    // as the reply, so mu can read both before it listens for the notice.
+    // (withAgent brought the agent up to now.)
+    if (start.incarnation !== inc || start.runs > after) this.due = poll;
     return {
       watchId,
       initial: observation(start, after),

@@ -233,6 +233,7 @@ export class SimPlugin {
       return;
     }
     this.reply(id, result.value);
+    this.channel.afterReply();
     if (closeAfter) this.io.closeInput?.();
     if (twice) this.reply(id, result.value);
   }
