@@ -159,8 +159,10 @@ export class SimPlugin {
         });
         return;
       } else if ("hang" in a) return;
-      else if ("invalid" in a) return this.invalid(a.invalid, id);
-      else if ("replyTwice" in a) twice = true;
+      else if ("invalid" in a) {
+        this.invalid(a.invalid, id);
+        if (!a.thenAnswer) return;
+      } else if ("replyTwice" in a) twice = true;
       else if ("crash" in a) {
         if (a.crash === "before") return this.io.exit(70);
         crashAfter = true;

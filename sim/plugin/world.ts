@@ -27,7 +27,7 @@ export type Action =
       };
     }
   | { hang: true }
-  | { invalid: InvalidKind }
+  | { invalid: InvalidKind; thenAnswer?: true }
   | { replyTwice: true }
   | { crash: "before" | "after" }
   | { killMu: "before" | "after" }

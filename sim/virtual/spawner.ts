@@ -41,10 +41,17 @@ export function virtualSpawner(
       const pid = group.pgid;
       const stdout: ((c: Uint8Array) => void)[] = [];
       const stderr: ((c: Uint8Array) => void)[] = [];
-      // Delivered a microtask later, in order, as bytes from a pipe would be.
+      // Delivered a microtask later, in order, as bytes from a pipe would be:
+      // what the plugin wrote in one go arrives as one chunk, as a pipe's
+      // read returns all that is buffered (a reply and a line behind it).
+      const queued = new Map<((c: Uint8Array) => void)[], Buffer[]>();
       const deliver = (fns: ((c: Uint8Array) => void)[], text: string | Buffer) => {
-        const bytes = Buffer.from(text);
+        const waiting = queued.get(fns);
+        if (waiting) return void waiting.push(Buffer.from(text));
+        queued.set(fns, [Buffer.from(text)]);
         queueMicrotask(() => {
+          const bytes = Buffer.concat(queued.get(fns) ?? []);
+          queued.delete(fns);
           for (const f of fns) f(bytes);
         });
       };
