@@ -15,7 +15,8 @@ export type InvalidKind =
   | "bad-utf8"
   | "oversize"
   | "reply-to-none"
-  | "request-to-mu";
+  | "request-to-mu"
+  | "watch-unknown";
 
 export type Action =
   | { delayMs: number }
