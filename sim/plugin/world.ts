@@ -15,10 +15,13 @@ export type InvalidKind =
   | "bad-utf8"
   | "oversize"
   | "reply-to-none"
-  | "request-to-mu";
+  | "request-to-mu"
+  | "watch-unknown";
 
 export type Action =
   | { delayMs: number }
+  /** Hold the call until the world lists this name in `released` (at most a minute). */
+  | { hold: string }
   | {
       error: {
         kind: "retryable" | "permanent" | "human" | "unknown-outcome";
@@ -27,7 +30,7 @@ export type Action =
       };
     }
   | { hang: true }
-  | { invalid: InvalidKind }
+  | { invalid: InvalidKind; thenAnswer?: true }
   | { replyTwice: true }
   | { crash: "before" | "after" }
   | { killMu: "before" | "after" }
@@ -86,6 +89,8 @@ export interface WorldConfig {
   hello?: Record<string, unknown>;
   faults?: Fault[];
   clockOffsetMs?: number;
+  /** Hold faults let go by name. */
+  released?: string[];
   /** How long an agent's turn takes, in world time (default 300 ms). */
   turnMs?: number;
   /** Recorded plugin processes (from a mu trace): each new process plays the next one. */

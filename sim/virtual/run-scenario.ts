@@ -5,6 +5,7 @@ import { allIntents } from "../../host/effects/journal.js";
 import { openStore } from "../../host/store/index.js";
 import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
+import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
@@ -141,7 +142,7 @@ async function runIn(
     // the death itself ends the step.
     run.catch(() => {});
     const ended = Promise.race([run, proc.died.then(() => null)]);
-    const code = await (drive ? w.clock.run(ended) : ended);
+    const code = await (drive ? w.clock.run(ended, s.hangAfterMs) : ended);
     groups.push(...mine);
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
@@ -168,7 +169,7 @@ async function runIn(
       continue;
     }
     if ("join" in st) {
-      const all = await w.clock.run(Promise.all(background.splice(0)));
+      const all = await w.clock.run(Promise.all(background.splice(0)), s.hangAfterMs);
       for (const p of all.flat()) problem(i, p);
       continue;
     }
@@ -267,6 +268,8 @@ async function runIn(
     }
   }
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
+  const slip = muSlips(world.transcript())[0];
+  if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {
     failure,
     exits,
