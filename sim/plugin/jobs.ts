@@ -52,7 +52,7 @@ export class Jobs {
       case "job.lookup":
         return { value: this.lookup(String(params.key)) };
       case "job.status":
-        return { value: this.status(jobKey(params.target)) };
+        return { value: this.notFoundBy(params.target) ?? this.status(jobKey(params.target)) };
       case "job.stop":
         return { value: this.stop(String(params.key)) };
       case "job.attach": {
@@ -104,6 +104,19 @@ export class Jobs {
       s.dedupe = { ...s.dedupe, [`job:${key}`]: { sha, result: reply, at: now } };
     });
     return reply;
+  }
+
+  /**
+   * A reply kind's plugin finds its job by the handle its start returned, as
+   * a real one whose handle is the only name it keeps would: a status asked
+   * with another handle, or none, is about no job it knows (unknown).
+   */
+  private notFoundBy(target: unknown): unknown {
+    if (this.decl()?.handle !== "reply") return undefined;
+    const j = this.world.state().jobs?.[jobKey(target)];
+    const asked = (target as { job?: { handle?: unknown } } | undefined)?.job?.handle;
+    if (!j || asked === j.handle) return undefined;
+    return { state: "unknown", reason: `sim: no job with handle ${String(asked)}` };
   }
 
   private lookup(key: string): unknown {
