@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   readdirSync,
   readFileSync,
@@ -82,6 +83,10 @@ async function bundleCli() {
     .split("\n")
     .filter((l) => /\bimport\(/.test(l) && !/^\s*(\*|\/\/)/.test(l));
   if (left.length > 0) throw new Error(`build: ${file} still imports at run time: ${left[0]}`);
+  // The bundle holds sql.js's JavaScript half; its wasm half goes beside it
+  // from the same install, so the two always match and a verb reads it by a
+  // path of its own instead of resolving sql.js's package exports (some ms).
+  copyFileSync(require.resolve("sql.js/dist/sql-wasm.wasm"), join(out, "sql-wasm.wasm"));
   // The sim starts once or more per verb in every scenario the real engine
   // runs; one file instead of its 25 modules is some 10 ms of CPU a start.
   // sim/bin/mu-plugin-sim runs it when it is no older than tsc's files.

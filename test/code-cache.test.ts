@@ -9,6 +9,7 @@ import {
   truncateSync,
   writeFileSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
@@ -128,5 +129,12 @@ describe("the schema digest a verb names", () => {
     expect(r.code).toBe(0);
     expect(r.output.trim()).toBe(sha256(file));
     expect(r.output.trim()).not.toBe(sha256(join(root, schemaFile)));
+  });
+});
+
+describe("sql.js's wasm beside the bundle", () => {
+  it("is the installed package's, byte for byte: the bundle holds that package's JavaScript half", () => {
+    const pkg = createRequire(join(root, "package.json")).resolve("sql.js/dist/sql-wasm.wasm");
+    expect(readFileSync(join(root, "dist/mu/sql-wasm.wasm")).equals(readFileSync(pkg))).toBe(true);
   });
 });

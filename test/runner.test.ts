@@ -1,13 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RULE_TABLE } from "../host/effects/rule-table.js";
 import { packageRoot } from "../host/package-root.js";
 import { merge } from "../sim/plugin/declaration.js";
-import type { ScenarioResult } from "../sim/runner/execute.js";
-import { loadScenario } from "../sim/runner/load.js";
+import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
+import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
+import { longestFirst } from "../sim/runner/order.js";
 import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
 
 describe("scenario files", () => {
@@ -24,6 +25,28 @@ describe("scenario files", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe("a file that waits out hours (virtualOnly)", () => {
+  const file = join(packageRoot(), "scenarios/link/exec-long-script.yaml");
+
+  it("runs on the virtual engine from the real runner, one step record per mu step", async () => {
+    const r = await runScenario(loadScenario(file));
+    expect(r.failure).toBeUndefined();
+    expect(r.ok).toBe(true);
+    expect(r.steps.map((st) => st.exit)).toEqual([0, 0, 0, 5]);
+    expect(r.steps[3]?.step).toMatch(/^mu host exec box --timeout 600000/);
+  }, 120_000);
+
+  it("fails when the virtual engine finds a step that does not hold", async () => {
+    const s = loadScenario(file);
+    const last = s.steps.at(-1);
+    if (!last || !("mu" in last)) throw new Error("the file changed: its last step is a mu step");
+    const wrong = { ...s, steps: [...s.steps.slice(0, -1), { ...last, exit: 124 }] };
+    const r = await runScenario(wrong);
+    expect(r.ok).toBe(false);
+    expect(r.failure).toMatch(/^virtual engine: step 4: exit 5, expected 124/);
+  }, 120_000);
 });
 
 describe("reports", () => {
@@ -138,5 +161,26 @@ describe("the sim's declaration overrides", () => {
     expect(merge({ a: { b: 1, c: 2 }, d: 3 }, { a: { c: null, e: 4 }, d: null })).toEqual({
       a: { b: 1, e: 4 },
     });
+  });
+});
+
+describe("the order a run takes its files in", () => {
+  it("longest first by the run kept in git when the reports hold no timings (a clone's first run, CI, the bench)", () => {
+    const all = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
+    const kept = JSON.parse(
+      readFileSync(join(packageRoot(), "scenarios/timings.json"), "utf8"),
+    ) as Record<string, number>;
+    const empty = mkdtempSync(join(tmpdir(), "mu-runner-"));
+    try {
+      const order = longestFirst(all, empty).map((s) => s.scenario);
+      const timed = order.filter((id) => kept[id] !== undefined);
+      // Every kept file in the order of its kept time, longest first.
+      const times = timed.map((id) => kept[id] as number);
+      expect(times).toEqual([...times].sort((a, b) => b - a));
+      // A file the kept run has no time for is still run.
+      expect(order.length).toBe(all.length);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });

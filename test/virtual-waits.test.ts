@@ -22,6 +22,14 @@ describe("waiting on the virtual engine", () => {
     expect(r.clockJumps).toBe(1);
   }, 60_000);
 
+  it("watches a two-hour turn with at most one jump a second, not one every 25 ms", async () => {
+    // The sim's watch used to look at the world every 25 ms whatever the
+    // turn's end: 288,000 jumps for this file's two hours.
+    const r = await run("channel/wait-an-hour");
+    expect(r.virtualMs).toBeGreaterThanOrEqual(7_200_000);
+    expect(r.clockJumps).toBeLessThan(7_200 + 100);
+  }, 120_000);
+
   it("waits out a read deadline in one jump", async () => {
     const r = await run("plugin/handshake-deadline");
     expect(r.virtualMs).toBe(10_000);

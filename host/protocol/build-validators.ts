@@ -1,10 +1,10 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import standaloneModule from "ajv/dist/standalone/index.js";
 import { crc32 } from "../checksum.js";
-import { AJV_OPTIONS, schemaDigest, schemaDocument, schemaPath } from "./schema.js";
+import { AJV_OPTIONS, schemaBytes, schemaDigest, schemaDocument } from "./schema.js";
 
 // Build step (npm run build): compiles every def of the protocol schema into
 // plain validation functions beside this file, so a mu process loads them in
@@ -33,7 +33,7 @@ names.forEach((n, i) => {
 // The index last: a build cut short leaves no index naming missing modules.
 // It also says which file the digest is of (length and CRC-32), so a mu
 // process can take the digest from here instead of hashing the schema.
-const bytes = readFileSync(schemaPath());
+const bytes = schemaBytes();
 writeFileSync(
   join(here, "validators.cjs"),
   [

@@ -73,6 +73,11 @@ export function schemaDocument(): Loaded["schema"] {
   return load().schema;
 }
 
+/** The schema file's exact bytes, as read once for the document and the digest. */
+export function schemaBytes(): Buffer {
+  return load().bytes;
+}
+
 export const AJV_OPTIONS = { strict: true, allErrors: true, verbose: true } as const;
 
 // ajv itself loads only when something must be compiled at run time: a

@@ -11,6 +11,10 @@ import {
 } from "./agents.js";
 import type { SimAgent, World } from "./world.js";
 
+/** A watch looks at the world again 25 ms on at the soonest (a turn about to end), a second at the latest (a turn hours away, or none queued). */
+const POLL_MS = 25;
+const SLOW_POLL_MS = 1000;
+
 // The channel methods over the simulated agents. Deliveries are effects:
 // each one really applied is counted per msgId (or command name), and a
 // repeat of a msgId already taken returns the first reply without a second
@@ -225,10 +229,20 @@ export class Channel {
     const inc = p.inc === undefined ? start.incarnation : Number(p.inc);
     const watchId = `w${this.pid}-${this.nextWatch++}`;
     // Polls the world: the agent's turns progress on the world clock, which
-    // another process (or a scenario) may move.
+    // another process (or a scenario) may move. Often while a turn is about
+    // to end, seldom while it is hours away: on the virtual engine every
+    // poll is a jump of the clock, and a two-hour turn polled every 25 ms
+    // is 288,000 of them.
     const poll = () => {
       const now = this.world.now();
       const a = this.world.state().agents?.[ref];
+      const again = () => {
+        const due = (a?.turns[0]?.endsAt ?? Infinity) - now;
+        this.watches.set(
+          watchId,
+          this.setTimer(Math.min(Math.max(due, POLL_MS), SLOW_POLL_MS), poll),
+        );
+      };
       if (a) {
         advance(a, now);
         if (a.incarnation !== inc) {
@@ -242,9 +256,9 @@ export class Channel {
           return;
         }
       }
-      this.watches.set(watchId, this.setTimer(25, poll));
+      again();
     };
-    this.watches.set(watchId, this.setTimer(25, poll));
+    this.watches.set(watchId, this.setTimer(POLL_MS, poll));
     this.watched.set(watchId, { ref, after });
     return {
       watchId,

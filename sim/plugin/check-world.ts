@@ -8,6 +8,7 @@ import { PRESETS } from "./declaration.js";
 
 const ACTIONS = [
   "delayMs",
+  "hold",
   "error",
   "hang",
   "invalid",

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { firedFaults, invalidLine } from "./fault-script.js";
+import { holdUntilReleased } from "./hold.js";
 import type { SimIo } from "./sim-io.js";
 import type { Action, World } from "./world.js";
 
@@ -14,6 +15,7 @@ type Msg = Record<string, unknown>;
 /** Faults a proxy can apply; the rest need the simulated world's insides. */
 const IN_FRONT = new Set([
   "delayMs",
+  "hold",
   "error",
   "hang",
   "invalid",
@@ -123,6 +125,8 @@ export class FaultProxy {
   /** Applies one fault before the request goes on; true when it must not go on. */
   private async instead(a: Action, id: number, after: After): Promise<boolean> {
     if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
+    else if ("hold" in a)
+      await holdUntilReleased(this.world, a.hold, (ms, fn) => this.io.setTimer(ms, fn));
     else if ("error" in a) {
       const data: Msg = { kind: a.error.kind };
       if (a.error.remedy || a.error.kind === "human")

@@ -7,6 +7,7 @@ import { merge, PRESETS } from "./declaration.js";
 import { noteArrival, repeatOf } from "./dedupe.js";
 import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
+import { holdUntilReleased } from "./hold.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
 import { processIo, type SimIo } from "./sim-io.js";
@@ -133,6 +134,8 @@ export class SimPlugin {
     let closeAfter = false;
     for (const a of actions) {
       if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
+      else if ("hold" in a)
+        await holdUntilReleased(this.world, a.hold, (ms, fn) => this.io.setTimer(ms, fn));
       else if ("error" in a) {
         const data: Record<string, unknown> = { kind: a.error.kind };
         // A human error without a remedy would be an invalid message; the

@@ -19,6 +19,8 @@ export type InvalidKind =
 
 export type Action =
   | { delayMs: number }
+  /** Hold the call until the world lists this name in `released` (at most a minute). */
+  | { hold: string }
   | {
       error: {
         kind: "retryable" | "permanent" | "human" | "unknown-outcome";
@@ -86,6 +88,8 @@ export interface WorldConfig {
   hello?: Record<string, unknown>;
   faults?: Fault[];
   clockOffsetMs?: number;
+  /** Hold faults let go by name. */
+  released?: string[];
   /** How long an agent's turn takes, in world time (default 300 ms). */
   turnMs?: number;
   /** Recorded plugin processes (from a mu trace): each new process plays the next one. */

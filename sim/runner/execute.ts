@@ -10,6 +10,7 @@ import { checkWorld } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
+import type { ScenarioResult, StepRecord } from "./result.js";
 import { collect, runSh } from "./run-sh.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
@@ -21,34 +22,9 @@ import {
   type Step,
 } from "./scenario.js";
 import { changeWorlds } from "./via-proxy.js";
+import { runVirtualOnly } from "./virtual-only.js";
 
-export interface StepRecord {
-  step: string;
-  ok: boolean;
-  /** Wall-clock ms when the step began and ended, to place it among the transcript's messages. */
-  startedAt?: number;
-  endedAt?: number;
-  detail?: string;
-  exit?: number | null;
-  signal?: string | null;
-  stdout?: string;
-  stderr?: string;
-}
-
-export interface ScenarioResult {
-  scenario: LoadedScenario;
-  ok: boolean;
-  ms: number;
-  /** Wall-clock ms when the scenario began: reports show times relative to it. */
-  startedAt?: number;
-  steps: StepRecord[];
-  failure?: string;
-  transcript: unknown[];
-  /** With readBack: what the world applied, by effect and key, at the end. */
-  effects?: Record<string, number>;
-  /** With readBack: intents left in mu's journal; null when the DB does not read (a damage scenario's). */
-  intents?: number | null;
-}
+export type { ScenarioResult, StepRecord } from "./result.js";
 
 export interface RunOptions {
   /** Also read back the world's effects and the intents left, for comparing engines. */
@@ -225,6 +201,7 @@ export async function runScenario(
   scenario: LoadedScenario,
   opts: RunOptions = {},
 ): Promise<ScenarioResult> {
+  if (scenario.virtualOnly !== undefined) return runVirtualOnly(scenario);
   const t0 = Date.now();
   const box = makeSandbox(scenario.world, scenario.env, opts.viaProxy);
   const steps: StepRecord[] = [];

@@ -70,6 +70,10 @@ export interface Scenario {
   proves: string[];
   world?: Partial<WorldConfig>;
   env?: Record<string, string>;
+  /** Why the file runs on the virtual engine only (hours of waiting). */
+  virtualOnly?: string;
+  /** The virtual engine's hang guard for one step, in virtual ms. */
+  hangAfterMs?: number;
   steps: Step[];
 }
 

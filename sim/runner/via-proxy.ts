@@ -26,6 +26,7 @@ const INSIDE = [
 
 /** Why a scenario cannot run behind the proxy, or undefined when it can. */
 export function whyNotViaProxy(s: LoadedScenario): string | undefined {
+  if (s.virtualOnly !== undefined) return "it runs on the virtual engine only";
   if (s.world?.proxy || s.world?.replay) return "its world already proxies or replays";
   const faults = [
     ...(s.world?.faults ?? []),

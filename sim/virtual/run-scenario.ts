@@ -141,7 +141,7 @@ async function runIn(
     // the death itself ends the step.
     run.catch(() => {});
     const ended = Promise.race([run, proc.died.then(() => null)]);
-    const code = await (drive ? w.clock.run(ended) : ended);
+    const code = await (drive ? w.clock.run(ended, s.hangAfterMs) : ended);
     groups.push(...mine);
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
@@ -168,7 +168,7 @@ async function runIn(
       continue;
     }
     if ("join" in st) {
-      const all = await w.clock.run(Promise.all(background.splice(0)));
+      const all = await w.clock.run(Promise.all(background.splice(0)), s.hangAfterMs);
       for (const p of all.flat()) problem(i, p);
       continue;
     }

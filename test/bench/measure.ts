@@ -29,6 +29,17 @@ export function childrenCpuMs(): number {
   return (Number(f[13]) + Number(f[14])) * TICK_MS;
 }
 
+/**
+ * The environment every measured command gets: PATH and HOME, as the
+ * scenario runner gives mu. This process's own may carry what slows every
+ * Node start and has nothing to do with mu: NODE_EXTRA_CA_CERTS makes each
+ * start read a CA bundle, some 40 ms of CPU on the shared machine, which
+ * added to the baseline and to mu alike flatters every ratio.
+ */
+export function cleanEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" };
+}
+
 export interface Command {
   name: string;
   argv: string[];
@@ -48,7 +59,7 @@ export function measure(commands: Command[], runs: number, warmup = 2): Sample[]
       const c0 = childrenCpuMs();
       const t0 = process.hrtime.bigint();
       const r = spawnSync(c.argv[0] as string, c.argv.slice(1), {
-        env: { ...process.env, ...c.env },
+        env: { ...cleanEnv(), ...c.env },
         stdio: ["ignore", "ignore", "pipe"],
       });
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;

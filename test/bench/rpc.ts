@@ -6,6 +6,7 @@ import { Supervisor } from "../../host/plugin/supervisor.js";
 import { realPorts } from "../../host/ports/real.js";
 import { protocolChecks } from "../../host/protocol/checks.js";
 import { schemaDigest } from "../../host/protocol/schema.js";
+import { cleanEnv } from "./measure.js";
 
 const here = join(packageRoot(), "test/bench");
 
@@ -81,7 +82,7 @@ export async function muCalls(argv: string[], n: number): Promise<number> {
 export async function handshakeToStopped(argv: string[], n: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
-    const sup = new Supervisor(realPorts(), protocolChecks());
+    const sup = new Supervisor(realPorts(cleanEnv()), protocolChecks());
     const t0 = process.hrtime.bigint();
     await sup.ready({ name: "bench", argv });
     await sup.close();
@@ -96,7 +97,7 @@ export async function spawnToExit(n: number): Promise<number[]> {
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
     await new Promise((r) =>
-      spawn(process.execPath, ["-e", "0"], { stdio: "ignore" }).on("exit", r),
+      spawn(process.execPath, ["-e", "0"], { stdio: "ignore", env: cleanEnv() }).on("exit", r),
     );
     out.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }

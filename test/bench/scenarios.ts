@@ -6,7 +6,7 @@ import { packageRoot } from "../../host/package-root.js";
 import { runScenario } from "../../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
 import { argv, type LoadedScenario } from "../../sim/runner/scenario.js";
-import { median } from "./measure.js";
+import { cleanEnv, median } from "./measure.js";
 
 // The runner's own cost: a scenario through the runner against the same mu
 // commands run from a plain shell script, in the same run.
@@ -39,12 +39,8 @@ function shellOnce(s: LoadedScenario): number {
     );
     writeFileSync(join(root, "run.sh"), asShell(s, root));
     const t0 = process.hrtime.bigint();
-    // The environment the runner gives mu: this process's own may hold what
-    // slows every Node start (NODE_EXTRA_CA_CERTS reads a CA bundle each time).
-    spawnSync("/bin/sh", [join(root, "run.sh")], {
-      stdio: "ignore",
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    });
+    // The environment the runner gives mu (see cleanEnv).
+    spawnSync("/bin/sh", [join(root, "run.sh")], { stdio: "ignore", env: cleanEnv() });
     return Number(process.hrtime.bigint() - t0) / 1e6;
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { putPlugin } from "../../host/plugin/registry.js";
@@ -33,6 +34,9 @@ export async function startupReport(state: string, runs: number): Promise<string
   const samples = measure(
     [
       { name: "node -e 0", argv: [process.execPath, "-e", "0"] },
+      // Context, no goal: what any script file costs over -e (reading it,
+      // the module loader), the floor under every bin's start.
+      { name: "node empty.mjs", argv: [process.execPath, emptyScript(state)] },
       { name: "mu --version", argv: [process.execPath, mu, "--version"], env },
       { name: "mu plugin list", argv: [process.execPath, mu, "plugin", "list"], env },
     ],
@@ -40,6 +44,12 @@ export async function startupReport(state: string, runs: number): Promise<string
   );
   const table = ratioTable(samples, "node -e 0", { "mu --version": 1.3, "mu plugin list": 2 });
   return `${table}\n\n${codeCacheLine()}\n\n${await pluginVerbCost(state, runs)}`;
+}
+
+function emptyScript(dir: string): string {
+  const file = join(dir, "empty.mjs");
+  writeFileSync(file, "");
+  return file;
 }
 
 /** Whether the bin starts from the build's code cache: without it every row above is slower. */

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
-import { measure } from "./measure.js";
+import { cleanEnv, measure } from "./measure.js";
 import { benchPlugin } from "./rpc.js";
 
 const GOAL_MS = 60;
@@ -25,7 +25,7 @@ export async function pluginVerbCost(dir: string, runs: number): Promise<string>
     ["host", "add", "h", "--plugin", "bench", "--fetch", "true"],
   ];
   for (const args of setup) {
-    const r = spawnSync(process.execPath, [mu, ...args], { env: { ...process.env, ...env } });
+    const r = spawnSync(process.execPath, [mu, ...args], { env: { ...cleanEnv(), ...env } });
     if (r.status !== 0) throw new Error(`mu ${args.join(" ")}: ${r.stderr.toString().trim()}`);
   }
   const [bare, viaMu] = measure(

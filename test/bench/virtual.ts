@@ -66,6 +66,41 @@ export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
   return out;
 }
 
+/**
+ * Files that wait out hours of mu's own timers (`virtualOnly`): the virtual
+ * engine alone, since the real one would take those hours. The median of
+ * three runs in this process.
+ */
+export async function longWaits(ids: string[]): Promise<Omit<EngineRatio, "realMs">[]> {
+  const all = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
+  const out: Omit<EngineRatio, "realMs">[] = [];
+  for (const id of ids) {
+    const s = all.find((x) => x.scenario === id);
+    if (!s) throw new Error(`no scenario ${id}`);
+    let simulatedMs = 0;
+    let jumps = 0;
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++)
+      times.push(
+        await wall(async () => {
+          const r = await runVirtual(s);
+          if (!r.ran || r.failure)
+            throw new Error(`${id} failed in the bench: ${r.ran ? r.failure : r.why}`);
+          simulatedMs = r.virtualMs;
+          jumps = r.clockJumps;
+        }),
+      );
+    out.push({
+      id,
+      virtualMs: median(times),
+      simulatedMs,
+      muSteps: s.steps.filter((x) => "mu" in x).length,
+      jumps,
+    });
+  }
+  return out;
+}
+
 /** The whole virtual-capable suite on the virtual engine: wall time and virtual time. */
 export async function virtualSuite(): Promise<{
   count: number;
