@@ -6,9 +6,16 @@ import { UnavailableError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
 import { identity, listProfiles } from "../hosts/profiles.js";
 import { getHost, type HostRecord, listHosts, patchFacts, putHost } from "../hosts/records.js";
-import { jobPlugin, jobTarget, stopJob } from "../jobs/job-calls.js";
+import { jobPlugin, jobTarget, resolveAgent, stopJob } from "../jobs/job-calls.js";
 import { recordStopped } from "../jobs/job-rules.js";
-import { agentOf, agentSubject, type JobRecord, jobsOnHost, putJob } from "../jobs/records.js";
+import {
+  agentOf,
+  agentSubject,
+  type JobRecord,
+  jobByKey,
+  jobsOnHost,
+  putJob,
+} from "../jobs/records.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { callPlugin } from "../seams/call.js";
 import { openStore, type Store } from "../store/index.js";
@@ -120,10 +127,19 @@ async function stopOutliving(
   let failure: unknown;
   for (const j of jobs) {
     try {
-      const lh = await store.read((db) => findLinkHost(db, name));
+      // An earlier stop of this job may be pending (an unknown outcome): the
+      // rules settle it first, as any verb on the agent would. A new stop
+      // beside it would leave it pending for good, naming a close that can
+      // only answer "no agent" once this stop has ended the job.
+      // Read first: a settled stop clears the agent's pane from its record.
       const a = await store.read((db) => agentOf(db, j.workstream, j.agent));
-      await jobPlugin(sup, lh, j);
-      await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
+      await resolveAgent(io, store, sup, j.workstream, j.agent, `mu host status ${name}`);
+      const still = await store.read((db) => jobByKey(db, j.key));
+      if (still?.state === "running") {
+        const lh = await store.read((db) => findLinkHost(db, name));
+        await jobPlugin(sup, lh, j);
+        await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
+      }
       if (a?.pane) await muxFor(io.ports).kill(a.pane);
       io.out(`stopped ${j.workstream}/${j.agent}, whose job outlives its host\n`);
     } catch (err) {

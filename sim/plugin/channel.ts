@@ -31,6 +31,8 @@ export class Channel {
   crossCancels = false;
   private readonly watched = new Map<string, { ref: string; after: number }>();
   private nextWatch = 1;
+  /** A watch whose turn had already settled: its notice goes right behind the reply. */
+  private due: (() => void) | undefined;
 
   constructor(
     private readonly world: World,
@@ -52,6 +54,13 @@ export class Channel {
       if (err instanceof Refusal) return { refused: err.message };
       throw err;
     }
+  }
+
+  /** Sends, once, the notice of a watch answered after its turn had settled. */
+  afterReply(): void {
+    const due = this.due;
+    this.due = undefined;
+    due?.();
   }
 
   cancelWatch(watchId: string): void {
@@ -260,6 +269,10 @@ export class Channel {
     };
     this.watches.set(watchId, this.setTimer(POLL_MS, poll));
     this.watched.set(watchId, { ref, after });
+    // The spec's "at once": a plugin may write the notice in the same breath
+    // as the reply, so mu can read both before it listens for the notice.
+    // (withAgent brought the agent up to now.)
+    if (start.incarnation !== inc || start.runs > after) this.due = poll;
     return {
       watchId,
       initial: observation(start, after),

@@ -73,5 +73,11 @@ export function invalidLine(kind: InvalidKind, id: number): string | Buffer {
       return `${JSON.stringify({ jsonrpc: "2.0", id: id + 1000, result: null })}\n`;
     case "request-to-mu":
       return `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "mu.ask", params: {} })}\n`;
+    case "watch-unknown": {
+      // In the schema's shape, so only the "no such watch" rule can catch it.
+      const observation = { status: "idle", settled: true, since: 0, runs: 1, incarnation: 1 };
+      const params = { watchId: "w-never-opened", observation };
+      return `${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled", params })}\n`;
+    }
   }
 }

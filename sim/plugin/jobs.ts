@@ -20,6 +20,19 @@ function jobKey(target: unknown): string {
   return String((target as { job?: { key?: string } } | undefined)?.job?.key ?? "");
 }
 
+/**
+ * The job a call's target names, as a plugin that files its jobs by handle
+ * would find it: a reply kind's target must carry the handle its start
+ * returned, and a handle mu names must be the job's own (a pane kind never
+ * gave one out). Anything else is no job of this plugin's.
+ */
+function targetJob(jobs: Record<string, SimJob> | undefined, target: unknown, kind?: string) {
+  const j = jobs?.[jobKey(target)];
+  const handle = (target as { job?: { handle?: unknown } } | undefined)?.job?.handle;
+  if (!j || (handle === undefined && kind !== "reply")) return j;
+  return handle === j.handle ? j : undefined;
+}
+
 export class Jobs {
   constructor(
     private readonly world: World,
@@ -52,11 +65,11 @@ export class Jobs {
       case "job.lookup":
         return { value: this.lookup(String(params.key)) };
       case "job.status":
-        return { value: this.notFoundBy(params.target) ?? this.status(jobKey(params.target)) };
+        return { value: this.status(params.target) };
       case "job.stop":
         return { value: this.stop(String(params.key)) };
       case "job.attach": {
-        const j = this.world.state().jobs?.[jobKey(params.target)];
+        const j = targetJob(this.world.state().jobs, params.target, this.decl()?.handle);
         if (j?.state !== "running") return undefined;
         return { value: this.viewFor(j.key, j.agent) };
       }
@@ -106,19 +119,6 @@ export class Jobs {
     return reply;
   }
 
-  /**
-   * A reply kind's plugin finds its job by the handle its start returned, as
-   * a real one whose handle is the only name it keeps would: a status asked
-   * with another handle, or none, is about no job it knows (unknown).
-   */
-  private notFoundBy(target: unknown): unknown {
-    if (this.decl()?.handle !== "reply") return undefined;
-    const j = this.world.state().jobs?.[jobKey(target)];
-    const asked = (target as { job?: { handle?: unknown } } | undefined)?.job?.handle;
-    if (!j || asked === j.handle) return undefined;
-    return { state: "unknown", reason: `sim: no job with handle ${String(asked)}` };
-  }
-
   private lookup(key: string): unknown {
     const j = this.world.state().jobs?.[key];
     if (!j) return { none: true };
@@ -127,14 +127,15 @@ export class Jobs {
     return { found: { ...j.reply, handle: j.handle } };
   }
 
-  private status(key: string): unknown {
+  private status(target: unknown): unknown {
     let out: unknown;
     this.world.update((s) => {
-      const j = s.jobs?.[key];
+      const j = targetJob(s.jobs, target, this.decl()?.handle);
       if (!j) {
         out = { state: "lost", reason: "no such job in the sim" };
         return;
       }
+      const key = j.key;
       if (j.state === "running" && this.decl()?.view === "bound" && this.viewGone(key)) {
         j.state = "ended";
         j.exit = null;

@@ -10,6 +10,7 @@ import { subjectInstance } from "./fence-watch.js";
 import { holdUntilReleased } from "./hold.js";
 import { Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
+import { MuMessages } from "./mu-messages.js";
 import { processIo, type SimIo } from "./sim-io.js";
 import { WindDown } from "./wind-down.js";
 import type { Action, InvalidKind, World } from "./world.js";
@@ -37,6 +38,7 @@ export class SimPlugin {
   private readonly machines: Machines;
   private readonly jobs: Jobs;
   private readonly windDown: WindDown;
+  private readonly muSide: MuMessages;
   readonly channel: Channel;
 
   constructor(
@@ -45,6 +47,7 @@ export class SimPlugin {
   ) {
     this.machines = new Machines(world);
     this.windDown = new WindDown(world, io);
+    this.muSide = new MuMessages(() => world.now() - (world.config().clockOffsetMs ?? 0));
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
     this.jobs = new Jobs(
       world,
@@ -113,6 +116,12 @@ export class SimPlugin {
     return firedFaults(this.world, method, params);
   }
 
+  /** Judges a message from mu as it arrives, before any fault holds it up. */
+  heard(msg: Record<string, unknown>): void {
+    const why = this.muSide.slip(msg);
+    if (why) this.world.record("note", { muSlip: why });
+  }
+
   async handle(msg: Msg): Promise<void> {
     const method = msg.method ?? "";
     if (method === "shutdown") {
@@ -153,8 +162,10 @@ export class SimPlugin {
         });
         return;
       } else if ("hang" in a) return;
-      else if ("invalid" in a) return this.invalid(a.invalid, id);
-      else if ("replyTwice" in a) twice = true;
+      else if ("invalid" in a) {
+        this.invalid(a.invalid, id);
+        if (!a.thenAnswer) return;
+      } else if ("replyTwice" in a) twice = true;
       else if ("crash" in a) {
         if (a.crash === "before") return this.io.exit(70);
         crashAfter = true;
@@ -227,6 +238,7 @@ export class SimPlugin {
       return;
     }
     this.reply(id, result.value);
+    this.channel.afterReply();
     if (closeAfter) this.io.closeInput?.();
     if (twice) this.reply(id, result.value);
   }

@@ -95,6 +95,7 @@ export class SimSession {
   constructor(
     private readonly sim: {
       handle(msg: never): Promise<void>;
+      heard?(msg: Record<string, unknown>): void;
       onEof(): void;
       channel: { cancelWatch(id: string): void };
     },
@@ -115,6 +116,7 @@ export class SimSession {
         continue;
       }
       this.record("in", msg);
+      this.sim.heard?.(msg);
       if (msg.method === "$/cancel") {
         const watchId = (msg.params as { watchId?: unknown } | undefined)?.watchId;
         if (typeof watchId === "string") this.sim.channel.cancelWatch(watchId);

@@ -15,7 +15,8 @@ export type InvalidKind =
   | "bad-utf8"
   | "oversize"
   | "reply-to-none"
-  | "request-to-mu";
+  | "request-to-mu"
+  | "watch-unknown";
 
 export type Action =
   | { delayMs: number }
@@ -29,7 +30,7 @@ export type Action =
       };
     }
   | { hang: true }
-  | { invalid: InvalidKind }
+  | { invalid: InvalidKind; thenAnswer?: true }
   | { replyTwice: true }
   | { crash: "before" | "after" }
   | { killMu: "before" | "after" }

@@ -6,6 +6,7 @@ import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
+import { muSlips } from "../plugin/mu-messages.js";
 import { checkWorld } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
@@ -232,7 +233,10 @@ export async function runScenario(
     const left = await reap(box, still);
     if (left.length > 0 && failure === undefined)
       failure = `left processes behind: ${left.join("; ")}`;
-    transcript = box.world.transcript();
+    const heard = box.world.transcript();
+    transcript = heard;
+    const slip = muSlips(heard)[0];
+    if (slip !== undefined && failure === undefined) failure = `mu broke the protocol: ${slip}`;
     // Only on request: opening the DB once more per scenario is not free.
     if (opts.readBack)
       readBack = {

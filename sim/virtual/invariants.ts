@@ -84,6 +84,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   // or were killed. And it kills a group only when the grace ran out: a
   // plugin that exits in time is never cut short, nor reported as broken.
   for (const p of o.outlived) broken.push(`a plugin process outlived the mu that stopped it: ${p}`);
+  for (const p of o.muSlips) broken.push(`mu broke the protocol: ${p}`);
   const forced = o.output.match(/^mu: plugin: '[^']+' was still running .*$/m);
   if (forced && !outstaysGrace(s))
     broken.push(`mu killed a plugin group that exits within the grace: ${forced[0]}`);

@@ -1,3 +1,4 @@
+import { muSlips } from "../plugin/mu-messages.js";
 import type { World } from "../plugin/world.js";
 import { messageCounts } from "../runner/counts.js";
 import type { readBack } from "./read-back.js";
@@ -32,6 +33,8 @@ export type VirtualOutcome =
       crossings: string[];
       /** msgIds of deliveries the sim answered with a reply that contradicts the request. */
       wrongReplies: string[];
+      /** Messages mu wrote that break the protocol (sim/plugin/mu-messages.ts). */
+      muSlips: string[];
       /** Everything mu printed, stdout and stderr. */
       output: string;
       dbBytes: Uint8Array | null;
@@ -91,5 +94,6 @@ export function outcomeOf(db: ReadBack, world: World, facts: RunFacts): Ran {
       .join("\n"),
     crossings: notes("otherInstance").map((v) => JSON.stringify(v)),
     wrongReplies: notes("wrongReply").map((v) => String(v)),
+    muSlips: muSlips(transcript),
   };
 }

@@ -5,6 +5,7 @@ import { allIntents } from "../../host/effects/journal.js";
 import { openStore } from "../../host/store/index.js";
 import { keepFreshImage } from "../../host/store/open-db.js";
 import { sqlJs } from "../../host/store/sqljs.js";
+import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
@@ -267,6 +268,8 @@ async function runIn(
     }
   }
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
+  const slip = muSlips(world.transcript())[0];
+  if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {
     failure,
     exits,

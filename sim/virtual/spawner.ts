@@ -41,10 +41,17 @@ export function virtualSpawner(
       const pid = group.pgid;
       const stdout: ((c: Uint8Array) => void)[] = [];
       const stderr: ((c: Uint8Array) => void)[] = [];
-      // Delivered a microtask later, in order, as bytes from a pipe would be.
+      // Delivered a microtask later, in order, as bytes from a pipe would be:
+      // what the plugin wrote in one go arrives as one chunk, as a pipe's
+      // read returns all that is buffered (a reply and a line behind it).
+      const queued = new Map<((c: Uint8Array) => void)[], Buffer[]>();
       const deliver = (fns: ((c: Uint8Array) => void)[], text: string | Buffer) => {
-        const bytes = Buffer.from(text);
+        const waiting = queued.get(fns);
+        if (waiting) return void waiting.push(Buffer.from(text));
+        queued.set(fns, [Buffer.from(text)]);
         queueMicrotask(() => {
+          const bytes = Buffer.concat(queued.get(fns) ?? []);
+          queued.delete(fns);
           for (const f of fns) f(bytes);
         });
       };
@@ -81,14 +88,19 @@ export function virtualSpawner(
           },
           io,
         );
+      // mu's end of the plugin's stdin, once closed, carries nothing more (as
+      // the real spawner drops a write after it).
+      let inputEnded = false;
       return {
         pid,
         write(bytes) {
-          if (!group.leaderAlive) return false;
+          if (!group.leaderAlive || inputEnded) return false;
           session.feed(Buffer.from(bytes).toString("utf8"));
           return true;
         },
         closeInput() {
+          if (inputEnded) return;
+          inputEnded = true;
           if (group.leaderAlive) session.end();
         },
         onStdout: (fn) => {
