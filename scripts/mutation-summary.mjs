@@ -42,12 +42,32 @@ const judged = existsSync(judgedDir)
       .flatMap((f) => JSON.parse(readFileSync(join(judgedDir, f), "utf8")))
   : [];
 const judgedKey = (file, mutator, src, repl) => `${file}\u0000${mutator}\u0000${src}\u0000${repl}`;
-const equivalent = new Set(judged.map((j) => judgedKey(j.file, j.mutator, j.line, j.replacement)));
-const isEquivalent = (path, entry, m) => {
-  if (DETECTED.has(m.status)) return false;
-  const p = printed(entry, m);
-  return equivalent.has(judgedKey(path, m.mutatorName, p.src, p.repl));
-};
+// A judgement names a survivor as the list prints it, which two mutants of
+// one line can share: each judgement counts for one survivor, never more.
+const judgements = new Map();
+for (const j of judged) {
+  const k = judgedKey(j.file, j.mutator, j.line, j.replacement);
+  judgements.set(k, (judgements.get(k) ?? 0) + 1);
+}
+let judgedMutants;
+const isEquivalent = (_path, _entry, m) => judgedMutants.has(m);
+function matchJudgements() {
+  judgedMutants = new Set();
+  const left = new Map(judgements);
+  for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    const open = entry.mutants
+      .filter((m) => !DETECTED.has(m.status))
+      .sort((a, b) => a.location.start.line - b.location.start.line || a.location.start.column - b.location.start.column);
+    for (const m of open) {
+      const p = printed(entry, m);
+      const k = judgedKey(path, m.mutatorName, p.src, p.repl);
+      if ((left.get(k) ?? 0) > 0) {
+        left.set(k, left.get(k) - 1);
+        judgedMutants.add(m);
+      }
+    }
+  }
+}
 const byFile = new Map();
 for (const f of files) {
   const report = JSON.parse(readFileSync(f, "utf8"));
@@ -72,6 +92,8 @@ for (const f of files) {
     byFile.set(path, { ...before, mutants: [...merged.values()] });
   }
 }
+
+matchJudgements();
 
 const count = (mutants, status) => mutants.filter((m) => m.status === status).length;
 const pct = (a, b) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(1)}%`);

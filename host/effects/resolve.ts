@@ -230,12 +230,11 @@ async function resolveOne(
     return;
   }
   if (first.ask === "nothing") {
-    const why =
-      first.row === "delivery.superseded"
-        ? "a newer delivery to the agent was written since, so a resend could land out of order"
-        : first.row.endsWith(".dedupe.expired")
-          ? "its dedupe window has passed, so a resend could make a second one"
-          : "the plugin offers no way to learn the outcome";
+    // A superseded delivery never comes here: only the agent's rules know of
+    // deliveries, and they abandon it above.
+    const why = first.row.endsWith(".dedupe.expired")
+      ? "its dedupe window has passed, so a resend could make a second one"
+      : "the plugin offers no way to learn the outcome";
     const forGood = STUCK_FOR_GOOD.includes(first.row) ? forgetVerb(i) : undefined;
     throw unresolved(i, rules.rowName(i, first.row), why, next, forGood);
   }
