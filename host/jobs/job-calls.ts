@@ -136,12 +136,16 @@ export async function attachView(
   return (await fencedRead(io, sup, h, j, "job.attach", { target })).result as ViewCommand;
 }
 
-/** Opens a pane, as one line of mu's when the backend cannot. */
+/**
+ * Opens a pane, as one line of mu's when the backend cannot; `again` is the
+ * verb that tries once more (a spawn's, a reattach's).
+ */
 export async function openPane(
   mux: Mux,
   ws: string,
   name: string,
   view: ViewCommand,
+  again: string,
 ): Promise<Pane> {
   try {
     return await mux.open(ws, name, view);
@@ -151,7 +155,7 @@ export async function openPane(
       "view",
       `the ${mux.name} backend could not open a view for ${ws}/${name}: ${(err as Error).message}`,
       {
-        hint: "check the mux backend (MU_MUX), then spawn again",
+        hint: `check the mux backend (MU_MUX), then ${again}`,
       },
     );
   }

@@ -153,7 +153,7 @@ export async function agentReattach(
     // the row's pane as it was: the row changes only once it lived through
     // the readiness window.
     const openedAt = io.ports.clock.now();
-    const pane = await openPane(mux, ws, name, view);
+    const pane = await openPane(mux, ws, name, view, `run mu agent reattach ${name} -w ${ws}`);
     const old = agent?.pane ?? null;
     const lives = planted(io.ports.env, "reattach-without-window")
       ? await mux.alive(pane.id)

@@ -32,7 +32,7 @@ export async function openView(ctx: SpawnCtx, s: Started): Promise<OpenedView> {
   let pane: string;
   const openedAt = io.ports.clock.now();
   try {
-    pane = (await openPane(mux, ws, name, view)).id;
+    pane = (await openPane(mux, ws, name, view, "spawn again")).id;
   } catch (err) {
     return s.fail(null, (err as Error).message);
   }
