@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
-const root = join(import.meta.dirname, "..");
+const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const argv = process.argv.slice(2);
 const keepAt = argv.indexOf("--keep");
 const keepName = keepAt === -1 ? undefined : argv.splice(keepAt, 2)[1];
@@ -55,8 +55,9 @@ function matchJudgements() {
   judgedMutants = new Set();
   const left = new Map(judgements);
   for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    // Only what Stryker counts against the score: a survivor or a mutant no test reaches.
     const open = entry.mutants
-      .filter((m) => !DETECTED.has(m.status))
+      .filter((m) => m.status === "Survived" || m.status === "NoCoverage")
       .sort((a, b) => a.location.start.line - b.location.start.line || a.location.start.column - b.location.start.column);
     for (const m of open) {
       const p = printed(entry, m);

@@ -22,6 +22,8 @@ const INSIDE = [
   "patchReply",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
+  "ignoreShutdown",
+  "closeStdin",
 ];
 
 /** Why a scenario cannot run behind the proxy, or undefined when it can. */
@@ -35,6 +37,9 @@ export function whyNotViaProxy(s: LoadedScenario): string | undefined {
   for (const f of faults) {
     const kind = Object.keys(f.do)[0] ?? "";
     if (INSIDE.includes(kind)) return `a ${kind} fault acts inside the simulated world`;
+    // The proxy writes the invalid line in the call's place, never the answer behind it.
+    if ("invalid" in f.do && "thenAnswer" in f.do)
+      return "an invalid line followed by the real answer is the simulated world's";
   }
   const words = s.steps.flatMap((st) =>
     "sh" in st ? [st.sh] : "mu" in st ? [JSON.stringify(st.mu)] : [],
@@ -57,9 +62,11 @@ export function proxiedWorlds(dir: string, config: WorldConfig): { outer: World;
   return { outer, inner };
 }
 
-/** A world step: faults go to the proxy, the rest to the simulated plugin. */
+/** A world step: faults and their releases go to the proxy, the rest to the simulated plugin. */
 export function changeWorlds(outer: World, inner: World, change: Partial<WorldConfig>): void {
-  const { faults, ...rest } = change;
+  const { faults, released, ...rest } = change;
   if (faults) outer.setConfig({ ...outer.config(), faults });
+  // A hold is the proxy's fault: it looks for its release in its own world.
+  if (released) outer.setConfig({ ...outer.config(), released });
   if (Object.keys(rest).length > 0) inner.setConfig({ ...inner.config(), ...rest });
 }

@@ -15,6 +15,8 @@ export function runVirtualOnly(s: LoadedScenario): Promise<ScenarioResult> {
   const main = join(packageRoot(), "dist/sim/virtual/one-file-main.js");
   const child = spawn(process.execPath, [main], { stdio: ["pipe", "pipe", "pipe"] });
   // The scenario as loaded here, not its file again: what the runner holds is what runs.
+  // A child that died first shows as its exit, below, not as an EPIPE here.
+  child.stdin.on("error", () => {});
   child.stdin.end(JSON.stringify(s));
   let out = "";
   let err = "";
