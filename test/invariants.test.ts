@@ -43,6 +43,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   deadViews: [],
   lostCommits: [],
   outlived: [],
+  muSlips: [],
   ...over,
 });
 
@@ -83,6 +84,11 @@ describe("the explorer's invariants", () => {
       /does not read back/,
     ],
     ["the canary on the wire", { sent: `{"x":"${canary}"}` }, /canary is in a message/],
+    [
+      "a request of mu's that breaks the protocol",
+      { muSlips: ["id 3 used twice"] },
+      /mu broke the protocol: id 3 used twice/,
+    ],
     ["the canary in the output", { output: canary }, /canary is in mu's output/],
     [
       "the canary in the database",
