@@ -12,18 +12,25 @@ import type { VirtualProcesses } from "./ports.js";
 // the mu that opened them, as a multiplexer's do; MU_MUX_SIM scripts the same
 // failures as the real backend's.
 
-interface VirtualPane {
+export interface VirtualPane {
   pid: number;
   start: string;
   workstream: string;
   agent: string;
 }
 
+/** The panes still alive, as the real runner would find their processes left behind. */
+export function livePanes(processes: VirtualProcesses, panes: Map<string, VirtualPane>): string[] {
+  return [...panes]
+    .filter(([, p]) => processes.alive({ pid: p.pid, start: p.start }))
+    .map(([id, p]) => `${id} (${p.workstream}/${p.agent})`);
+}
+
 export function virtualMux(
   processes: VirtualProcesses,
   worldFs: WorldFs,
+  panes = new Map<string, VirtualPane>(),
 ): Record<string, (ports: Ports) => Mux> {
-  const panes = new Map<string, VirtualPane>();
   let next = 1;
   const alive = (p: VirtualPane | undefined) =>
     p !== undefined && processes.alive({ pid: p.pid, start: p.start });

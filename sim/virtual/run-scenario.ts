@@ -13,7 +13,7 @@ import type { Ran } from "../runner/ran.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
-import { virtualMux } from "./mux.js";
+import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, type VirtualOutcome } from "./outcome.js";
 import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
@@ -82,7 +82,8 @@ async function runIn(
   await sim.sync();
   await sim.close();
   await w.fs.syncDir("/opt/mu");
-  const muxes = virtualMux(w.processes, worldFs);
+  const panes = new Map<string, VirtualPane>();
+  const muxes = virtualMux(w.processes, worldFs, panes);
   const places: Places = {
     root: real?.root ?? "/root",
     world: { dir: worldDir },
@@ -270,6 +271,10 @@ async function runIn(
     }
   }
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
+  // An agent's view left open is a process the real runner would find behind.
+  const views = livePanes(w.processes, panes);
+  if (!opts.lenient && !failure && views.length > 0)
+    failure = `left a view running: ${views.join(", ")}`;
   const slip = muSlips(world.transcript())[0];
   if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {
