@@ -50,7 +50,7 @@ for (const j of judged) {
   judgements.set(k, (judgements.get(k) ?? 0) + 1);
 }
 let judgedMutants;
-const isEquivalent = (_path, _entry, m) => judgedMutants.has(m);
+const isEquivalent = (m) => judgedMutants.has(m);
 function matchJudgements() {
   judgedMutants = new Set();
   const left = new Map(judgements);
@@ -122,7 +122,7 @@ const all = [];
 let allEquivalent = 0;
 for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
   all.push(...entry.mutants);
-  const eq = entry.mutants.filter((m) => isEquivalent(path, entry, m)).length;
+  const eq = entry.mutants.filter((m) => isEquivalent(m)).length;
   allEquivalent += eq;
   out.push(row(path, entry.mutants, eq).line);
 }
@@ -153,7 +153,7 @@ out.push("## Survivors");
 out.push("");
 for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
   const survivors = entry.mutants
-    .filter((m) => (m.status === "Survived" || m.status === "NoCoverage") && !isEquivalent(path, entry, m))
+    .filter((m) => (m.status === "Survived" || m.status === "NoCoverage") && !isEquivalent(m))
     .sort((a, b) => a.location.start.line - b.location.start.line);
   if (survivors.length === 0) continue;
   out.push(`### ${path}`);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import type { OneFileOutcome } from "../virtual/one-file-main.js";
 import type { ScenarioResult, StepRecord } from "./result.js";
-import { argv, type LoadedScenario } from "./scenario.js";
+import { describeStep, type LoadedScenario } from "./scenario.js";
 
 // A file that waits out hours of mu's timers (`virtualOnly`) runs on the
 // virtual engine, where those hours cost seconds. It runs in a child
@@ -37,7 +37,7 @@ export function runVirtualOnly(s: LoadedScenario): Promise<ScenarioResult> {
       const failure = r
         ? r.failure
         : `the virtual engine's child exited ${code}: ${err.trim().split("\n").at(-1) ?? ""}`;
-      const muSteps = s.steps.flatMap((st) => ("mu" in st ? [`mu ${argv(st.mu).join(" ")}`] : []));
+      const muSteps = s.steps.filter((st) => "mu" in st).map(describeStep);
       const steps: StepRecord[] = (r?.exits ?? []).map((exit, i) => ({
         step: muSteps[i] ?? "mu",
         ok: true,

@@ -6,6 +6,7 @@ import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { runScenario } from "../../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
+import type { LoadedScenario } from "../../sim/runner/scenario.js";
 import { explore } from "../../sim/virtual/explore.js";
 import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
 import { medianCommitMs } from "./commit.js";
@@ -32,36 +33,51 @@ const wall = async (fn: () => Promise<unknown>) => {
   return performance.now() - t0;
 };
 
+type VirtualRuns = Omit<EngineRatio, "id" | "realMs">;
+
+/**
+ * `rounds` runs of one file on the virtual engine in this process: the
+ * median wall time, and what a run simulated; `problem` when one did not
+ * run or failed.
+ */
+async function virtualRuns(
+  s: LoadedScenario,
+  rounds: number,
+): Promise<VirtualRuns & { problem?: string }> {
+  let simulatedMs = 0;
+  let jumps = 0;
+  let problem: string | undefined;
+  const times: number[] = [];
+  for (let i = 0; i < rounds; i++)
+    times.push(
+      await wall(async () => {
+        const r = await runVirtual(s);
+        if (!r.ran || r.failure) problem ??= r.ran ? r.failure : r.why;
+        if (r.ran) {
+          simulatedMs = r.virtualMs;
+          jumps = r.clockJumps;
+        }
+      }),
+    );
+  return {
+    virtualMs: median(times),
+    simulatedMs,
+    muSteps: s.steps.filter((x) => "mu" in x).length,
+    jumps,
+    ...(problem === undefined ? {} : { problem }),
+  };
+}
+
 export async function enginesCompared(ids: string[]): Promise<EngineRatio[]> {
   const all = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
   const out: EngineRatio[] = [];
   for (const id of ids) {
     const s = all.find((x) => x.scenario === id);
     if (!s || needsRealEngine(s)) continue;
-    let simulatedMs = 0;
-    let jumps = 0;
     // A virtual run takes milliseconds: the median of five steadies it.
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++)
-      times.push(
-        await wall(async () => {
-          const r = await runVirtual(s);
-          if (r.ran) {
-            simulatedMs = r.virtualMs;
-            jumps = r.clockJumps;
-          }
-        }),
-      );
-    const virtualMs = median(times);
+    const { problem: _, ...v } = await virtualRuns(s, 5);
     const realMs = await wall(() => runScenario(s));
-    out.push({
-      id,
-      realMs,
-      virtualMs,
-      simulatedMs,
-      muSteps: s.steps.filter((x) => "mu" in x).length,
-      jumps,
-    });
+    out.push({ id, realMs, ...v });
   }
   return out;
 }
@@ -77,26 +93,9 @@ export async function longWaits(ids: string[]): Promise<Omit<EngineRatio, "realM
   for (const id of ids) {
     const s = all.find((x) => x.scenario === id);
     if (!s) throw new Error(`no scenario ${id}`);
-    let simulatedMs = 0;
-    let jumps = 0;
-    const times: number[] = [];
-    for (let i = 0; i < 3; i++)
-      times.push(
-        await wall(async () => {
-          const r = await runVirtual(s);
-          if (!r.ran || r.failure)
-            throw new Error(`${id} failed in the bench: ${r.ran ? r.failure : r.why}`);
-          simulatedMs = r.virtualMs;
-          jumps = r.clockJumps;
-        }),
-      );
-    out.push({
-      id,
-      virtualMs: median(times),
-      simulatedMs,
-      muSteps: s.steps.filter((x) => "mu" in x).length,
-      jumps,
-    });
+    const { problem, ...v } = await virtualRuns(s, 3);
+    if (problem !== undefined) throw new Error(`${id} failed in the bench: ${problem}`);
+    out.push({ id, ...v });
   }
   return out;
 }
