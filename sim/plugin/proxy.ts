@@ -42,6 +42,8 @@ export class FaultProxy {
   private fromPlugin = Buffer.alloc(0);
   private readonly after = new Map<unknown, After>();
   private ignoreEof = false;
+  /** Calls from mu not yet passed on (a hold or a delay in front of them). */
+  private readonly inFront = new Set<Promise<void>>();
 
   /**
    * `asName`: the name this proxy was run as (its launcher's mu-plugin-<name>).
@@ -75,14 +77,18 @@ export class FaultProxy {
     for (let nl = this.fromMu.indexOf("\n"); nl !== -1; nl = this.fromMu.indexOf("\n")) {
       const line = this.fromMu.slice(0, nl);
       this.fromMu = this.fromMu.slice(nl + 1);
-      void this.muLine(line);
+      const passing = this.muLine(line);
+      this.inFront.add(passing);
+      void passing.finally(() => this.inFront.delete(passing));
     }
   }
 
   end(): void {
     this.world.record("note", { eof: true, ignored: this.ignoreEof });
     if (this.ignoreEof) this.io.ignoreTermination();
-    else this.child.stdin.end();
+    // As the sim ends only after the calls it already read: a held call
+    // still reaches the plugin behind, and the proxy outlives mu until then.
+    else void Promise.allSettled([...this.inFront]).then(() => this.child.stdin.end());
   }
 
   private toPlugin(line: string): void {
