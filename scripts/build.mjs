@@ -51,6 +51,7 @@ run([join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"]);
 run([join(root, "dist/host/protocol/build-validators.js")]);
 await bundleCli();
 // tsc writes plain files; the bin is linked or run by path, so it must be executable.
+chmodSync(join(root, "dist/host/cli/mu.cjs"), 0o755);
 chmodSync(join(root, "dist/host/cli/main.js"), 0o755);
 writeFileSync(stamp, `${started.toISOString()}\n`);
 utimesSync(stamp, started, started);

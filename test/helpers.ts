@@ -7,7 +7,7 @@ import { MuError } from "../host/errors.js";
 import { packageRoot } from "../host/package-root.js";
 import { realPorts } from "../host/ports/real.js";
 
-export const muBin = join(packageRoot(), "dist/host/cli/main.js");
+export const muBin = join(packageRoot(), "dist/host/cli/mu.cjs");
 
 /** A temp state dir per test; nothing a test does can reach the user's DB. */
 export function tempState(): { dir: string; env: Record<string, string>; done(): void } {

@@ -103,4 +103,9 @@ describe("the built bin", () => {
     expect(modulesOf(["plugin", "list"])).toEqual(want);
     expect(modulesOf(["host", "exec", "box", "--", "true"])).toEqual(want);
   });
+
+  // The bin is CommonJS so that --version never sets up the ES module loader.
+  it("answers --version without loading a single ES module", () => {
+    expect(modulesOf(["--version"])).toEqual([]);
+  });
 });

@@ -34,7 +34,7 @@ export interface RunOptions {
   viaProxy?: boolean;
 }
 
-const muBin = () => join(packageRoot(), "dist/host/cli/main.js");
+const muBin = () => join(packageRoot(), "dist/host/cli/mu.cjs");
 
 function seen(box: Sandbox, method: string): boolean {
   return box.world.transcript().some((e) => e.dir === "in" && e.msg.method === method);

@@ -15,7 +15,7 @@ const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** The scenario's mu steps as a shell script, with its world and state laid out the same way. */
 function asShell(s: LoadedScenario, root: string): string {
-  const mu = join(packageRoot(), "dist/host/cli/main.js");
+  const mu = join(packageRoot(), "dist/host/cli/mu.cjs");
   const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
   const lines = [`export HOME=${q(join(root, "home"))} MU_STATE_DIR=${q(join(root, "state"))}`];
   for (const step of s.steps) {

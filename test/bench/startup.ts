@@ -14,7 +14,7 @@ import { pluginVerbCost } from "./verb-call.js";
  * working on start-up.
  */
 export async function startupReport(state: string, runs: number): Promise<string> {
-  const mu = join(packageRoot(), "dist/host/cli/main.js");
+  const mu = join(packageRoot(), "dist/host/cli/mu.cjs");
   // A realistic `plugin list`: a DB on disk with a few registered plugins.
   const env = { MU_STATE_DIR: state };
   const store = openStore(realPorts({ ...process.env, ...env }));

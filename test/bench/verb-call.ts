@@ -15,7 +15,7 @@ const GOAL_MS = 60;
  */
 export async function pluginVerbCost(dir: string, runs: number): Promise<string> {
   const root = packageRoot();
-  const mu = join(root, "dist/host/cli/main.js");
+  const mu = join(root, "dist/host/cli/mu.cjs");
   const home = join(dir, "verb-call");
   mkdirSync(home, { recursive: true });
   const argv = benchPlugin(home);
