@@ -111,6 +111,20 @@ describe("the explorer's invariants", () => {
     ).toEqual([]);
   });
 
+  it("breaks on an intent left once the liveness check removed the plugin, and only then", () => {
+    const removing = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { mu: "plugin rm sim", exit: 0 },
+    ]);
+    expect(invariants(clean({ pendingKeys: ["job-1"] }), removing).join("\n")).toMatch(
+      /intents no verb can end: job-1 pending after the plugin was removed/,
+    );
+    expect(invariants(clean({ pendingKeys: [] }), removing)).toEqual([]);
+    // The removal refused: the liveness check itself reports that.
+    const refused = clean({ pendingKeys: ["job-1"], exits: [0, 4] });
+    expect(invariants(refused, removing).join("\n")).not.toMatch(/intents no verb can end/);
+  });
+
   it("a death is fine where a crash point or a killMu fault was set", () => {
     const killed = clean({ exits: [0, null], signals: [null, "SIGKILL"] });
     const atPoint = scenario([

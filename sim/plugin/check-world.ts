@@ -8,6 +8,7 @@ import { PRESETS } from "./declaration.js";
 
 const ACTIONS = [
   "delayMs",
+  "loseHost",
   "hold",
   "error",
   "hang",

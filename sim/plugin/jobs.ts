@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { shQuote as q } from "../../host/sh-quote.js";
 import { DEFAULT_TURN_MS, deliver, newAgent } from "./agents.js";
 import { repeatOf } from "./dedupe.js";
-import type { SimJob, World } from "./world.js";
+import type { SimJob, World, WorldState } from "./world.js";
 
 // The job side of the simulated world. A job is a record in the world, not a
 // process: what runs for real is its view, a pane mu opens with the view
@@ -14,6 +14,7 @@ interface JobDecl {
   view: "bound" | "detached";
   firstTurn?: "on-send" | "at-start";
   start: { dedupe?: { windowMs: number } };
+  outlivesHost?: boolean;
 }
 
 function jobKey(target: unknown): string {
@@ -113,6 +114,8 @@ export class Jobs {
       }
       s.agents = { ...s.agents, [ref]: agent };
       const job: SimJob = { key, handle, agent: ref, state: "running", reply };
+      const on = (params.target as { host?: { handle?: unknown } } | undefined)?.host?.handle;
+      if (typeof on === "string") job.host = on;
       s.jobs = { ...s.jobs, [key]: job };
       s.dedupe = { ...s.dedupe, [`job:${key}`]: { sha, result: reply, at: now } };
     });
@@ -143,6 +146,21 @@ export class Jobs {
       out = j.state === "running" ? { state: "running" } : { state: "ended", exit: j.exit ?? null };
     });
     return out;
+  }
+
+  /**
+   * The machine `host` is gone: every job on it ends with it, unless the
+   * kind declares that its jobs outlive their host.
+   */
+  hostLost(s: WorldState, host: string): void {
+    if (this.decl()?.outlivesHost) return;
+    for (const j of Object.values(s.jobs ?? {})) {
+      if (j.host !== host || j.state !== "running") continue;
+      j.state = "ended";
+      j.exit = null;
+      const a = s.agents?.[j.agent];
+      if (a) a.turns = [];
+    }
   }
 
   /** Idempotent: stopping what already stopped (or never started) succeeds and changes nothing. */

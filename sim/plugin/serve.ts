@@ -146,6 +146,7 @@ export class SimPlugin {
       if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
       else if ("hold" in a)
         await holdUntilReleased(this.world, a.hold, (ms, fn) => this.io.setTimer(ms, fn));
+      else if ("loseHost" in a) this.loseHost(msg.params ?? {});
       else if ("error" in a) {
         const data: Record<string, unknown> = { kind: a.error.kind };
         // A human error without a remedy would be an invalid message; the
@@ -370,6 +371,18 @@ export class SimPlugin {
       s.dedupe = { ...s.dedupe, [key]: { sha, result, at: now } };
     });
     return result;
+  }
+
+  /** The provider loses the machine a host call names: gone, and most of its jobs with it. */
+  private loseHost(params: Record<string, unknown>): void {
+    const handle = (params.target as { host?: { handle?: unknown } } | undefined)?.host?.handle;
+    this.world.update((s) => {
+      const h = Object.values(s.hosts ?? {}).find((x) => x.handle === handle);
+      if (!h || h.released) return;
+      h.released = true;
+      h.lost = true;
+      this.jobs.hostLost(s, h.handle);
+    });
   }
 
   /** Idempotent: releasing what is already released changes nothing. */

@@ -20,6 +20,12 @@ export type InvalidKind =
 
 export type Action =
   | { delayMs: number }
+  /**
+   * On host.status: the provider loses the machine the call names before it
+   * answers (so it answers gone). Its jobs end with it, but for a job kind
+   * that declares outlivesHost: those run on, for mu to stop.
+   */
+  | { loseHost: true }
   /** Hold the call until the world lists this name in `released` (at most a minute). */
   | { hold: string }
   | {
@@ -110,6 +116,8 @@ export interface SimHost {
   released: boolean;
   /** The instance the handshake named when the machine was made. */
   instance?: string;
+  /** Gone by the provider's doing (loseHost), not released by mu. */
+  lost?: boolean;
 }
 
 export interface SimView {
@@ -127,6 +135,8 @@ export interface SimJob {
   reply: Record<string, unknown>;
   /** The instance the handshake named when the job was started. */
   instance?: string;
+  /** The handle of the machine it was started on, if it was started on one. */
+  host?: string;
 }
 
 export interface SimTurn {

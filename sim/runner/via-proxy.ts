@@ -11,6 +11,7 @@ import type { LoadedScenario } from "./scenario.js";
 /** Faults that need the simulated world's insides (sim/plugin/proxy.ts applies the rest). */
 const INSIDE = [
   "advanceClockMs",
+  "loseHost",
   "setsidHelper",
   "groupHelper",
   "slowExitMs",

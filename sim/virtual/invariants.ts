@@ -79,6 +79,21 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
       broken.push(`job ${key} runs, but mu neither records it nor has an intent for it`);
   }
 
+  // Every record can be ended through verbs: once the last step, the
+  // liveness check's plugin rm, has succeeded, no intent may be left that
+  // names what no verb can reach any more.
+  const verbs = s.steps.filter((st) => "mu" in st);
+  const last = verbs[verbs.length - 1];
+  const removed =
+    last !== undefined &&
+    last.exit === 0 &&
+    String(last.mu).startsWith("plugin rm ") &&
+    o.exits.length === verbs.length &&
+    o.exits[verbs.length - 1] === 0;
+  if (removed && o.pendingKeys.length > 0)
+    broken.push(
+      `mu holds intents no verb can end: ${o.pendingKeys.join(", ")} pending after the plugin was removed`,
+    );
   for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
   // A mu that exited by itself has stopped its plugins: their groups emptied
   // or were killed. And it kills a group only when the grace ran out: a

@@ -86,7 +86,12 @@ export class Script {
   private faults: Fault[] = [];
 
   fault(on: string, act: Fault["do"]): void {
-    this.faults = [{ on, do: act }];
+    this.setFaults([{ on, do: act }]);
+  }
+
+  /** Several faults at once, replacing those the world holds. */
+  setFaults(faults: Fault[]): void {
+    this.faults = faults;
     this.steps.push({ world: { faults: this.faults } });
   }
 
@@ -125,6 +130,17 @@ export class Script {
   /** A verb; now and then mu is set to die at one of its crash points. */
   verb(mu: string, mayDie = true, extra: Record<string, string> = {}): void {
     this.steps.push(this.drawn(mu, mayDie, extra));
+  }
+
+  /**
+   * A verb whose crash point, if any, the caller drew from a stream of its
+   * own: it draws nothing from the main stream, so adding it to a workload
+   * leaves the rest of that workload as it was.
+   */
+  verbAside(mu: string, crashAt?: CrashPointName): void {
+    const env: Record<string, string> = crashAt ? { MU_CRASH_AT: crashAt } : {};
+    if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
+    this.steps.push(Object.keys(env).length > 0 ? { mu, env } : { mu });
   }
 
   private drawn(mu: string, mayDie: boolean, extra: Record<string, string>): Step {

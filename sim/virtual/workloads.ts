@@ -1,5 +1,6 @@
 import { DELIVERIES } from "../../host/effects/decide.js";
-import type { WorldConfig } from "../plugin/world.js";
+import { merge } from "../plugin/declaration.js";
+import type { Fault, WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
 import { withGroupNemesis } from "./nemesis.js";
@@ -15,8 +16,9 @@ import {
 } from "./workload-script.js";
 
 // The explorer's random workloads. A seed picks one of two families (machines
-// on a provider host; agents on a profile host, with their jobs and
-// channels), a declaration, a run of verbs and, between them, faults: the
+// on a provider host; agents, with their jobs and channels, on a profile
+// host or on a provider's machine that it may lose under them), a
+// declaration, a run of verbs and, between them, faults: the
 // plugin crashing, erring, hanging, answering late around a deadline,
 // answering twice or invalidly, SIGKILLing mu, changing its instance; time
 // passing past an in-flight bound or a dedupe window; and mu itself dying at
@@ -73,12 +75,26 @@ function callOf(mu: string): string | undefined {
   return undefined;
 }
 
+/**
+ * How often an agent workload's agents run on a machine acquired from the
+ * plugin, which the provider may then lose under them, instead of on a
+ * profile host that cannot be lost.
+ */
+const ON_MACHINE = 0.3;
+
 /** Every verb an agent workload may run, by weight: the whole agent alphabet. */
-function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () => number): string {
+function agentVerb(
+  r: Rand,
+  a: string,
+  other: string,
+  atStart: boolean,
+  n: () => number,
+  host: string,
+): string {
   const first = atStart ? ` --send first-${n()}` : "";
   return weighted<() => string>(r, [
-    [3, () => `agent spawn ${a} --host box${first}`],
-    [1, () => `agent spawn ${a} --host box --send first-${n()}`],
+    [3, () => `agent spawn ${a} --host ${host}${first}`],
+    [1, () => `agent spawn ${a} --host ${host} --send first-${n()}`],
     [3, () => `agent send ${a} hello-${n()}`],
     [1, () => `agent send ${a} steer-${n()} --steer`],
     [1, () => `agent send ${a} fresh-${n()} --fresh`],
@@ -95,32 +111,60 @@ function agentVerb(r: Rand, a: string, other: string, atStart: boolean, n: () =>
     [1, () => `wait ${a} ${other} --any --timeout 2`],
     [1, () => `agent reattach ${a}`],
     [2, () => `agent close ${a}`],
-    [1, () => "host rm box"],
+    [1, () => (host === "box" ? "host rm box" : `host release ${host}`)],
   ] as const)();
+}
+
+/**
+ * The provider reports the machine gone, and host status acts on it: the
+ * jobs that outlive their host are stopped (a stop that may meet a fault of
+ * its own, left pending for the next status to settle), the others are
+ * ended with it. Drawn from its own stream only.
+ */
+function loseMachine(w: Script, lose: Rand, host: string): void {
+  const roll = lose();
+  if (roll >= 0.3) return;
+  if (roll < 0.2) {
+    const faults: Fault[] = [{ on: "host.status", do: { loseHost: true } }];
+    if (lose() < 0.5) faults.push({ on: "job.stop", do: anyFault(lose) });
+    w.setFaults(faults);
+  }
+  // Otherwise a status that finds it as the last one left it.
+  w.verbAside(`host status ${host}`, lose() < 0.12 ? pick(lose, EFFECT_POINTS) : undefined);
+  // Often run again at once, as after a failed one, before any verb on an
+  // agent could settle what the first left pending.
+  if (lose() < 0.5) w.verbAside(`host status ${host}`);
 }
 
 function agentWorkload(
   r: Rand,
   hold: Rand,
   nemesis: Rand,
+  lose: Rand,
 ): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
-  const atStart = r() < 0.25;
+  const machine = lose() < ON_MACHINE;
+  const outlives = machine && lose() < 0.5;
+  const host = machine ? "h1" : "box";
+  // The sim's at-start kind has no provider seam: on a machine, on-send only.
+  const atStart = r() < 0.25 && !machine;
   w.verb("plugin add sim -- ${sim} --world ${world}", false);
-  w.verb("host add box --plugin sim", false);
+  w.verb(machine ? `host acquire --provider sim ${host}` : "host add box --plugin sim", false);
   const n = 2 + Math.floor(r() * 7);
   let texts = 0;
   const next = () => ++texts;
   for (let i = 0; i < n; i++) {
     w.maybePass();
+    // Only once an agent may be there to lose with it.
+    if (machine && i > 0) loseMachine(w, lose, host);
     const a = pick(r, agents);
     const other = a === "a" ? "b" : "a";
     // Mostly verbs on an agent that runs: spawns first, and often.
     const mu =
       i === 0
-        ? `agent spawn ${a} --host box${atStart ? ` --send first-${next()}` : ""}`
-        : agentVerb(r, a, other, atStart, next);
+        ? `agent spawn ${a} --host ${host}${atStart ? ` --send first-${next()}` : ""}`
+        : agentVerb(r, a, other, atStart, next, host);
     const own = callOf(mu);
     if (own && ["channel.command", "channel.abort", "channel.answer"].includes(own) && r() < 0.3) {
       // A delivery without a msgId, applied just before mu dies: the case
@@ -160,6 +204,8 @@ function agentWorkload(
     w.verb(`agent close ${a}`, false);
     w.verb(`agent forget ${a}`, false);
   }
+  // The machine, lost or not, is ended the way a person would.
+  if (machine) for (const v of ["status", "release", "rm"]) w.verb(`host ${v} ${host}`, false);
   const turnMs = pick(r, [0, 300, 60_000]);
   // An at-start kind answers with a reply handle and its own start: a
   // declaration that changes its job seam is refused at load.
@@ -167,12 +213,14 @@ function agentWorkload(
     r,
     AGENT_CAPS.filter((c) => !atStart || c.job === undefined),
   );
-  liveness(w, r, atStart, next, turnMs);
+  liveness(w, r, atStart, next, turnMs, machine);
   const world: WorldConfig = {
-    preset: atStart ? "reply-at-start" : "link-job",
+    preset: machine ? "provider-full" : atStart ? "reply-at-start" : "link-job",
     instance: "sim-1",
     turnMs,
-    hello: { seams },
+    hello: {
+      seams: outlives ? (merge(seams, { job: { outlivesHost: true } }) as object) : seams,
+    },
   };
   return { world, env: { MU_MUX: "sim" }, steps: w.steps };
 }
@@ -183,10 +231,20 @@ function agentWorkload(
  * does not stand in the way) spawns, takes a delivery of any kind and then a send, a wait on its settled
  * turn returns, and again, and every record can be ended through verbs.
  */
-function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turnMs: number): void {
-  // The profile may have been removed: add it back (refused when it is there).
-  w.verb("host add box --plugin sim", false);
-  w.must(`agent spawn z --host box${atStart ? ` --send first-${next()}` : ""}`);
+function liveness(
+  w: Script,
+  r: Rand,
+  atStart: boolean,
+  next: () => number,
+  turnMs: number,
+  machine: boolean,
+): void {
+  // The profile may have been removed: add it back (refused when it is
+  // there). On a provider, a new machine: the first may be lost.
+  if (machine) w.must("host acquire --provider sim h2");
+  else w.verb("host add box --plugin sim", false);
+  const host = machine ? "h2" : "box";
+  w.must(`agent spawn z --host ${host}${atStart ? ` --send first-${next()}` : ""}`);
   w.must(
     pick(r, [
       `agent send z live-${next()}`,
@@ -203,7 +261,8 @@ function liveness(w: Script, r: Rand, atStart: boolean, next: () => number, turn
     w.must("wait z --timeout 60");
   }
   w.must("agent close z");
-  w.must("host rm box");
+  if (machine) w.must("host release h2");
+  w.must(`host rm ${host}`);
   w.must("plugin rm sim");
 }
 
@@ -214,7 +273,8 @@ export function workload(seed: number, env: Record<string, string> = {}): Loaded
   // workload is drawn as it was before that nemesis existed.
   const hold = rng(seed ^ 0x5eed_0ff5);
   const wrongReply = rng(seed ^ 0x5bd1e995);
-  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply);
+  const lose = rng(seed ^ 0x1057_a11e);
+  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply, lose);
   if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,
