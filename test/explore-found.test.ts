@@ -16,6 +16,10 @@ const FOUND: [number, string][] = [
     "a release settled late, while two acquires of the same name ran, marked the newer acquire's record released, so the other acquire's check let it through and mu lost a machine",
   ],
   [
+    855,
+    "a provider lost a machine under a job kind that outlives its host while a start on it was pending (applied by a plugin that outlived a killed mu): host status dropped the start's intent as if the job had gone with the machine, and the job ran on unknown to mu",
+  ],
+  [
     3238,
     "a spawn resuming a start marked its agent live after another mu had closed it, so no verb could find the agent yet it held its host and plugin for good",
   ],

@@ -44,7 +44,7 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
       report(io, opts, h, undefined);
       // An outliving job whose stop failed before is stopped now.
       const left = await store.read((db) =>
-        jobsOnHost(db, name).filter((j) => j.state === "running"),
+        jobsOnHost(db, name).filter((j) => j.state !== "stopped"),
       );
       await stopOutliving(io, store, sup, name, left);
       return;
@@ -82,7 +82,9 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
         for (const j of jobsOnHost(db, name)) {
           // The trees went with the machine: no collect can be owed any more.
           putJob(db, { ...j, owesCollect: false, updatedAt: now });
-          if (outlives && j.state === "running") {
+          // A start still pending may have made such a job, too: it is
+          // settled by the rules, and what it made stopped, below.
+          if (outlives && j.state !== "stopped") {
             outliving.push(j);
             continue;
           }
@@ -141,6 +143,8 @@ async function stopOutliving(
         await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
       }
       if (a?.pane) await muxFor(io.ports).kill(a.pane);
+      // A pending start the rules rolled back made no job: nothing was stopped.
+      if (still === undefined && j.state === "starting") continue;
       io.out(`stopped ${j.workstream}/${j.agent}, whose job outlives its host\n`);
     } catch (err) {
       failure ??= err;
