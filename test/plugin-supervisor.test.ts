@@ -204,7 +204,11 @@ describe("load rules", () => {
 
   it("refuses a seam the caller needs", async () => {
     const argv = fx.plugin("p", {});
-    expect((await refusal(sup.ready({ name: "p", argv }, ["job"]))).code).toBe("load.seam.missing");
+    const e = await refusal(sup.ready({ name: "p", argv }, ["job"]));
+    expect(e.code).toBe("load.seam.missing");
+    expect(e.line()).toMatch(
+      /mu plugin list shows the seams each plugin declares; use one that declares 'job'$/,
+    );
   });
 
   it("refuses a declaration that differs from the recorded one, but not a new instance", async () => {

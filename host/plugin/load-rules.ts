@@ -18,6 +18,8 @@ export interface LoadContext {
 export interface Violation {
   rule: string;
   message: string;
+  /** The seam a seam.missing names. */
+  seam?: string;
 }
 
 const exactDedupe = (k: KeyCaps) => k.dedupe?.exact === true;
@@ -61,7 +63,11 @@ export function checkLoadRules(
   if (declared.length === 0) return { rule: "seams.none", message: "declares no seam" };
   for (const need of ctx.needs) {
     if (!s[need])
-      return { rule: "seam.missing", message: `declares no '${need}' seam, which is needed here` };
+      return {
+        rule: "seam.missing",
+        message: `declares no '${need}' seam, which is needed here`,
+        seam: need,
+      };
   }
   // A provider needs a link to reach its hosts; one without a job seam loads,
   // and its hosts refuse a spawn up front (docs/decisions.md).

@@ -12,6 +12,10 @@ import { checkTrust } from "./trust.js";
 
 export const READ_TIMEOUT_MS = 10_000;
 
+/** Where a person finds a plugin that can do what this one cannot. */
+export const seamHint = (seam: string | undefined) =>
+  `mu plugin list shows the seams each plugin declares; use one that declares '${seam ?? "it"}'`;
+
 export interface Registration {
   name: string;
   argv: string[];
@@ -90,6 +94,7 @@ export class Supervisor implements Stoppable {
           "load.seam.missing",
           "plugin",
           `'${reg.name}' refused (seam.missing): declares no '${missing}' seam, which is needed here`,
+          { hint: seamHint(missing) },
         );
       }
       return r;
@@ -185,7 +190,9 @@ export class Supervisor implements Stoppable {
           hint:
             violation.rule === "declaration.changed"
               ? `re-register it: mu plugin add ${reg.name} -- ${reg.argv.join(" ")}`
-              : undefined,
+              : violation.rule === "seam.missing"
+                ? seamHint(violation.seam)
+                : undefined,
         },
       );
     }

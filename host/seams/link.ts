@@ -6,7 +6,7 @@ import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js
 import { identity, listProfiles } from "../hosts/profiles.js";
 import { machineBound, withSlot } from "../hosts/slots.js";
 import { GRACE_MS } from "../plugin/plugin-process.js";
-import type { Supervisor } from "../plugin/supervisor.js";
+import { type Supervisor, seamHint } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
 import { shQuote as q, shWord } from "../sh-quote.js";
 import { openStore } from "../store/index.js";
@@ -57,7 +57,9 @@ export async function openLink(
   const { hello } = await sup.ready(h.reg, ["link"]);
   const link = hello.seams.link;
   if (!link)
-    throw new RefusedError("load.seam.missing", "plugin", `'${h.reg.name}' declares no link`);
+    throw new RefusedError("load.seam.missing", "plugin", `'${h.reg.name}' declares no link`, {
+      hint: seamHint("link"),
+    });
   sameInstance(name, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
   return { io, sup, host: h, name, link };
 }
