@@ -12,9 +12,17 @@ import { checkTrust } from "./trust.js";
 
 export const READ_TIMEOUT_MS = 10_000;
 
-/** Where a person finds a plugin that can do what this one cannot. */
-export const seamHint = (seam: string | undefined) =>
-  `mu plugin list shows the seams each plugin declares; use one that declares '${seam ?? "it"}'`;
+/**
+ * What to do about a seam the plugin does not declare: a plugin registered
+ * with it has since changed under mu (what mu recorded still needs it);
+ * otherwise another plugin is wanted.
+ */
+export function seamHint(seam: string | undefined, reg?: Registration): string {
+  const recorded = (reg?.declaration as { seams?: Record<string, unknown> } | undefined)?.seams;
+  if (seam !== undefined && recorded?.[seam] !== undefined)
+    return `it was registered with that seam and what mu recorded on it still needs it: run a version of '${reg?.name}' that declares it again (mu plugin list shows the seams it was registered with)`;
+  return `mu plugin list shows the seams each plugin declares; use one that declares '${seam ?? "it"}'`;
+}
 
 export interface Registration {
   name: string;
@@ -94,7 +102,7 @@ export class Supervisor implements Stoppable {
           "load.seam.missing",
           "plugin",
           `'${reg.name}' refused (seam.missing): declares no '${missing}' seam, which is needed here`,
-          { hint: seamHint(missing) },
+          { hint: seamHint(missing, reg) },
         );
       }
       return r;
@@ -191,7 +199,7 @@ export class Supervisor implements Stoppable {
             violation.rule === "declaration.changed"
               ? `re-register it: mu plugin add ${reg.name} -- ${reg.argv.join(" ")}`
               : violation.rule === "seam.missing"
-                ? seamHint(violation.seam)
+                ? seamHint(violation.seam, reg)
                 : undefined,
         },
       );
