@@ -28,8 +28,9 @@ export function firedFaults(
       if (f.call !== undefined && f.call !== n) return;
       if (f.match && !matches(params, f.match)) return;
       if ((f.times ?? "once") === "once") {
-        if (s.fired.includes(i)) return;
-        s.fired.push(i);
+        const id = `${i}:${JSON.stringify(f)}`;
+        if (s.fired.includes(id)) return;
+        s.fired.push(id);
       }
       fired.push(f.do);
     });
@@ -79,5 +80,8 @@ export function invalidLine(kind: InvalidKind, id: number): string | Buffer {
       const params = { watchId: "w-never-opened", observation };
       return `${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled", params })}\n`;
     }
+    case "unterminated":
+      // A whole answer but for its newline: only the end of the stream can tell.
+      return JSON.stringify({ jsonrpc: "2.0", id, result: null });
   }
 }

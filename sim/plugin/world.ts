@@ -16,7 +16,9 @@ export type InvalidKind =
   | "oversize"
   | "reply-to-none"
   | "request-to-mu"
-  | "watch-unknown";
+  | "watch-unknown"
+  /** The answer's line without its newline, and then the process exits: a plugin dying mid-write. */
+  | "unterminated";
 
 export type Action =
   | { delayMs: number }
@@ -164,7 +166,12 @@ export interface WorldState {
   calls: Record<string, number>;
   /** "<method>:<key>" → how many times the effect was really applied. */
   effects: Record<string, number>;
-  fired: number[];
+  /**
+   * The once faults that fired, each as its place in the list and itself:
+   * a world step that puts a new fault where a fired one was arms it, while
+   * one that states the same fault again leaves it fired.
+   */
+  fired: string[];
   /** Provider hosts by acquire key. */
   hosts?: Record<string, SimHost>;
   /** Dedupe records by key: the params' hash, the first result and when. */
