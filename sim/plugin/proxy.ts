@@ -148,6 +148,7 @@ export class FaultProxy {
     } else if ("hang" in a) return true;
     else if ("invalid" in a) {
       this.toMu(invalidLine(a.invalid, id), { invalid: a.invalid });
+      if (a.invalid === "unterminated") this.crash(70);
       return true;
     } else if ("reply" in a) {
       const reply = { jsonrpc: "2.0", id, result: a.reply };

@@ -400,6 +400,8 @@ export class SimPlugin {
 
   private invalid(kind: InvalidKind, id: number): void {
     this.write(invalidLine(kind, id), { invalid: kind });
+    // The line is cut short by the plugin's death: its stdout ends there.
+    if (kind === "unterminated") this.io.exit(70);
   }
 
   /** A helper in a session of its own: what the contract suite must catch. */
