@@ -80,6 +80,11 @@ export function invalidLine(kind: InvalidKind, id: number): string | Buffer {
       const params = { watchId: "w-never-opened", observation };
       return `${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled", params })}\n`;
     }
+    case "watch-malformed": {
+      const observation = { status: "idle", settled: true, since: 0, incarnation: 1 };
+      const params = { watchId: "w-never-opened", observation };
+      return `${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled", params })}\n`;
+    }
     case "unterminated":
       // A whole answer but for its newline: only the end of the stream can tell.
       return JSON.stringify({ jsonrpc: "2.0", id, result: null });

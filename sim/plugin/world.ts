@@ -17,6 +17,8 @@ export type InvalidKind =
   | "reply-to-none"
   | "request-to-mu"
   | "watch-unknown"
+  /** A watch/settled whose observation lacks its runs: only the schema check can catch it. */
+  | "watch-malformed"
   /** The answer's line without its newline, and then the process exits: a plugin dying mid-write. */
   | "unterminated";
 
