@@ -20,6 +20,10 @@ const FOUND: [number, string][] = [
     "a provider lost a machine under a job kind that outlives its host while a start on it was pending (applied by a plugin that outlived a killed mu): host status dropped the start's intent as if the job had gone with the machine, and the job ran on unknown to mu",
   ],
   [
+    1799,
+    "a host release read the name while another mu's acquire of it was in flight (its intent written just after the release had settled the name's pending effects) and released the record before the machine existed; the acquire then made a machine no record held",
+  ],
+  [
     3238,
     "a spawn resuming a start marked its agent live after another mu had closed it, so no verb could find the agent yet it held its host and plugin for good",
   ],

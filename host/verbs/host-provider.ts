@@ -103,6 +103,15 @@ export async function hostAcquire(
   });
 }
 
+function beingAcquired(name: string): RefusedError {
+  return new RefusedError(
+    "host.acquiring",
+    "host",
+    `host '${name}' is being acquired by another mu, its call to the plugin still in flight`,
+    { hint: `run mu host status ${name} once that acquire is done, then release it` },
+  );
+}
+
 export async function hostRelease(io: Io, name: string): Promise<void> {
   const store = openStore(io.ports);
   const h0 = await hostOf(store, name);
@@ -114,6 +123,10 @@ export async function hostRelease(io: Io, name: string): Promise<void> {
       io.out(`${name} is already released\n`);
       return;
     }
+    // Pending acquires were settled just now, so one still pending is in
+    // another mu's hands, its call in flight: releasing the name now would
+    // release nothing, and the machine it then makes would be no one's.
+    if (h.state === "acquiring") throw beingAcquired(name);
     await fenced(sup, reg, h);
     await runEffect(
       { ports: io.ports, store, sup, reg },
@@ -123,6 +136,11 @@ export async function hostRelease(io: Io, name: string): Promise<void> {
         key: h.key,
         params: { target: target(h), key: h.key },
         timeoutMs: EFFECT_MS,
+        // Again under the write lock: an acquire may have begun since the read.
+        before: (db) => {
+          const cur = getHost(db, name);
+          if (cur?.key !== h.key || cur.state === "acquiring") throw beingAcquired(name);
+        },
         done: (db) => {
           const cur = getHost(db, name);
           if (cur) putHost(db, { ...cur, state: "released", updatedAt: io.ports.clock.now() });
