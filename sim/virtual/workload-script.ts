@@ -138,16 +138,18 @@ export class Script {
    * leaves the rest of that workload as it was.
    */
   verbAside(mu: string, crashAt?: CrashPointName): void {
-    const env: Record<string, string> = crashAt ? { MU_CRASH_AT: crashAt } : {};
-    if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
-    this.steps.push(Object.keys(env).length > 0 ? { mu, env } : { mu });
+    this.steps.push(stepOf(mu, this.clocked(crashAt ? { MU_CRASH_AT: crashAt } : {})));
+  }
+
+  /** `env`, and mu's clock moved as far as the world's has been. */
+  private clocked(env: Record<string, string> = {}): Record<string, string> {
+    return this.offset > 0 ? { ...env, MU_CLOCK_OFFSET_MS: String(this.offset) } : { ...env };
   }
 
   private drawn(mu: string, mayDie: boolean, extra: Record<string, string>): Step {
-    const env: Record<string, string> = { ...extra };
-    if (this.offset > 0) env.MU_CLOCK_OFFSET_MS = String(this.offset);
+    const env = this.clocked(extra);
     if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = pick(this.r, this.points);
-    return Object.keys(env).length > 0 ? { mu, env } : { mu };
+    return stepOf(mu, env);
   }
 
   /**
@@ -163,9 +165,7 @@ export class Script {
     this.faults = [...this.faults, { on: call, do: { delayMs: HELD_MS } }];
     this.steps.push({ world: { faults: this.faults } });
     this.steps.push({ ...first, background: true } as Step);
-    const env: Record<string, string> =
-      this.offset > 0 ? { MU_CLOCK_OFFSET_MS: String(this.offset) } : {};
-    this.steps.push(Object.keys(env).length > 0 ? { mu: next, env } : { mu: next });
+    this.steps.push(stepOf(next, this.clocked()));
     this.steps.push({ join: true });
   }
 
@@ -175,8 +175,11 @@ export class Script {
    * read (invariants.ts) and a found scenario keeps.
    */
   must(mu: string): void {
-    const env: Record<string, string> =
-      this.offset > 0 ? { MU_CLOCK_OFFSET_MS: String(this.offset) } : {};
-    this.steps.push(Object.keys(env).length > 0 ? { mu, env, exit: 0 } : { mu, exit: 0 });
+    this.steps.push({ ...stepOf(mu, this.clocked()), exit: 0 } as Step);
   }
+}
+
+/** A mu step, with its environment only when it has one. */
+function stepOf(mu: string, env: Record<string, string>): Step {
+  return Object.keys(env).length > 0 ? { mu, env } : { mu };
 }
