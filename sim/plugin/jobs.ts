@@ -17,6 +17,12 @@ interface JobDecl {
   outlivesHost?: boolean;
 }
 
+/** The handle of the machine a call's target names, if it names one. */
+export function hostHandle(target: unknown): string | undefined {
+  const handle = (target as { host?: { handle?: unknown } } | undefined)?.host?.handle;
+  return typeof handle === "string" ? handle : undefined;
+}
+
 function jobKey(target: unknown): string {
   return String((target as { job?: { key?: string } } | undefined)?.job?.key ?? "");
 }
@@ -114,8 +120,8 @@ export class Jobs {
       }
       s.agents = { ...s.agents, [ref]: agent };
       const job: SimJob = { key, handle, agent: ref, state: "running", reply };
-      const on = (params.target as { host?: { handle?: unknown } } | undefined)?.host?.handle;
-      if (typeof on === "string") job.host = on;
+      const on = hostHandle(params.target);
+      if (on !== undefined) job.host = on;
       s.jobs = { ...s.jobs, [key]: job };
       s.dedupe = { ...s.dedupe, [`job:${key}`]: { sha, result: reply, at: now } };
     });

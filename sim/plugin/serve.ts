@@ -8,7 +8,7 @@ import { noteArrival, repeatOf } from "./dedupe.js";
 import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import { subjectInstance } from "./fence-watch.js";
 import { holdUntilReleased } from "./hold.js";
-import { Jobs } from "./jobs.js";
+import { hostHandle, Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
 import { MuMessages } from "./mu-messages.js";
 import { processIo, type SimIo } from "./sim-io.js";
@@ -271,9 +271,7 @@ export class SimPlugin {
       case "host.release":
         return { value: this.release(String(params.key)) };
       case "host.status": {
-        const handle = String(
-          (params.target as { host?: { handle?: string } })?.host?.handle ?? "",
-        );
+        const handle = hostHandle(params.target) ?? "";
         const h = Object.values(this.world.state().hosts ?? {}).find((x) => x.handle === handle);
         return {
           value:
@@ -375,7 +373,7 @@ export class SimPlugin {
 
   /** The provider loses the machine a host call names: gone, and most of its jobs with it. */
   private loseHost(params: Record<string, unknown>): void {
-    const handle = (params.target as { host?: { handle?: unknown } } | undefined)?.host?.handle;
+    const handle = hostHandle(params.target);
     this.world.update((s) => {
       const h = Object.values(s.hosts ?? {}).find((x) => x.handle === handle);
       if (!h || h.released) return;
