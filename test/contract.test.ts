@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CheckId, Verdict } from "../host/contract/verdict.js";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
-import { type Fault, World, type WorldConfig } from "../sim/plugin/world.js";
+import type { Fault } from "../sim/plugin/fault-types.js";
+import { World, type WorldConfig } from "../sim/plugin/world.js";
 import { mu, muBin, tempState } from "./helpers.js";
 
 // The contract suite tested against the real sim plugin: correct, it passes

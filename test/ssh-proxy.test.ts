@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Fault } from "../sim/plugin/world.js";
+import type { Fault } from "../sim/plugin/fault-types.js";
 import { World } from "../sim/plugin/world.js";
 import { processesOf, simLauncher } from "../sim/runner/sandbox.js";
 import { tempState } from "./helpers.js";

@@ -1,4 +1,5 @@
-import type { Action, Fault, InvalidKind, World } from "./world.js";
+import type { Action, Fault, InvalidKind } from "./fault-types.js";
+import type { World } from "./world.js";
 
 // The world's fault script, shared by the simulated plugin and the proxy in
 // front of a real one: each call is counted, and the faults that fire on

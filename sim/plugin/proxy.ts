@@ -1,8 +1,9 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { firedFaults, invalidLine } from "./fault-script.js";
+import type { Action } from "./fault-types.js";
 import { holdUntilReleased } from "./hold.js";
 import type { SimIo } from "./sim-io.js";
-import type { Action, World } from "./world.js";
+import type { World } from "./world.js";
 
 // mu-plugin-sim --proxy: stands between mu and a real plugin, passes every
 // line through unchanged, and applies the world's fault script on the way,

@@ -1,8 +1,9 @@
 import { Redactor } from "../../host/trace/redact.js";
 import { ownEndAt, type PluginSession, type TraceRecord } from "../trace/read.js";
 import { invalidLine } from "./fault-script.js";
+import type { InvalidKind } from "./fault-types.js";
 import type { SimIo } from "./sim-io.js";
-import type { InvalidKind, World } from "./world.js";
+import type { World } from "./world.js";
 
 // mu-plugin-sim --replay: plays one plugin process recorded in a mu trace.
 // Each message mu sends is matched to a recorded one (same method and

@@ -6,6 +6,7 @@ import { Channel } from "./channel.js";
 import { merge, PRESETS } from "./declaration.js";
 import { noteArrival, repeatOf } from "./dedupe.js";
 import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
+import type { Action, InvalidKind } from "./fault-types.js";
 import { subjectInstance } from "./fence-watch.js";
 import { holdUntilReleased } from "./hold.js";
 import { hostHandle, Jobs } from "./jobs.js";
@@ -13,7 +14,7 @@ import { Machines } from "./machine.js";
 import { MuMessages } from "./mu-messages.js";
 import { processIo, type SimIo } from "./sim-io.js";
 import { WindDown } from "./wind-down.js";
-import type { Action, InvalidKind, World } from "./world.js";
+import type { World } from "./world.js";
 
 // mu-plugin-sim's protocol loop: read a line, record it, apply the faults the
 // world scripts for this call, answer. It speaks the protocol strictly

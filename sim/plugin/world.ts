@@ -1,6 +1,7 @@
 import * as nodeFs from "node:fs";
 import { join } from "node:path";
 import type { PluginSession } from "../trace/read.js";
+import type { Fault } from "./fault-types.js";
 
 // The simulated world: a directory that outlives every plugin and mu
 // process of a scenario. world.json is what the scenario sets (declaration,
@@ -8,95 +9,6 @@ import type { PluginSession } from "../trace/read.js";
 // counters, which one-shot faults fired); transcript.ndjson is every message
 // in and out. The effect counters are the ground truth for "nothing was done
 // twice".
-
-export type InvalidKind =
-  | "not-json"
-  | "unknown-field"
-  | "bad-utf8"
-  | "oversize"
-  | "reply-to-none"
-  | "request-to-mu"
-  | "watch-unknown"
-  /** A watch/settled whose observation lacks its runs: only the schema check can catch it. */
-  | "watch-malformed"
-  /** The answer's line without its newline, and then the process exits: a plugin dying mid-write. */
-  | "unterminated";
-
-export type Action =
-  | { delayMs: number }
-  /**
-   * On host.status: the provider loses the machine the call names before it
-   * answers (so it answers gone). Its jobs end with it, but for a job kind
-   * that declares outlivesHost: those run on, for mu to stop.
-   */
-  | { loseHost: true }
-  /** Hold the call until the world lists this name in `released` (at most a minute). */
-  | { hold: string }
-  | {
-      error: {
-        kind: "retryable" | "permanent" | "human" | "unknown-outcome";
-        message?: string;
-        remedy?: string;
-      };
-    }
-  | { hang: true }
-  | { invalid: InvalidKind; thenAnswer?: true }
-  | { replyTwice: true }
-  | { crash: "before" | "after" }
-  | { killMu: "before" | "after" }
-  | { ignoreEof: true }
-  /** Let shutdown pass unheeded, yet exit at stdin's end as told: only the EOF stops it. */
-  | { ignoreShutdown: true }
-  | { setInstance: string }
-  | { advanceClockMs: number }
-  | { stderr: string }
-  /**
-   * Start a helper that leaves the plugin's group with setsid, so no group
-   * kill reaches it. "holdsPipes": it keeps the plugin's stdout and stderr
-   * open until a file named release appears in the world's directory (or a
-   * minute passes: then it leaves helper-gave-up there, the mark of a mu that
-   * waited on it).
-   */
-  | { setsidHelper: true | "holdsPipes" }
-  /**
-   * Close the plugin's own stdin after answering: mu's next write meets EPIPE.
-   * "runOn": close it before answering, and run on (SIGTERM ignored) until
-   * the group is killed, so only the EPIPE tells mu the plugin is unreachable.
-   */
-  | { closeStdin: true | "runOn" }
-  | { leakCanary: "stderr" | "reply" }
-  | { reply: unknown }
-  /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */
-  | { patchReply: Record<string, unknown> }
-  /** On a channel.watch: when mu cancels it, send watch/settled anyway, crossing the cancel. */
-  | { settleOnCancel: true }
-  /** Before answering, the target agent's channel restarts on its own: a new incarnation. */
-  | { restartChannel: true }
-  /** Answer as usual, then die this many ms later, as a plugin that crashes mid-watch. */
-  | { exitAfterMs: number }
-  /**
-   * Start a helper inside the plugin's own group that holds its stdout and
-   * stderr and ignores shutdown, stdin's end and SIGTERM: only a kill of the
-   * group ends it (or, with lingerMs, its own exit that long after it starts).
-   */
-  | { groupHelper: true | { lingerMs: number } }
-  /** From now on, once told to stop (shutdown or stdin's end), take this long to exit. */
-  | { slowExitMs: number }
-  /** Close stdout and stderr for good, answering nothing more, yet run on until told to stop. */
-  | { closeStdout: true }
-  // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
-  | { execIgnoresTimeout: true }
-  | { releaseErrorsWhenGone: true };
-
-export interface Fault {
-  on: string;
-  /** The 1-based number of the call to this method, over the world's life. */
-  call?: number;
-  /** Only calls whose params hold these values, by dotted path ("target.agent.name": "a"). */
-  match?: Record<string, unknown>;
-  times?: "once" | "always";
-  do: Action;
-}
 
 export interface WorldConfig {
   preset: string;

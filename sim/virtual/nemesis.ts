@@ -1,4 +1,5 @@
-import type { Fault, WorldConfig } from "../plugin/world.js";
+import type { Fault } from "../plugin/fault-types.js";
+import type { WorldConfig } from "../plugin/world.js";
 import type { Step } from "../runner/scenario.js";
 import { rng } from "./rng.js";
 import { weighted } from "./workload-script.js";

@@ -1,6 +1,6 @@
 import type { CrashPointName } from "../../host/crash-point.js";
 import { EFFECT_MS, READ_MS } from "../../host/effects/resolve.js";
-import type { Fault, InvalidKind } from "../plugin/world.js";
+import type { Fault, InvalidKind } from "../plugin/fault-types.js";
 import type { Step } from "../runner/scenario.js";
 
 // The explorer's means of drawing a workload: picks by chance and by weight,

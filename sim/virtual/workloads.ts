@@ -1,6 +1,7 @@
 import { DELIVERIES } from "../../host/effects/decide.js";
 import { merge } from "../plugin/declaration.js";
-import type { Fault, WorldConfig } from "../plugin/world.js";
+import type { Fault } from "../plugin/fault-types.js";
+import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
 import { withGroupNemesis } from "./nemesis.js";
