@@ -1,5 +1,6 @@
 import { READ_MS } from "../../effects/resolve.js";
 import { envMs } from "../../env-ms.js";
+import { MuError } from "../../errors.js";
 import { deliver } from "../../jobs/deliver.js";
 import { fencedRead } from "../../jobs/job-calls.js";
 import { agentOf, putAgent } from "../../jobs/records.js";
@@ -48,17 +49,22 @@ export async function awaitReady(
   if (j.firstMsgId === null && text !== undefined && !delivered) await firstSend(ctx, s, text);
 }
 
+const NO_ANSWER_YET = "no answer yet";
+
 /** Polls the channel's baseline until it answers or MU_SPAWN_JOB_MS runs out. */
 async function awaitBaseline(ctx: SpawnCtx, s: Started, pane: string): Promise<void> {
   const { io, store, sup, h } = ctx;
   const { j, target } = s;
   const waitMs = spawnJobMs(io.ports.env);
   const deadline = io.ports.clock.now() + waitMs;
-  let last = "no answer yet";
+  let last = NO_ANSWER_YET;
   for (;;) {
     const left = deadline - io.ports.clock.now();
     if (left <= 0)
       return s.fail(pane, `its channel gave no baseline within ${waitMs} ms (${last})`);
+    // An attempt the window cuts short can only time out for want of time;
+    // that says nothing about the channel, whose last real answer is the reason.
+    const cut = left < READ_MS;
     try {
       const baseline = (
         await fencedRead(io, sup, h, j, "channel.baseline", { target }, Math.min(READ_MS, left))
@@ -74,7 +80,12 @@ async function awaitBaseline(ctx: SpawnCtx, s: Started, pane: string): Promise<v
       }
       last = "the channel answered null";
     } catch (err) {
-      last = (err as Error).message;
+      const outOfTime =
+        cut &&
+        err instanceof MuError &&
+        err.code === "call.no-answer" &&
+        io.ports.clock.now() >= deadline;
+      if (!outOfTime || last === NO_ANSWER_YET) last = (err as Error).message;
     }
     await io.ports.clock.sleep(Math.min(100, Math.max(0, deadline - io.ports.clock.now())));
   }
