@@ -27,6 +27,10 @@ const FOUND: [number, string][] = [
     3238,
     "a spawn resuming a start marked its agent live after another mu had closed it, so no verb could find the agent yet it held its host and plugin for good",
   ],
+  [
+    11248,
+    "a stop reissued by the next verb after a close that could not finish ended the job after that verb had looked at the job's unknown delivery, which then stayed pending under an agent no verb could name (plugin rm refused for good), and the stopped job's view ran on",
+  ],
 ];
 
 describe("seeds the explorer once broke", () => {

@@ -91,25 +91,57 @@ export async function resolvePending(
   rules: SubjectRules,
 ): Promise<void> {
   const pending = await store.read((db) => intentsFor(db, subject));
-  for (const i of pending) {
-    try {
-      await resolveOne(io, store, sup, i, next, rules);
-    } catch (err) {
-      // A delivery that stays unknown must not make the agent unreachable:
-      // say so and go on. Every later delivery then counts as newer, so it is
-      // never resent out of order. One still in another mu's hands is not
-      // unknown yet: that mu settles it soon, so the verb refuses (exit 4)
-      // until it is done.
-      if (
-        rules.blocks?.(i) === false &&
-        (err instanceof UnknownOutcomeError ||
-          (err instanceof RefusedError && !err.code.startsWith("effect.guard.")))
-      ) {
-        io.err(`${err.line()}\n`);
-        continue;
-      }
-      throw err;
+  // A delivery left unknown is looked at again once a later intent of the
+  // same pass settles: a stop reissued after it ends the job it was for, and
+  // a delivery to an ended job is settled (delivery.job-ended), not left
+  // behind with no agent to name it by.
+  let left: { i: Intent; err: RefusedError | UnknownOutcomeError }[] = [];
+  let settledLater = false;
+  try {
+    for (const i of pending) {
+      const err = await tryResolve(io, store, sup, i, next, rules);
+      if (err) left.push({ i, err });
+      else if (left.length > 0) settledLater = true;
     }
+    if (settledLater) {
+      const again = left;
+      left = [];
+      for (const { i } of again) {
+        const err = await tryResolve(io, store, sup, i, next, rules);
+        if (err) left.push({ i, err });
+      }
+    }
+  } finally {
+    for (const { err } of left) io.err(`${err.line()}\n`);
+  }
+}
+
+/**
+ * One intent resolved; a delivery that stays unknown is returned rather
+ * than thrown. It must not make the agent unreachable: the verb says so and
+ * goes on, and every later delivery then counts as newer, so it is never
+ * resent out of order. One still in another mu's hands is not unknown yet:
+ * that mu settles it soon, so the verb refuses (exit 4) until it is done.
+ */
+async function tryResolve(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  i: Intent,
+  next: string,
+  rules: SubjectRules,
+): Promise<RefusedError | UnknownOutcomeError | undefined> {
+  try {
+    await resolveOne(io, store, sup, i, next, rules);
+    return undefined;
+  } catch (err) {
+    if (
+      rules.blocks?.(i) === false &&
+      (err instanceof UnknownOutcomeError ||
+        (err instanceof RefusedError && !err.code.startsWith("effect.guard.")))
+    )
+      return err;
+    throw err;
   }
 }
 

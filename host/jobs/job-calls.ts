@@ -9,9 +9,9 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { MAX_RETRIES, mapCallError } from "../seams/call.js";
 import type { Store } from "../store/index.js";
-import type { Mux, Pane, ViewCommand } from "../view/mux.js";
+import { type Mux, muxFor, type Pane, type ViewCommand } from "../view/mux.js";
 import { jobRules, recordStopped } from "./job-rules.js";
-import { agentSubject, type JobRecord } from "./records.js";
+import { agentOf, agentSubject, type JobRecord } from "./records.js";
 
 // The job seam's calls about one recorded job: its target, its stop (an
 // effect, journaled), its view, and the instance fence every one of them
@@ -44,15 +44,24 @@ export function jobTarget(h: LinkHost, j: JobRecord, incarnation: number): JobTa
 export const nextVerb = (ws: string, name: string) => `mu agent close ${name} -w ${ws}`;
 
 /** Resolves what is pending on the agent before anything else is done to it. */
-export function resolveAgent(
+export async function resolveAgent(
   io: Io,
   store: Store,
   sup: Supervisor,
   ws: string,
   name: string,
   next: string,
-) {
-  return resolvePending(io, store, sup, agentSubject(ws, name), next, jobRules);
+): Promise<void> {
+  const paneOf = () => store.read((db) => agentOf(db, ws, name)?.pane ?? null);
+  const pane = await paneOf();
+  try {
+    await resolvePending(io, store, sup, agentSubject(ws, name), next, jobRules);
+  } finally {
+    // A stop settled here (reissued after a close that could not finish)
+    // ends the job and the record forgets its view: closed now, or by no
+    // verb ever, since the agent is gone from then on.
+    if (pane !== null && (await paneOf()) === null) await muxFor(io.ports).kill(pane);
+  }
 }
 
 /** The job's plugin, refused unless it answers as the instance the job is recorded under. */
