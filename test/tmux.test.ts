@@ -36,8 +36,11 @@ describe("the tmux mux backend", () => {
     expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
     const spawned = mu("agent", "spawn", "a", "--host", "box", "-w", "crew");
     expect(spawned.stderr).toBe("");
-    expect(spawned.stdout).toMatch(/^spawned crew\/a on box \(job job-[0-9a-f]+, view %\d+\)\n$/);
-    const pane = /view (%\d+)/.exec(spawned.stdout)?.[1];
+    expect(spawned.stdout).toMatch(
+      /^spawned crew\/a on box \(job job-[0-9a-f]+, view %\d+@\d+\)\n$/,
+    );
+    const view = /view (%\d+@\d+)/.exec(spawned.stdout)?.[1] ?? "";
+    const pane = view.split("@")[0];
     const panes = tmux(
       "list-panes",
       "-a",
@@ -49,7 +52,7 @@ describe("the tmux mux backend", () => {
     const pid = tmux("display-message", "-p", "-t", pane ?? "", "#{pane_pid}").stdout.trim();
     const stdin = spawnSync("readlink", [`/proc/${pid}/fd/0`], { encoding: "utf8" }).stdout.trim();
     expect(stdin).toBe("/dev/null");
-    expect(mu("agent", "list").stdout).toMatch(new RegExp(`^crew/a\\tbox\\trunning\\t${pane}\\n$`));
+    expect(mu("agent", "list").stdout).toMatch(new RegExp(`^crew/a\\tbox\\trunning\\t${view}\\n$`));
     expect(mu("agent", "close", "a", "-w", "crew").stdout).toBe("closed crew/a\n");
     expect(tmux("list-panes", "-a", "-F", "#{pane_id}").stdout).not.toContain(pane);
   });
@@ -74,5 +77,56 @@ describe("the tmux mux backend", () => {
     for (const name of ["a.1", "b"])
       expect(mu("agent", "close", name, "-w", "v1.2").stdout).toBe(`closed v1.2/${name}\n`);
     expect(tmux("list-panes", "-a", "-F", "#{pane_id}").stdout).toBe("");
+  });
+
+  // tmux numbers panes from %0 again once its server restarts (every view
+  // gone, as when a dropped link ends them all): a pane recorded by its id
+  // alone would then name the next agent's view, and closing the old agent
+  // killed the new one's (found trying mu over ssh).
+  it("never takes a new pane that reuses an old pane's id for the old agent's view", () => {
+    const world = join(st.dir, "world");
+    World.create(world, { preset: "link-job", instance: "sim-1" });
+    const env = { ...st.env, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
+    const mu = (...args: string[]) => muProcess(args, env);
+    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    const viewOf = (out: string) => /view (%\d+)@\d+/.exec(out)?.[1];
+    const a = mu("agent", "spawn", "a", "--host", "box");
+    expect(a.code).toBe(0);
+    tmux("kill-server");
+    const b = mu("agent", "spawn", "b", "--host", "box");
+    expect(b.code).toBe(0);
+    expect(viewOf(b.stdout)).toBe(viewOf(a.stdout));
+    expect(mu("agent", "list").stdout).toMatch(/^main\/a\tbox\trunning\t%\d+@\d+ \(gone\)\n/);
+    expect(mu("agent", "close", "a").code).toBe(0);
+    const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
+    expect(panes.trim()).toBe("b 0");
+    expect(mu("agent", "list").stdout).toMatch(/^main\/b\tbox\trunning\t%\d+@\d+\n$/);
+  });
+
+  // Two databases on one tmux server (the default server, unless
+  // MU_TMUX_SOCKET is set): a spawn sweeps the agent's unrecorded panes, and
+  // took the other database's agent of the same name with them.
+  it("leaves another database's agent of the same name alone", () => {
+    const world = join(st.dir, "world");
+    World.create(world, { preset: "link-job", instance: "sim-1" });
+    const other = tempState();
+    try {
+      for (const e of [st.env, other.env]) {
+        const env = { ...e, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
+        const mu = (...args: string[]) => muProcess(args, env);
+        expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
+        expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+        expect(mu("agent", "spawn", "a", "--host", "box").code).toBe(0);
+      }
+      const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
+      expect(panes.trim().split("\n")).toEqual(["a 0", "a 0"]);
+      for (const e of [st.env, other.env]) {
+        const env = { ...e, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
+        expect(muProcess(["agent", "list"], env).stdout).not.toContain("(gone)");
+      }
+    } finally {
+      other.done();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import type { Ports } from "../ports/types.js";
 import { shQuote as q } from "../sh-quote.js";
+import { dbPath } from "../store/paths.js";
 import { type Mux, type Pane, PaneError, type ViewCommand } from "./backend.js";
 
 // The tmux backend: one session per workstream (`mu-<workstream>`), one
@@ -25,6 +26,33 @@ function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: st
   });
   if (r.error) return { ok: false, out: "", err: r.error.message };
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+// What mu records for a pane is its tmux id and its process's pid, `%3@4242`:
+// tmux numbers panes afresh once its server restarts (which it does when
+// every pane has gone, as when a dropped link ends every view), so by then
+// `%3` alone may be another agent's pane, and a close would kill it. Each
+// pane also carries the database it was opened for (a pane option), so the
+// sweep for unrecorded panes never takes another database's agent of the
+// same name on a shared server. An id recorded bare, by an older mu, is
+// taken as it is.
+const DB_OPTION = "@mu-db";
+
+function recorded(rec: string): { id: string; pid: number | undefined } {
+  const at = rec.indexOf("@");
+  return at < 0
+    ? { id: rec, pid: undefined }
+    : { id: rec.slice(0, at), pid: Number(rec.slice(at + 1)) };
+}
+
+/** The recorded pane as tmux has it now, or undefined once it is gone or another pane has its id. */
+function lookUp(ports: Ports, rec: string): { id: string; dead: boolean } | undefined {
+  const { id, pid } = recorded(rec);
+  const r = tmux(ports, ["display-message", "-p", "-t", id, "#{pane_id} #{pane_pid} #{pane_dead}"]);
+  const [found, foundPid, dead] = r.out.split(" ");
+  if (!r.ok || found !== id) return undefined;
+  if (pid !== undefined && Number(foundPid) !== pid) return undefined;
+  return { id, dead: dead !== "0" };
 }
 
 export function tmuxMux(ports: Ports): Mux {
@@ -66,11 +94,12 @@ export function tmuxMux(ports: Ports): Mux {
           ]);
       const [id, pid] = r.out.split(" ");
       if (!r.ok || !id || !pid) throw new PaneError(r.err || "tmux did not report the pane");
-      return { id, pid: Number(pid) };
+      tmux(ports, ["set-option", "-p", "-t", id, DB_OPTION, dbPath(ports.env)]);
+      return { id: `${id}@${pid}`, pid: Number(pid) };
     },
-    async alive(id: string): Promise<boolean> {
-      const r = tmux(ports, ["display-message", "-p", "-t", id, "#{pane_dead}"]);
-      return r.ok && r.out === "0";
+    async alive(rec: string): Promise<boolean> {
+      const pane = lookUp(ports, rec);
+      return pane !== undefined && !pane.dead;
     },
     async panesOf(workstream: string, agent: string): Promise<string[]> {
       const r = tmux(ports, [
@@ -79,17 +108,21 @@ export function tmuxMux(ports: Ports): Mux {
         "-t",
         `=${sessionName(workstream)}`,
         "-F",
-        "#{window_name} #{pane_id}",
+        `#{pane_id}\t#{pane_pid}\t#{${DB_OPTION}}\t#{window_name}`,
       ]);
       if (!r.ok) return [];
-      return r.out
-        .split("\n")
-        .map((l) => l.split(" "))
-        .filter(([w, id]) => w === agent && id)
-        .map(([, id]) => id as string);
+      const db = dbPath(ports.env);
+      const mine: string[] = [];
+      for (const line of r.out.split("\n")) {
+        // Tabs apart: a database's path may hold spaces.
+        const [id, pid, tag, name] = line.split("\t");
+        if (id && pid && tag === db && name === agent) mine.push(`${id}@${pid}`);
+      }
+      return mine;
     },
-    async kill(id: string): Promise<void> {
-      tmux(ports, ["kill-pane", "-t", id]);
+    async kill(rec: string): Promise<void> {
+      const pane = lookUp(ports, rec);
+      if (pane) tmux(ports, ["kill-pane", "-t", pane.id]);
     },
   };
 }
