@@ -22,7 +22,9 @@ export type CrashPointName =
   /** The intent is deleted and the outcome recorded. */
   | "effect.intent-deleted"
   /** An agent's view pane is open; the agent's row does not name it yet. */
-  | "view.pane-opened";
+  | "view.pane-opened"
+  /** The agent's row names its view; readiness and the first prompt are not done yet. */
+  | "view.recorded";
 
 /** Awaited, so a crash that cannot end the process at once (a virtual one) still stops it here. */
 export async function crashPoint(name: CrashPointName, ports: Ports): Promise<void> {

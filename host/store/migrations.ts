@@ -127,6 +127,10 @@ export const MIGRATIONS: readonly string[] = [
      archived INTEGER NOT NULL
    );
    INSERT INTO retention (id, next_at, archive_id, archive_seq, archived) VALUES (1, 0, NULL, 0, 0);`,
+  // 6: a job's writer now marks a spawn still under way, and is cleared when
+  // the spawn finishes; a running job an older mu wrote finished its spawn
+  // (or cannot be told apart from one that did), so it is not resumed.
+  `UPDATE jobs SET writer_pid = NULL, writer_start = NULL WHERE state <> 'starting';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

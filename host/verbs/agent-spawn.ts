@@ -34,7 +34,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     const ctx: SpawnCtx = { io, store, sup, h, mux };
     // What an earlier spawn of the name left: a started job resumes at its view.
     const prior = await priorRecord(ctx, req);
-    if (prior) return finish(ctx, prior, opts, "resumed");
+    if (prior) return finish(ctx, prior.job, opts, "resumed", prior.pane);
     const { hello } = await sup.ready(h.reg, ["job", "channel"]);
     sameInstance(opts.host, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
     // The start's JobSpec, key and msgId are fixed first: the record holds them.
@@ -56,8 +56,11 @@ export async function finish(
   j: JobRecord,
   opts: Pick<SpawnOptions, "send" | "task">,
   verb: "spawned" | "resumed",
+  pane: string | null = null,
 ): Promise<void> {
   const s = await startedJob(ctx, j);
-  const view = await openView(ctx, s);
+  // A view already open (a spawn cut short after it) must live through the
+  // window from now on.
+  const view = pane ? { pane, openedAt: ctx.io.ports.clock.now() } : await openView(ctx, s);
   await awaitReady(ctx, s, view, opts, verb);
 }

@@ -14,7 +14,13 @@ import { retentionState } from "../store/retention.js";
 // the verb that settles it. Host facts and collects join as their seams land.
 
 export interface Notice {
-  kind: "pending-effect" | "collect-owed" | "host-deadline" | "agent-gone" | "delivery-unknown";
+  kind:
+    | "pending-effect"
+    | "collect-owed"
+    | "host-deadline"
+    | "agent-gone"
+    | "spawn-unfinished"
+    | "delivery-unknown";
   subject: string;
   method: string;
   key: string;
@@ -127,6 +133,26 @@ export function stateNotices(
         next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
       }),
     );
+  // A spawn that died after its view opened, before readiness and its first
+  // prompt were done: its writer is cleared only once they are.
+  const unfinished = jobs
+    .filter(
+      (j) =>
+        j.state === "running" &&
+        j.writer !== null &&
+        !alive(j.writer) &&
+        agentOf(db, j.workstream, j.agent)?.state === "live",
+    )
+    .map(
+      (j): Notice => ({
+        kind: "spawn-unfinished",
+        subject: agentSubject(j.workstream, j.agent),
+        method: "job.start",
+        key: j.key,
+        since: j.updatedAt,
+        next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
+      }),
+    );
   // A delivery settled as unknown (never resent): listed while the job it
   // was for lives, since only a reading of the agent can tell what it did.
   const unknown = (
@@ -145,7 +171,7 @@ export function stateNotices(
       next: `mu agent read ${String(agent)} -w ${String(ws)}`,
     }),
   );
-  return [...pending, ...owed, ...draining, ...viewless, ...unknown];
+  return [...pending, ...owed, ...draining, ...viewless, ...unfinished, ...unknown];
 }
 
 function printNotices(io: Io, notices: Notice[]): void {
@@ -157,6 +183,12 @@ function printNotices(io: Io, notices: Notice[]): void {
     if (n.kind === "agent-gone") {
       io.out(
         `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} (or close it)\n`,
+      );
+      continue;
+    }
+    if (n.kind === "spawn-unfinished") {
+      io.out(
+        `notice: the spawn of ${n.subject} (job ${n.key}) stopped after its view opened, before its first prompt; finish it: ${n.next} with the same --send or --task (or close it)\n`,
       );
       continue;
     }

@@ -80,6 +80,8 @@ export class Script {
   constructor(
     private readonly r: Rand,
     private readonly points: CrashPointName[],
+    /** A later point in place of a drawn one, drawn from a stream of its own so the rest stays as it was. */
+    private readonly refine: (p: CrashPointName) => CrashPointName = (p) => p,
   ) {}
 
   /** The faults the world holds now: each fault step replaces them. */
@@ -148,7 +150,7 @@ export class Script {
 
   private drawn(mu: string, mayDie: boolean, extra: Record<string, string>): Step {
     const env = this.clocked(extra);
-    if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = pick(this.r, this.points);
+    if (mayDie && this.r() < 0.12) env.MU_CRASH_AT = this.refine(pick(this.r, this.points));
     return stepOf(mu, env);
   }
 

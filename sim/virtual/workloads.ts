@@ -142,9 +142,14 @@ function agentWorkload(
   hold: Rand,
   nemesis: Rand,
   lose: Rand,
+  late: Rand,
 ): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
-  const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"]);
+  // Half the deaths at a view's opening come once its row names it, before
+  // readiness and the first prompt (a spawn to finish, not to start over).
+  const w = new Script(r, [...EFFECT_POINTS, "view.pane-opened"], (p) =>
+    p === "view.pane-opened" && late() < 0.5 ? "view.recorded" : p,
+  );
   const machine = lose() < ON_MACHINE;
   const outlives = machine && lose() < 0.5;
   const host = machine ? "h1" : "box";
@@ -275,7 +280,8 @@ export function workload(seed: number, env: Record<string, string> = {}): Loaded
   const hold = rng(seed ^ 0x5eed_0ff5);
   const wrongReply = rng(seed ^ 0x5bd1e995);
   const lose = rng(seed ^ 0x1057_a11e);
-  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply, lose);
+  const late = rng(seed ^ 0x1a7e_d1e5);
+  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply, lose, late);
   if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,

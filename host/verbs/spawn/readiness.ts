@@ -3,7 +3,7 @@ import { envMs } from "../../env-ms.js";
 import { MuError } from "../../errors.js";
 import { deliver } from "../../jobs/deliver.js";
 import { fencedRead } from "../../jobs/job-calls.js";
-import { agentOf, putAgent } from "../../jobs/records.js";
+import { agentOf, jobByKey, putAgent, putJob } from "../../jobs/records.js";
 import { livesThroughWindow } from "../../view/mux.js";
 import { firstPrompt, type SpawnCtx, type SpawnOptions } from "./context.js";
 import type { Started } from "./started.js";
@@ -47,6 +47,11 @@ export async function awaitReady(
       ]).length > 0,
   );
   if (j.firstMsgId === null && text !== undefined && !delivered) await firstSend(ctx, s, text);
+  // The spawn is done: a later spawn of the name is refused, not resumed.
+  await store.write((db) => {
+    const now = jobByKey(db, j.key);
+    if (now?.writer) putJob(db, { ...now, writer: null });
+  });
 }
 
 const NO_ANSWER_YET = "no answer yet";

@@ -36,14 +36,18 @@ export function refuseWhileWriterLives(io: Io, j: JobRecord): void {
   }
 }
 
+/** A job an earlier spawn of the name left, and the view it had opened, if any. */
+export interface Prior {
+  job: JobRecord;
+  pane: string | null;
+}
+
 /**
  * What the name already holds, once its pending effects are settled: a job
- * to resume at its view, nothing (a new spawn may go on), or a refusal.
+ * to resume at its view or at its readiness, nothing (a new spawn may go
+ * on), or a refusal.
  */
-export async function priorRecord(
-  ctx: SpawnCtx,
-  req: SpawnRequest,
-): Promise<JobRecord | undefined> {
+export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Prior | undefined> {
   const { io, store, sup } = ctx;
   const { ws, name } = req;
   await resolveAgent(io, store, sup, ws, name, req.next);
@@ -60,14 +64,21 @@ export async function priorRecord(
     return undefined;
   }
   if (!before.job) return undefined;
-  // Only a job whose view was never opened resumes here. A live row whose
-  // view died is not resumed: a bound job ended with its view, a detached
-  // one is reattached (mu agent reattach).
-  const viewless = before.agent?.state !== "live";
-  if (before.job.state === "running" && before.job.host === req.opts.host && viewless) {
-    return before.job;
+  const job = before.job;
+  if (job.state === "running" && job.host === req.opts.host) {
+    // A job whose view was never opened resumes at its view. A live row
+    // whose view died is not: a bound job ended with its view, a detached
+    // one is reattached (mu agent reattach).
+    if (before.agent?.state !== "live") return { job, pane: null };
+    // A spawn cut short after its view opened (its writer is cleared only
+    // once readiness and the first prompt are done) resumes at readiness,
+    // in the view it opened: a new view would end a bound job.
+    if (job.writer !== null && before.agent.pane !== null) {
+      refuseWhileWriterLives(io, job);
+      return { job, pane: before.agent.pane };
+    }
   }
-  throw exists(ws, name, `already runs on host ${before.job.host}`);
+  throw exists(ws, name, `already runs on host ${job.host}`);
 }
 
 /**

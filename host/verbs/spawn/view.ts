@@ -70,5 +70,6 @@ export async function openView(ctx: SpawnCtx, s: Started): Promise<OpenedView> {
       },
     );
   }
+  await crashPoint("view.recorded", io.ports);
   return { pane, openedAt };
 }
