@@ -182,13 +182,13 @@ function printNotices(io: Io, notices: Notice[]): void {
   for (const n of notices) {
     if (n.kind === "agent-gone") {
       io.out(
-        `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} (or close it)\n`,
+        `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} with the same --send or --task, if it had one (or close it)\n`,
       );
       continue;
     }
     if (n.kind === "spawn-unfinished") {
       io.out(
-        `notice: the spawn of ${n.subject} (job ${n.key}) stopped after its view opened, before its first prompt; finish it: ${n.next} with the same --send or --task (or close it)\n`,
+        `notice: the spawn of ${n.subject} (job ${n.key}) stopped after its view opened, before its first prompt; finish it: ${n.next} with the same --send or --task, if it had one (or close it)\n`,
       );
       continue;
     }
