@@ -28,6 +28,10 @@ const FOUND: [number, string][] = [
     "a spawn resuming a start marked its agent live after another mu had closed it, so no verb could find the agent yet it held its host and plugin for good",
   ],
   [
+    11886,
+    "a verb read an unknown start's intent, lost the race to settle it to a spawn that then wrote the next start, whose intent took the freed id; the verb's claim and settle matched by id alone and deleted the new start's intent, so its job ran on with neither record nor intent",
+  ],
+  [
     11248,
     "a stop reissued by the next verb after a close that could not finish ended the job after that verb had looked at the job's unknown delivery, which then stayed pending under an agent no verb could name (plugin rm refused for good), and the stopped job's view ran on",
   ],

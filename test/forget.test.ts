@@ -71,7 +71,7 @@ describe("forget's commit", () => {
         intent,
         // The rules give up on it for good; meanwhile another mu claims it.
         resolve: async () => {
-          await store.write((db) => markResolver(db, intent.id, other));
+          await store.write((db) => markResolver(db, intent, other));
           throw unresolved(intent, "acquire.dedupe.expired", "window passed", "x", "forget");
         },
         later: "mu host status h1",
@@ -90,7 +90,7 @@ describe("forget's commit", () => {
 
   it("forgets when the claim left on it is a dead mu's", async () => {
     const { io, store, intent, lines } = await setup();
-    await store.write((db) => markResolver(db, intent.id, { pid: process.pid, start: "gone" }));
+    await store.write((db) => markResolver(db, intent, { pid: process.pid, start: "gone" }));
     const { row } = await forgetStuck(io, store, {
       label: "host",
       what: "the acquire of h1",

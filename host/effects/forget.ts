@@ -54,7 +54,7 @@ export async function forgetStuck<T>(
     const r = cur.resolver;
     if (r && !(r.pid === me.pid && r.start === me.start) && io.ports.liveness.alive(r))
       return { busy: r.pid };
-    deleteIntent(db, i.id);
+    deleteIntent(db, i);
     return { dropped: f.drop(db) };
   });
   if ("gone" in out) {

@@ -50,8 +50,17 @@ export function writeIntent(db: Database, i: NewIntent): number {
   return Number(db.exec("SELECT last_insert_rowid()")[0]?.values[0]?.[0]);
 }
 
-export function deleteIntent(db: Database, id: number): void {
-  db.run("DELETE FROM intents WHERE id = ?", [id]);
+/**
+ * An intent is known by its id and its key together: SQLite gives a new
+ * row the id of the newest deleted one, so an id read before another mu
+ * settled that intent may by now name the next effect on the subject.
+ */
+export type IntentRef = Pick<Intent, "id" | "key">;
+
+export const sameIntent = (a: IntentRef, b: IntentRef): boolean => a.id === b.id && a.key === b.key;
+
+export function deleteIntent(db: Database, i: IntentRef): void {
+  db.run("DELETE FROM intents WHERE id = ? AND key = ?", [i.id, i.key]);
 }
 
 export function intentsFor(db: Database, subject: string): Intent[] {
@@ -86,16 +95,17 @@ export function intentsWhere(
 }
 
 /** Marks who resolves an intent, so a second resolver knows to wait. */
-export function markResolver(db: Database, id: number, who: ProcessId): void {
-  db.run("UPDATE intents SET resolver_pid = ?, resolver_start = ? WHERE id = ?", [
+export function markResolver(db: Database, i: IntentRef, who: ProcessId): void {
+  db.run("UPDATE intents SET resolver_pid = ?, resolver_start = ? WHERE id = ? AND key = ?", [
     who.pid,
     who.start,
-    id,
+    i.id,
+    i.key,
   ]);
 }
 
-export function setIntentGroup(db: Database, id: number, pgid: number): void {
-  db.run("UPDATE intents SET pgid = ? WHERE id = ?", [pgid, id]);
+export function setIntentGroup(db: Database, i: IntentRef, pgid: number): void {
+  db.run("UPDATE intents SET pgid = ? WHERE id = ? AND key = ?", [pgid, i.id, i.key]);
 }
 
 export function allIntents(db: Database): { subject: string; method: string; key: string }[] {

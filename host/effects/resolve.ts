@@ -20,7 +20,7 @@ import {
   type ReceiptAnswer,
   STUCK_FOR_GOOD,
 } from "./decide.js";
-import { deleteIntent, type Intent, intentsFor, markResolver } from "./journal.js";
+import { deleteIntent, type Intent, intentsFor, markResolver, sameIntent } from "./journal.js";
 import { sendEffect } from "./run-effect.js";
 import { pendingVerb } from "./settle-verb.js";
 import { EFFECT_MS, READ_MS, WRITER_SPAN_MS } from "./timeouts.js";
@@ -188,14 +188,14 @@ async function resolveOne(
   // Claim the intent in one commit: re-read it, refuse if another live
   // resolver holds it, stop if it was resolved meanwhile.
   const claim = await store.write((db) => {
-    const cur = intentsFor(db, i.subject).find((x) => x.id === i.id);
+    const cur = intentsFor(db, i.subject).find((x) => sameIntent(x, i));
     if (!cur) return "gone" as const;
     const other = cur.resolver && cur.resolver.pid !== me.pid ? cur.resolver : null;
     if (other) {
       const row = decideGuard({ writerAlive: false, resolverAlive: liveness.alive(other) });
       if (row) return { row, who: other };
     }
-    markResolver(db, i.id, me);
+    markResolver(db, i, me);
     return "mine" as const;
   });
   if (claim === "gone") return;
@@ -232,7 +232,7 @@ async function resolveOne(
     sup,
     reg: registration,
     instance: i.instance,
-    intent: { id: i.id, pgid: i.pgid },
+    intent: { id: i.id, key: i.key, pgid: i.pgid },
   };
   if (first.ask === "resend") {
     let result: unknown;
@@ -354,8 +354,8 @@ async function resolveOne(
 /** Deletes the intent and records its outcome, only if the intent is still there. */
 async function settle(store: Store, i: Intent, apply: (db: Database) => void): Promise<void> {
   await store.write((db) => {
-    if (!intentsFor(db, i.subject).some((x) => x.id === i.id)) return;
-    deleteIntent(db, i.id);
+    if (!intentsFor(db, i.subject).some((x) => sameIntent(x, i))) return;
+    deleteIntent(db, i);
     apply(db);
   });
 }

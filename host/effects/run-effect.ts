@@ -42,7 +42,7 @@ export interface EffectContext {
   /** The instance the effect is recorded under; sends go nowhere else. */
   instance?: string;
   /** The intent and the process group it names, kept true if the plugin restarts. */
-  intent?: { id: number; pgid: number };
+  intent?: { id: number; key: string; pgid: number };
 }
 
 /**
@@ -69,8 +69,8 @@ export async function sendEffect(
       if (ctx.intent && proc.pgid !== ctx.intent.pgid) {
         // A restarted plugin is another process group: the proof of "gone"
         // must look at the one that holds the request.
-        const { id } = ctx.intent;
-        await ctx.store.write((db) => setIntentGroup(db, id, proc.pgid));
+        const held = ctx.intent;
+        await ctx.store.write((db) => setIntentGroup(db, held, proc.pgid));
         ctx.intent.pgid = proc.pgid;
       }
       reply = proc.conn.request(method, params, { timeoutMs });
@@ -153,7 +153,7 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
   let result: unknown;
   try {
     result = await sendEffect(
-      { ...ctx, instance: hello.instance, intent: { id, pgid: proc.pgid } },
+      { ...ctx, instance: hello.instance, intent: { id, key: e.key, pgid: proc.pgid } },
       e.method,
       e.params,
       e.timeoutMs,
@@ -161,7 +161,7 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
   } catch (err) {
     if (definite(err)) {
       await ctx.store.write((db) => {
-        deleteIntent(db, id);
+        deleteIntent(db, { id, key: e.key });
         e.failed?.(db);
       });
       throw mapCallError(ctx.reg.name, { method: e.method, effect: true }, err, MAX_RETRIES);
@@ -172,7 +172,7 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
   if (bad !== undefined)
     throw unknownOutcome(e, e.subject, `the reply fails its check: ${bad}`, next);
   await ctx.store.write((db) => {
-    deleteIntent(db, id);
+    deleteIntent(db, { id, key: e.key });
     e.done(db, result);
   });
   await crashPoint("effect.intent-deleted", ctx.ports);

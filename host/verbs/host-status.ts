@@ -92,7 +92,7 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
           if (pane) views.push(pane);
           // What was pending on the agent was about a job that no longer exists.
           for (const i of intentsFor(db, agentSubject(j.workstream, j.agent))) {
-            deleteIntent(db, i.id);
+            deleteIntent(db, i);
             settled.push(i);
           }
           recordStopped(db, j.key);
