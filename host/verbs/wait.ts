@@ -10,6 +10,7 @@ import { agentRef } from "../names.js";
 import { terminator } from "../plugin/terminator.js";
 import { openStore, type Store } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
+import { deadLine, isDead, type JobStatus, pollLiveness, type Watched } from "./wait-liveness.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu wait: one channel.watch per agent, each ended by its one notification
@@ -24,6 +25,15 @@ interface Outcome {
   kind: "settled" | "restarted" | "dead" | "no-answer";
   /** What --json shows beside the kind. */
   facts?: Record<string, unknown>;
+}
+
+function deadOutcome(label: string, s: JobStatus): Outcome {
+  return {
+    agent: label,
+    line: deadLine(label, s),
+    kind: "dead",
+    facts: { reason: s.reason ?? null, exit: s.exit ?? null },
+  };
 }
 
 function parseTimeout(raw: string | undefined): number | null {
@@ -82,7 +92,7 @@ export async function wait(
     const margin = deadlineMarginMs(io.ports.env);
     const deadline = await nextDeadline(store, agents, margin);
     const outcomes: Outcome[] = [];
-    const open: { watchId: string; cancel: () => void }[] = [];
+    const open: Watched[] = [];
     const writes: Promise<unknown>[] = [];
     let wake: () => void = () => {};
     const woken = new Promise<void>((r) => {
@@ -94,18 +104,10 @@ export async function wait(
       const label = `${job.workstream}/${job.agent}`;
       const target = jobTarget(host, job, agent?.incarnation ?? 1);
       // Liveness is the job's, never the channel's.
-      const status = (await fencedRead(io, sup, host, job, "job.status", { target })).result as {
-        state: string;
-        reason?: string;
-        exit?: number | null;
-      };
-      if (status.state === "ended" || status.state === "lost") {
-        outcomes.push({
-          agent: label,
-          line: `${label} dead (${status.reason ?? `ended, exit ${status.exit ?? "unknown"}`})`,
-          kind: "dead",
-          facts: { reason: status.reason ?? null, exit: status.exit ?? null },
-        });
+      const status = (await fencedRead(io, sup, host, job, "job.status", { target }))
+        .result as JobStatus;
+      if (isDead(status)) {
+        outcomes.push(deadOutcome(label, status));
         continue;
       }
       const after = agent?.waitAfter ?? undefined;
@@ -119,7 +121,14 @@ export async function wait(
       });
       const proc = watched.proc;
       const r = watched.result as { watchId: string };
-      open.push({ watchId: r.watchId, cancel: () => proc.conn.cancelWatch(r.watchId) });
+      open.push({
+        label,
+        job,
+        host,
+        target,
+        watchId: r.watchId,
+        cancel: () => proc.conn.cancelWatch(r.watchId),
+      });
       // A plugin that stops (it exited, or broke the protocol) ends its watches
       // with no notification: the wait must not hang on them.
       void proc.child.exited.then(() => {
@@ -174,6 +183,12 @@ export async function wait(
       });
     }
     if (done()) wake();
+    const liveness = pollLiveness(io, store, sup, open, (w, s) => {
+      open.splice(open.indexOf(w), 1);
+      w.cancel();
+      outcomes.push(deadOutcome(w.label, s));
+      if (done()) wake();
+    });
     // The wait ends at the first of: every (or any) watch ended, the timeout,
     // the earliest host deadline margin.
     const limits: { at: number; why: "timeout" | "deadline" }[] = [];
@@ -190,6 +205,7 @@ export async function wait(
       ended = await Promise.race([woken.then(() => "done" as const), limited]);
       timer?.cancel();
     } else await woken;
+    liveness.stop();
     for (const w of [...open]) w.cancel();
     // Recorded before the result is shown: a restart reported must not be
     // reported again by the next wait.

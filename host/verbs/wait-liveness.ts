@@ -1,0 +1,85 @@
+import type { Io } from "../cli/io.js";
+import { envMs } from "../env-ms.js";
+import type { LinkHost } from "../hosts/link-host.js";
+import { fencedRead, type JobTarget } from "../jobs/job-calls.js";
+import { type JobRecord, jobByKey } from "../jobs/records.js";
+import type { Supervisor } from "../plugin/supervisor.js";
+import type { Store } from "../store/index.js";
+
+// Liveness while mu wait waits. A watch on a job that ends (its process dies,
+// or another mu closes the agent) never gets its notification, so the wait
+// asks the job itself now and then, as it does once before watching.
+
+export const DEFAULT_WAIT_LIVENESS_MS = 10_000;
+
+/** An open watch, with what it takes to ask its job how it is. */
+export interface Watched {
+  label: string;
+  job: JobRecord;
+  host: LinkHost;
+  target: JobTarget;
+  watchId: string;
+  cancel(): void;
+}
+
+export interface JobStatus {
+  state: string;
+  reason?: string;
+  exit?: number | null;
+}
+
+/** What the wait says of an agent whose job ended or was lost. */
+export function deadLine(label: string, s: JobStatus): string {
+  return `${label} dead (${s.reason ?? `ended, exit ${s.exit ?? "unknown"}`})`;
+}
+
+export const isDead = (s: JobStatus) => s.state === "ended" || s.state === "lost";
+
+/**
+ * Every MU_WAIT_LIVENESS_MS, each watch still open: its job's record (gone
+ * once another mu closed the agent), then job.status. `ended` takes the
+ * watch out of `open`. A status that fails is asked again next time: the
+ * wait's own limits still hold.
+ */
+export function pollLiveness(
+  io: Io,
+  store: Store,
+  sup: Supervisor,
+  open: readonly Watched[],
+  ended: (w: Watched, s: JobStatus) => void,
+): { stop(): void } {
+  const every = envMs(io.ports.env, "MU_WAIT_LIVENESS_MS", DEFAULT_WAIT_LIVENESS_MS);
+  let stopped = false;
+  let timer: { cancel(): void } | undefined;
+  const tick = async () => {
+    for (const w of [...open]) {
+      if (stopped) return;
+      const now = await store.read((db) => jobByKey(db, w.job.key));
+      if (stopped || !open.includes(w)) continue;
+      if (now?.state !== "running") {
+        ended(w, { state: "ended", reason: "closed while the wait ran" });
+        continue;
+      }
+      try {
+        const s = (await fencedRead(io, sup, w.host, w.job, "job.status", { target: w.target }))
+          .result as JobStatus;
+        if (!stopped && open.includes(w) && isDead(s)) ended(w, s);
+      } catch {
+        // Asked again at the next tick.
+      }
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = io.ports.clock.setTimer(every, () => {
+      void tick().then(schedule, schedule);
+    });
+  };
+  if (every > 0) schedule();
+  return {
+    stop() {
+      stopped = true;
+      timer?.cancel();
+    },
+  };
+}
