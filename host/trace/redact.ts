@@ -14,6 +14,7 @@ const FREE_TEXT = new Set([
   "stderr",
   "text",
   "lastText",
+  "lastError",
   "instructions",
   "remedy",
   "message",

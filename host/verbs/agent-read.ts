@@ -256,16 +256,25 @@ export async function agentRead(
       r && r.runs > 0
         ? ((await call("channel.lastRun", { afterRuns: r.runs - 1, inc: r.incarnation })) as {
             lastText?: string;
+            lastError?: string;
           } | null)
         : null;
     if (opts.json) {
-      printJson(io, { agent: ref, liveness, job: status, turn, lastText: last?.lastText ?? null });
+      printJson(io, {
+        agent: ref,
+        liveness,
+        job: status,
+        turn,
+        lastText: last?.lastText ?? null,
+        lastError: last?.lastError ?? null,
+      });
       return;
     }
     const why = turn.reason ? ` (${turn.reason})` : "";
     io.out(
       `${ref}\t${liveness}\t${turn.state}${why}\truns=${turn.runs}\tinc=${turn.incarnation}\n`,
     );
+    if (last?.lastError) io.out(`the last turn failed: ${last.lastError}\n`);
     if (last?.lastText) io.out(`${last.lastText}\n`);
   });
 }

@@ -156,14 +156,17 @@ export async function wait(
         );
       proc.conn.onWatch(r.watchId, (method, params) => {
         const o = params.observation as
-          | { runs: number; lastText?: string; incarnation: number }
+          | { runs: number; lastText?: string; lastError?: string; incarnation: number }
           | undefined;
         if (method === "watch/settled" && o) {
+          // A turn that failed still settled: the wait did its job (exit 0),
+          // and the line says how the turn ended.
+          const failed = o.lastError ? ` (the turn failed: ${o.lastError})` : "";
           outcomes.push({
             agent: label,
-            line: `${label} settled runs=${o.runs}${o.lastText ? `: ${o.lastText}` : ""}`,
+            line: `${label} settled runs=${o.runs}${failed}${o.lastText ? `: ${o.lastText}` : ""}`,
             kind: "settled",
-            facts: { runs: o.runs, lastText: o.lastText ?? null },
+            facts: { runs: o.runs, lastText: o.lastText ?? null, lastError: o.lastError ?? null },
           });
           // Only the incarnation is learnt (one a fresh left unknown, say).
           if (planted(io.ports.env, "wait-uses-settle")) record(o.incarnation, o.runs);

@@ -18,7 +18,15 @@ export function advance(a: SimAgent, now: number): void {
     const t = a.turns.shift();
     if (!t) break;
     a.runs += 1;
-    a.lastText = `sim: done with "${t.text}"`;
+    // A message that starts "fail:" ends its turn with an error, as a
+    // harness that exits non-zero does.
+    if (t.text.startsWith("fail:")) {
+      a.lastText = `sim: gave up on "${t.text}"`;
+      a.lastError = "sim: the turn failed";
+    } else {
+      a.lastText = `sim: done with "${t.text}"`;
+      delete a.lastError;
+    }
     a.since = t.endsAt;
     a.settled.push({ runs: a.runs, text: a.lastText, at: t.endsAt });
     if (a.settled.length > 50) a.settled.shift();
@@ -59,6 +67,7 @@ export function observation(a: SimAgent, afterRuns: number): Record<string, unkn
     runs: a.runs,
     incarnation: a.incarnation,
     ...(a.lastText !== undefined ? { lastText: a.lastText } : {}),
+    ...(a.lastError !== undefined ? { lastError: a.lastError } : {}),
   };
 }
 

@@ -68,6 +68,8 @@ export interface SimAgent {
   /** The running turn first, then the queued ones. */
   turns: SimTurn[];
   lastText?: string;
+  /** The error the last turn ended with, if it failed. */
+  lastError?: string;
   /** Settled turns: runs after it, its text, when. */
   settled: { runs: number; text: string; at: number }[];
   /** Deliveries by msgId: the run count before their turn, and when taken. */
