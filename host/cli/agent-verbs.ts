@@ -39,9 +39,15 @@ export function addAgentVerbs(agent: Command, run: Run): void {
     .description("end mu's record of a start no rule can settle, once you checked its host")
     .argument("<name>", "the agent: <name> or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
-    .action(async (name: string, opts: { workstream?: string }) => {
+    .option(
+      "--abandon",
+      "end mu's record of an agent no verb can close (its host gone for good, its tree removed)",
+    )
+    .action(async (name: string, opts: { workstream?: string; abandon?: boolean }) => {
       await run(async (io) => {
         const a = named(name, opts);
+        if (opts.abandon)
+          return (await import("../verbs/agent-abandon.js")).agentAbandon(io, a.name, a.opts);
         return (await import("../verbs/agent-forget.js")).agentForget(io, a.name, a.opts);
       });
     });

@@ -31,7 +31,7 @@ export async function agentForget(
     );
     if (!start) {
       throw new RefusedError("forget.nothing", "agent", `${ws}/${name} has no pending start`, {
-        hint: `forget ends only a start no rule can settle; end this agent with ${close}`,
+        hint: `forget ends only a start no rule can settle; end this agent with ${close} (if no close can ever end it, its host gone for good: mu agent forget ${name} --abandon -w ${ws})`,
       });
     }
     const { row, dropped: forgot } = await forgetStuck(io, store, {
