@@ -18,7 +18,7 @@ function unsupported(what: string, cap: string, value: unknown): UsageError {
     "delivery.unsupported",
     "agent",
     `the agent's channel cannot ${what} (its ${cap} is ${JSON.stringify(value)})`,
-    { hint: "see the plugin's channel caps in: mu plugin list --json" },
+    { hint: "see the plugin's channel caps (channelCaps) in: mu plugin list --json" },
   );
 }
 

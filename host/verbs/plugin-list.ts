@@ -8,6 +8,8 @@ interface PluginRow {
   argv: string[];
   instance: string;
   seams: string[];
+  /** What its channel can do: the delivery verbs' refusals point here. */
+  channelCaps?: Record<string, unknown>;
 }
 
 export async function pluginList(io: Io, opts: { json?: boolean }): Promise<void> {
@@ -18,6 +20,9 @@ export async function pluginList(io: Io, opts: { json?: boolean }): Promise<void
         argv: p.argv,
         instance: p.instance,
         seams: Object.keys(p.declaration.seams),
+        ...(p.declaration.seams.channel
+          ? { channelCaps: p.declaration.seams.channel.caps ?? {} }
+          : {}),
       }),
     ),
   );
