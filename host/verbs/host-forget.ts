@@ -3,7 +3,6 @@ import { forgetStuck } from "../effects/forget.js";
 import { intentsFor } from "../effects/journal.js";
 import { resolveHost } from "../effects/resolve-host.js";
 import { RefusedError } from "../errors.js";
-import { getProfile } from "../hosts/profiles.js";
 import { deleteHost, getHost } from "../hosts/records.js";
 import { openStore } from "../store/index.js";
 import { hostOf } from "./provider-calls.js";
@@ -25,8 +24,8 @@ export async function hostForget(io: Io, name: string): Promise<void> {
       intentsFor(db, subject).find((i) => i.method === "host.acquire"),
     );
     if (!acquire) {
-      // A profile has no acquire to forget; only a name mu knows not at all is not found.
-      if (!(await store.read((db) => getProfile(db, name)))) await hostOf(store, name);
+      // A profile has no acquire to forget, and says so; a name mu knows not at all is not found.
+      await hostOf(store, name);
       throw new RefusedError("forget.nothing", "host", `host '${name}' has no pending acquire`, {
         hint: `forget ends only an acquire no rule can settle; see ${status}`,
       });

@@ -1,5 +1,6 @@
-import { NotFoundError } from "../errors.js";
+import { NotFoundError, RefusedError } from "../errors.js";
 import { sameInstance } from "../hosts/link-host.js";
+import { getProfile } from "../hosts/profiles.js";
 import { getHost, type HostRecord } from "../hosts/records.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
@@ -19,7 +20,19 @@ export async function registration(store: Store, plugin: string): Promise<Regist
 }
 
 export async function hostOf(store: Store, name: string): Promise<HostRecord> {
-  const h = await store.read((db) => getHost(db, name));
+  const { h, profile } = await store.read((db) => ({
+    h: getHost(db, name),
+    profile: getProfile(db, name) !== undefined,
+  }));
+  if (!h && profile) {
+    // Listed by mu host list, so "not found" would mislead.
+    throw new RefusedError(
+      "host.profile",
+      "host",
+      `host '${name}' was added with mu host add, not acquired from a provider: it has no acquire, status or release`,
+      { hint: `check it with mu host check ${name}; remove it with mu host rm ${name}` },
+    );
+  }
   if (!h)
     throw new NotFoundError("host.unknown", "host", `no host named '${name}'`, {
       hint: "see: mu host list",
