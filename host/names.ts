@@ -33,7 +33,12 @@ export function agentRef(
   workstream: string | undefined,
 ): { workstream: string; name: string } {
   const slash = typed.indexOf("/");
-  if (slash === -1) return { workstream: workstream ?? "main", name: typed };
+  // A name no spawn could have made is a usage error, not "no agent" (exit 3).
+  if (workstream !== undefined) checkName("workstream", workstream, "agent.ref");
+  if (slash === -1) {
+    checkName("agent name", typed, "agent.ref");
+    return { workstream: workstream ?? "main", name: typed };
+  }
   const ws = typed.slice(0, slash);
   const name = typed.slice(slash + 1);
   if (ws === "" || name === "" || name.includes("/")) {
@@ -51,5 +56,7 @@ export function agentRef(
       },
     );
   }
+  checkName("workstream", ws, "agent.ref");
+  checkName("agent name", name, "agent.ref");
   return { workstream: ws, name };
 }

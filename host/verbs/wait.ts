@@ -82,7 +82,12 @@ export async function wait(
 ): Promise<ExitCode> {
   const timeoutMs = parseTimeout(opts.timeout);
   // One wait may span workstreams: each name is `name` in -w's, or `<ws>/<name>`.
-  const refs = names.map((n) => agentRef(n, opts.workstream));
+  // An agent named twice is waited on once.
+  const refs = names
+    .map((n) => agentRef(n, opts.workstream))
+    .filter(
+      (r, i, all) => all.findIndex((x) => x.workstream === r.workstream && x.name === r.name) === i,
+    );
   const store = openStore(io.ports);
   const clock = io.ports.clock;
   return withPlugins(io, async (sup) => {
@@ -266,7 +271,7 @@ export async function wait(
         "wait",
         `the plugin stopped while ${lost.join(", ")} had not settled`,
         {
-          hint: "see its stderr line above, then wait again",
+          hint: "see the plugin's stderr line above, if it left one, then wait again",
         },
       );
     }
