@@ -50,6 +50,7 @@ export function pollLiveness(
 ): { stop(): void } {
   const every = envMs(io.ports.env, "MU_WAIT_LIVENESS_MS", DEFAULT_WAIT_LIVENESS_MS);
   let stopped = false;
+  const warned = new Set<Watched>();
   let timer: { cancel(): void } | undefined;
   const tick = async () => {
     for (const w of [...open]) {
@@ -64,8 +65,15 @@ export function pollLiveness(
         const s = (await fencedRead(io, sup, w.host, w.job, "job.status", { target: w.target }))
           .result as JobStatus;
         if (!stopped && open.includes(w) && isDead(s)) ended(w, s);
-      } catch {
-        // Asked again at the next tick.
+      } catch (err) {
+        // Asked again at the next tick; said once, so a host that cannot be
+        // reached does not leave the wait silent until its limit.
+        if (!warned.has(w) && !stopped) {
+          warned.add(w);
+          io.err(
+            `mu: wait: cannot ask ${w.label}'s job whether it runs (${(err as Error).message}); still waiting\n`,
+          );
+        }
       }
     }
   };
