@@ -20,6 +20,7 @@ export interface Notice {
     | "host-deadline"
     | "agent-gone"
     | "spawn-unfinished"
+    | "spawn-unsent"
     | "delivery-unknown";
   subject: string;
   method: string;
@@ -153,6 +154,26 @@ export function stateNotices(
         next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
       }),
     );
+  // A record a spawn wrote and died before journaling its start: nothing
+  // was sent; the next spawn of the name, or a close, takes it back.
+  const unsent = jobs
+    .filter(
+      (j) =>
+        j.state === "starting" &&
+        j.writer !== null &&
+        !alive(j.writer) &&
+        !pending.some((p) => p.method === "job.start" && p.key === j.key),
+    )
+    .map(
+      (j): Notice => ({
+        kind: "spawn-unsent",
+        subject: agentSubject(j.workstream, j.agent),
+        method: "job.start",
+        key: j.key,
+        since: j.updatedAt,
+        next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
+      }),
+    );
   // A delivery settled as unknown (never resent): listed while the job it
   // was for lives, since only a reading of the agent can tell what it did.
   const unknown = (
@@ -171,7 +192,7 @@ export function stateNotices(
       next: `mu agent read ${String(agent)} -w ${String(ws)}`,
     }),
   );
-  return [...pending, ...owed, ...draining, ...viewless, ...unfinished, ...unknown];
+  return [...pending, ...owed, ...draining, ...viewless, ...unfinished, ...unsent, ...unknown];
 }
 
 function printNotices(io: Io, notices: Notice[]): void {
@@ -183,6 +204,12 @@ function printNotices(io: Io, notices: Notice[]): void {
     if (n.kind === "agent-gone") {
       io.out(
         `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} with the same --send or --task, if it had one (or close it)\n`,
+      );
+      continue;
+    }
+    if (n.kind === "spawn-unsent") {
+      io.out(
+        `notice: the spawn of ${n.subject} (job ${n.key}) stopped before its start was sent; nothing runs: spawn it again (${n.next}) or close it\n`,
       );
       continue;
     }
