@@ -7,6 +7,19 @@ import { type Params, PluginError, writeMessage } from "./rpc.js";
 // loop runs; receipts are files on the remote keyed by the msgId's hash, so
 // a receipt and a deduped resend answer from the remote alone.
 
+/**
+ * Output cut at a byte count may end inside a UTF-8 character; decoded as it
+ * is, that part becomes U+FFFD. The cut moves back to the character's start.
+ */
+export function wholeChars(b: Uint8Array): Uint8Array {
+  let i = b.length - 1;
+  while (i >= 0 && b.length - i <= 4 && ((b[i] ?? 0) & 0xc0) === 0x80) i--;
+  if (i < 0 || b.length - i > 4) return b;
+  const lead = b[i] ?? 0;
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return b.length - i < need ? b.subarray(0, i) : b;
+}
+
 /** Bytes of a turn's final output kept as lastText. */
 const TEXT_CAP = 64 * 1024;
 const POLL_MS = 500;
@@ -64,8 +77,9 @@ export class Channel {
       const nl2 = text.indexOf("\n", nl1 + 1);
       s.code = Number(code);
       s.err = text.slice(nl1 + 1, nl2);
-      s.text = new TextDecoder().decode(r.raw.subarray(nl2 + 1));
       s.truncated = Number(size) > TEXT_CAP;
+      const kept = r.raw.subarray(nl2 + 1);
+      s.text = new TextDecoder().decode(s.truncated ? wholeChars(kept) : kept);
     }
     return s;
   }

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { wholeChars } from "../plugins/ssh/channel.js";
+
+// The ssh plugin keeps the first 64 KiB of a turn's output as lastText: a
+// cut inside a character came out as U+FFFD at the end (found trying mu
+// over ssh). The cut moves back to the character's start instead.
+
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+describe("lastText cut at a byte count", () => {
+  it.each([
+    ["é", 1],
+    ["€", 1],
+    ["€", 2],
+    ["𝄞", 1],
+    ["𝄞", 3],
+  ])("drops a partial %s cut after %i byte(s)", (ch, keep) => {
+    const whole = new TextEncoder().encode(`ab${ch}`);
+    const cut = whole.subarray(0, 2 + keep);
+    expect(dec(wholeChars(cut))).toBe("ab");
+  });
+
+  it.each(["abc", "abé", "ab€", "ab𝄞", ""])("keeps %j whole", (text) => {
+    const b = new TextEncoder().encode(text);
+    expect(dec(wholeChars(b))).toBe(text);
+  });
+
+  it("leaves bytes that are not UTF-8 as they are", () => {
+    const b = Uint8Array.from([0x61, 0x80, 0x80, 0x80, 0x80, 0x80]);
+    expect(wholeChars(b)).toBe(b);
+  });
+});
