@@ -61,9 +61,22 @@ export async function hostCheck(
     const { hello } = await sup.ready(h.reg, ["link"]);
     const bySeam: [string, Set<string>][] = [["link.checkSteps", new Set(l.link.checks)]];
     if (hello.seams.job) bySeam.push(["job.checkSteps", new Set(hello.seams.job.checks)]);
-    const phases = PHASES.filter(
-      (p) => bySeam.some(([, c]) => c.has(p)) && (opts.phase === undefined || opts.phase === p),
-    );
+    const checked = PHASES.filter((p) => bySeam.some(([, c]) => c.has(p)));
+    const phases = checked.filter((p) => opts.phase === undefined || opts.phase === p);
+    // A phase no seam has steps for would "pass" with nothing run.
+    if (opts.phase !== undefined && phases.length === 0) {
+      throw new UsageError(
+        "host.check.phase",
+        "usage",
+        `no seam of plugin '${h.reg.name}' has steps for the ${opts.phase} phase on host ${name} (it checks: ${checked.join(", ") || "nothing"})`,
+        {
+          hint:
+            checked.length > 0
+              ? `run mu host check ${name} for those`
+              : "there is nothing to check on this host",
+        },
+      );
+    }
     // The repository the profile names is what the plugin should check there.
     const repo = h.profile?.repo;
     const root = repo ? { root: repo } : {};
@@ -112,7 +125,9 @@ export async function hostCheck(
   if (opts.json) printJson(io, { host: name, ok: !failed, steps: lines });
   else {
     for (const l of lines) io.out(`${MARK[l.result]}  ${l.phase}  ${l.step}: ${l.detail}\n`);
-    io.out(failed ? `${name}: check failed\n` : `${name}: check passed\n`);
+    if (lines.length === 0)
+      io.out(`${name}: nothing to check (no seam of its plugin declares a check)\n`);
+    else io.out(failed ? `${name}: check failed\n` : `${name}: check passed\n`);
   }
   return failed ? EXIT.unavailable : EXIT.ok;
 }
