@@ -81,7 +81,11 @@ export function mapCallError(
               },
             )
           : new UnavailableError("call.unknown", "plugin", `${what} has no answer: ${msg}`, {
-              hint: "ask again later",
+              // A script is not journaled: mu cannot tell whether it ran.
+              hint:
+                c.method === "link.exec"
+                  ? "the script may have run, and may still be running there; look on the host before you run it again"
+                  : "ask again later",
             });
     }
   }
