@@ -15,6 +15,7 @@ export interface PoolResult {
 }
 
 const WORKER = fileURLToPath(new URL("./explore-worker.js", import.meta.url));
+const PER_CHILD = 500;
 
 export async function runPool(
   seeds: readonly number[],
@@ -27,15 +28,25 @@ export async function runPool(
   let worst: { seed: number; lines: string[] } | undefined;
   let last: number | undefined;
   const held = new Set<number>();
+  const live = new Set<ChildProcess>();
+  const more = () => {
+    const seed = seeds[next];
+    return seed !== undefined && !(worst && seed > worst.seed) && Date.now() < until;
+  };
+  // One child runs at most PER_CHILD seeds: a run leaves some memory behind
+  // outside the JavaScript heap (a few hundred KB), which thousands of runs
+  // in one process add up to gigabytes.
   const one = (child: ChildProcess): Promise<void> =>
     new Promise((resolve, reject) => {
+      let given = 0;
       const give = () => {
-        const seed = seeds[next];
-        if (seed === undefined || (worst && seed > worst.seed) || Date.now() >= until) {
+        if (!more() || given === PER_CHILD) {
           resolve();
           return;
         }
+        const seed = seeds[next] as number;
         next++;
+        given++;
         last = seed;
         onRun?.(seed);
         child.send({ seed, env });
@@ -48,19 +59,29 @@ export async function runPool(
       child.on("exit", (code) => reject(new Error(`an explorer worker exited ${code}`)));
       give();
     });
-  const children = Array.from({ length: Math.max(1, workers) }, () =>
-    fork(WORKER, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }),
-  );
-  try {
-    await Promise.all(children.map(one));
-  } finally {
-    // SIGKILL: a worker holds nothing real (the virtual engine is all in
-    // memory), and a SIGTERM would reach the signal handling of a mu running
-    // in it, which stops its plugins and prints what they left unanswered.
-    for (const c of children) {
-      c.removeAllListeners("exit");
-      c.kill("SIGKILL");
+  // SIGKILL: a worker holds nothing real (the virtual engine is all in
+  // memory), and a SIGTERM would reach the signal handling of a mu running
+  // in it, which stops its plugins and prints what they left unanswered.
+  const end = (c: ChildProcess) => {
+    c.removeAllListeners("exit");
+    c.kill("SIGKILL");
+    live.delete(c);
+  };
+  const slot = async () => {
+    while (more()) {
+      const child = fork(WORKER, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      live.add(child);
+      try {
+        await one(child);
+      } finally {
+        end(child);
+      }
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, workers) }, slot));
+  } finally {
+    for (const c of [...live]) end(c);
   }
   const below = worst ? [...held].filter((s) => s < (worst as { seed: number }).seed) : [...held];
   return { ...(worst ? { broken: worst } : {}), held: below.length, last };
