@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -315,6 +315,29 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
       /runs=2: answer to: and test it/,
     );
     const cl = muAt(local, ["agent", "close", "a"], env);
+    expect(cl.stderr).toBe("");
+    expect(cl.code).toBe(0);
+  });
+
+  // Found trying mu over ssh: a send to an agent whose job process had died
+  // was taken ("sent … (baseline 0)", exit 0) and would never be run.
+  it("a send to an agent whose job died is refused, and close still ends it", () => {
+    const sp = muAt(local, ["agent", "spawn", "d", "--host", "box"], env);
+    expect(sp.code).toBe(0);
+    const key = /\(job (\S+),/.exec(sp.stdout)?.[1] ?? "";
+    expect(key).not.toBe("");
+    const found = spawnSync(
+      "sh",
+      ["-c", `grep -lzx "MU_SSH_JOB=${key}" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3`],
+      { encoding: "utf8" },
+    ).stdout.trim();
+    expect(found).not.toBe("");
+    for (const pid of found.split("\n")) spawnSync("kill", ["-KILL", pid]);
+    const s = muAt(local, ["agent", "send", "d", "anyone there?"], env);
+    expect(s.stdout).toBe("");
+    expect(s.stderr).toMatch(/the agent's job is not running/);
+    expect(s.code).toBe(5);
+    const cl = muAt(local, ["agent", "close", "d"], env);
     expect(cl.stderr).toBe("");
     expect(cl.code).toBe(0);
   });

@@ -131,6 +131,8 @@ send|interrupt)
     [ -e "$f" ] || continue
     i=\${f#"$j"/c/}; rmdir "$j/lock"; echo "MU-CH-DUP $(cat "$f") \${i%%/*}"; exit 0
   done
+  # A repeat answers as the first did; a new delivery needs a job that runs.
+  alive || { rmdir "$j/lock"; echo MU-CH-NOJOB; exit 0; }
   [ "$fresh" = 1 ] && { inc=$((inc + 1)); newinc "$inc"; }
   C=$j/c/$inc
   was=$(cat "$C/state")
