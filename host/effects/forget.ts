@@ -2,7 +2,7 @@ import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
 import type { Store } from "../store/index.js";
-import { deleteIntent, type Intent, intentsFor } from "./journal.js";
+import { deleteIntent, type Intent, intentsFor, sameIntent } from "./journal.js";
 import { UnresolvedError } from "./unresolved.js";
 
 // What `mu agent forget` and `mu host forget` share: a person's way out of a
@@ -37,7 +37,7 @@ export async function forgetStuck<T>(
 ): Promise<{ row: string; dropped: T }> {
   const i = f.intent;
   const stuck = await whyStuck(f);
-  if (!stuck || stuck.intentId !== i.id) {
+  if (!stuck || !sameIntent(stuck.intent, i)) {
     throw new RefusedError(
       "forget.settled",
       f.label,
@@ -47,7 +47,7 @@ export async function forgetStuck<T>(
   }
   const me = io.ports.liveness.self();
   const out = await store.write((db) => {
-    const cur = intentsFor(db, i.subject).find((x) => x.id === i.id);
+    const cur = intentsFor(db, i.subject).find((x) => sameIntent(x, i));
     if (!cur) return { gone: true as const };
     // Another mu may have claimed it since the rules gave up here: it may
     // still be settling it, so the record is not ours to end.

@@ -1,5 +1,5 @@
 import { UnknownOutcomeError } from "../errors.js";
-import type { Intent } from "./journal.js";
+import type { Intent, IntentRef } from "./journal.js";
 
 // How an intent that stays pending is reported: the row that left it, and,
 // when no row can ever resolve it, the verb with which a person ends it.
@@ -11,7 +11,7 @@ import type { Intent } from "./journal.js";
  */
 export class UnresolvedError extends UnknownOutcomeError {
   constructor(
-    readonly intentId: number,
+    readonly intent: IntentRef,
     readonly row: string,
     readonly forGood: boolean,
     message: string,
@@ -32,5 +32,5 @@ export function unresolved(
   const hint = forget
     ? `nothing was repeated, and no rule can ever settle it: make sure nothing runs under key ${i.key} on its host, then run '${forget}'`
     : `nothing was repeated; run '${next}' again later`;
-  return new UnresolvedError(i.id, row, forget !== undefined, message, hint);
+  return new UnresolvedError({ id: i.id, key: i.key }, row, forget !== undefined, message, hint);
 }
