@@ -1,9 +1,10 @@
 import type { Io } from "../cli/io.js";
-import { intentsFor } from "../effects/journal.js";
-import { RefusedError } from "../errors.js";
+import { DELIVERIES } from "../effects/decide.js";
+import { deleteIntent, intentsFor } from "../effects/journal.js";
+import { MuError, RefusedError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
-import { rollBackSpawn } from "../jobs/job-rules.js";
+import { jobRules, rollBackSpawn } from "../jobs/job-rules.js";
 import { agentSubject, jobByKey } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
@@ -13,8 +14,10 @@ import { withPlugins } from "./with-plugins.js";
 // mu agent forget --abandon: ends mu's record of an agent whose job no verb
 // can end any more: its host is gone for good (every close fails), or its
 // tree was removed by hand (every final collect fails). mu stops tracking
-// the job and says so; it refuses while the job answers that it runs (close
-// it instead) or while an effect on it is still pending.
+// the job and says so, dropping what is pending on it (a stop, deliveries);
+// it refuses while the job answers that it runs (close it instead), while
+// its start is pending (forget without --abandon), or while another mu
+// is at work on it.
 
 export async function agentAbandon(
   io: Io,
@@ -25,15 +28,35 @@ export async function agentAbandon(
   const store = openStore(io.ports);
   const close = `mu agent close ${name} -w ${ws}`;
   await withPlugins(io, async (sup) => {
-    await resolveAgent(io, store, sup, ws, name, `mu agent forget ${name} --abandon -w ${ws}`);
+    // The rules first: a stop reissued now, say, ends it the ordinary way.
+    // What they leave unresolved is what --abandon is for; another mu still
+    // at work on the agent is not.
+    try {
+      await resolveAgent(io, store, sup, ws, name, `mu agent forget ${name} --abandon -w ${ws}`);
+    } catch (err) {
+      if (err instanceof RefusedError && err.code.startsWith("effect.guard.")) throw err;
+      if (!(err instanceof MuError)) throw err;
+    }
     const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
     const pending = await store.read((db) => intentsFor(db, agentSubject(ws, name)));
-    if (pending.length > 0) {
+    if (pending.some((i) => i.method === "job.start")) {
       throw new RefusedError(
-        "forget.pending",
+        "forget.pending-start",
         "agent",
-        `${ws}/${name} still has a pending ${pending.map((i) => i.method).join(", ")}`,
-        { hint: `settle it first: ${close}, or mu agent forget ${name} -w ${ws} for a start` },
+        `${ws}/${name}'s start is still pending; --abandon lets go of a job that started`,
+        { hint: `settle the start with ${close}, or end it with mu agent forget ${name} -w ${ws}` },
+      );
+    }
+    const me = io.ports.liveness.self();
+    const busy = pending
+      .flatMap((i) => [i.writer, i.resolver])
+      .find((p) => p && !(p.pid === me.pid && p.start === me.start) && io.ports.liveness.alive(p));
+    if (busy) {
+      throw new RefusedError(
+        "effect.guard.resolver-alive",
+        "agent",
+        `${ws}/${name} is in the hands of mu pid ${busy.pid}`,
+        { hint: "wait for that mu to finish, then run the verb again" },
       );
     }
     if (job.state === "running") {
@@ -55,12 +78,22 @@ export async function agentAbandon(
         );
       }
     }
+    const now = io.ports.clock.now();
     const gone = await store.write((db) => {
+      // What is pending on it goes too: a stop that cannot be sent, a
+      // delivery no job will ever take (its receipt stays unknown).
+      for (const i of intentsFor(db, agentSubject(ws, name))) {
+        if (i.method === "job.start") continue;
+        deleteIntent(db, i);
+        if (DELIVERIES.includes(i.method)) jobRules.abandon?.(db, i, now);
+      }
       const j = jobByKey(db, job.key);
       // The agent's row closed, a --task reopened, as a rolled-back start's.
       if (j) rollBackSpawn(db, j.key, "unknown");
       return j;
     });
+    for (const i of pending)
+      io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): abandoned\n`);
     const mux = muxFor(io.ports);
     for (const pane of await mux.panesOf(ws, name)) await mux.kill(pane);
     if (agent?.pane) await mux.kill(agent.pane);
