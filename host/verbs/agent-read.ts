@@ -9,6 +9,7 @@ import { segmentGlob } from "../store/archive.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { finish } from "./agent-spawn.js";
+import { takeOver } from "./spawn/record.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu agent list and mu agent check. Liveness always comes from the job's
@@ -148,6 +149,8 @@ export async function agentCheck(
     if (now && now.job.firstMsgId === msgId && now.job.state === "running") {
       if (now.agent?.state !== "live") {
         const ctx = { io, store, sup, h: now.host, mux: muxFor(io.ports) };
+        // Not under a spawn still at work on it: its view would be swept.
+        await takeOver(io, store, now.job);
         await finish(ctx, now.job, {}, "resumed");
       }
       return report({ state: "accepted", runs: 0 }, EXIT.ok);

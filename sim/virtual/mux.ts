@@ -30,6 +30,8 @@ export function virtualMux(
   processes: VirtualProcesses,
   worldFs: WorldFs,
   panes = new Map<string, VirtualPane>(),
+  /** The engine's own clock: a pane's death must not die with the mu that opened it. */
+  engine?: Pick<Ports["clock"], "setTimer">,
 ): Record<string, (ports: Ports) => Mux> {
   let next = 1;
   const alive = (p: VirtualPane | undefined) =>
@@ -47,7 +49,8 @@ export function virtualMux(
         const pidFile = view.env.SIM_VIEW_PID_FILE;
         if (pidFile) worldFs.writeFileSync(pidFile, String(pid));
         // As the real backend's: the pane dies a moment after it was reported.
-        if (mode === "dies") void ports.clock.sleep(DIES_AFTER_MS).then(() => processes.end(pid));
+        if (mode === "dies")
+          (engine ?? ports.clock).setTimer(DIES_AFTER_MS, () => processes.end(pid));
         return { id, pid };
       },
       alive: async (id) => alive(panes.get(id)),

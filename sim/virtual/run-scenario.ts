@@ -83,7 +83,7 @@ async function runIn(
   await sim.close();
   await w.fs.syncDir("/opt/mu");
   const panes = new Map<string, VirtualPane>();
-  const muxes = virtualMux(w.processes, worldFs, panes);
+  const muxes = virtualMux(w.processes, worldFs, panes, w.clock);
   const places: Places = {
     root: real?.root ?? "/root",
     world: { dir: worldDir },

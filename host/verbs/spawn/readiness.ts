@@ -40,11 +40,11 @@ export async function awaitReady(
   // (or journaled) to this job already.
   const delivered = await store.read(
     (db) =>
-      db.exec("SELECT 1 FROM receipts WHERE workstream = ? AND agent = ? AND created_at >= ?", [
-        j.workstream,
-        j.agent,
-        j.createdAt,
-      ]).length > 0,
+      // One the channel definitely did not take (not-accepted) is no delivery.
+      db.exec(
+        "SELECT 1 FROM receipts WHERE workstream = ? AND agent = ? AND created_at >= ? AND state <> 'not-accepted'",
+        [j.workstream, j.agent, j.createdAt],
+      ).length > 0,
   );
   if (j.firstMsgId === null && text !== undefined && !delivered) await firstSend(ctx, s, text);
   // The spawn is done: a later spawn of the name is refused, not resumed.

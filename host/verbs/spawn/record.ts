@@ -7,12 +7,14 @@ import { rollBackSpawn } from "../../jobs/job-rules.js";
 import {
   agentOf,
   type JobRecord,
+  jobByKey,
   jobOf,
   putAgent,
   putJob,
   putReceipt,
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
+import type { Store } from "../../store/index.js";
 import type { Recorded, SpawnCtx, SpawnRequest, StartPlan } from "./context.js";
 
 // Step 2 of a spawn: the job record. One job per workstream and name; what
@@ -69,16 +71,40 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
     // A job whose view was never opened resumes at its view. A live row
     // whose view died is not: a bound job ended with its view, a detached
     // one is reattached (mu agent reattach).
-    if (before.agent?.state !== "live") return { job, pane: null };
+    if (before.agent?.state !== "live") {
+      await takeOver(io, store, job);
+      return { job, pane: null };
+    }
     // A spawn cut short after its view opened (its writer is cleared only
     // once readiness and the first prompt are done) resumes at readiness,
-    // in the view it opened: a new view would end a bound job.
-    if (job.writer !== null && before.agent.pane !== null) {
-      refuseWhileWriterLives(io, job);
-      return { job, pane: before.agent.pane };
+    // in the view it opened, while that view lives: a new view would end a
+    // bound job. One whose view died since opens a new one first.
+    const pane = before.agent.pane;
+    if (job.writer !== null) {
+      await takeOver(io, store, job);
+      return { job, pane: pane !== null && (await ctx.mux.alive(pane)) ? pane : null };
     }
   }
   throw exists(ws, name, `already runs on host ${job.host}`);
+}
+
+/**
+ * Takes a spawn cut short over for this mu, in one commit: refused while
+ * the mu that wrote it, or another that took it over first, still lives, so
+ * two spawns run again at once never both finish it (and send its prompt
+ * twice).
+ */
+export async function takeOver(io: Io, store: Store, j: JobRecord): Promise<void> {
+  const me = io.ports.liveness.self();
+  const other = await store.write((db) => {
+    const cur = jobByKey(db, j.key);
+    if (!cur) return undefined;
+    const w = cur.writer;
+    if (w && !(w.pid === me.pid && w.start === me.start) && io.ports.liveness.alive(w)) return cur;
+    putJob(db, { ...cur, writer: me });
+    return undefined;
+  });
+  if (other) refuseWhileWriterLives(io, other);
 }
 
 /**
