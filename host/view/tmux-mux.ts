@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Ports } from "../ports/types.js";
 import { shQuote as q } from "../sh-quote.js";
 import { dbPath } from "../store/paths.js";
@@ -35,8 +38,21 @@ function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: st
 // pane also carries the database it was opened for (a pane option), so the
 // sweep for unrecorded panes never takes another database's agent of the
 // same name on a shared server. An id recorded bare, by an older mu, is
-// taken as it is.
+// taken as it is, and a pane with no tag (an older mu's, or a tmux before 3.0
+// that has no pane options) is swept as before.
 const DB_OPTION = "@mu-db";
+
+/** The database as a tag: a hash of its real path, so every spelling of it agrees. */
+function dbTag(ports: Ports): string {
+  const path = dbPath(ports.env);
+  let real: string;
+  try {
+    real = join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    real = resolve(ports.cwd, path);
+  }
+  return createHash("sha256").update(real).digest("hex").slice(0, 16);
+}
 
 function recorded(rec: string): { id: string; pid: number | undefined } {
   const at = rec.indexOf("@");
@@ -94,7 +110,7 @@ export function tmuxMux(ports: Ports): Mux {
           ]);
       const [id, pid] = r.out.split(" ");
       if (!r.ok || !id || !pid) throw new PaneError(r.err || "tmux did not report the pane");
-      tmux(ports, ["set-option", "-p", "-t", id, DB_OPTION, dbPath(ports.env)]);
+      tmux(ports, ["set-option", "-p", "-t", id, DB_OPTION, dbTag(ports)]);
       return { id: `${id}@${pid}`, pid: Number(pid) };
     },
     async alive(rec: string): Promise<boolean> {
@@ -111,12 +127,11 @@ export function tmuxMux(ports: Ports): Mux {
         `#{pane_id}\t#{pane_pid}\t#{${DB_OPTION}}\t#{window_name}`,
       ]);
       if (!r.ok) return [];
-      const db = dbPath(ports.env);
+      const db = dbTag(ports);
       const mine: string[] = [];
       for (const line of r.out.split("\n")) {
-        // Tabs apart: a database's path may hold spaces.
         const [id, pid, tag, name] = line.split("\t");
-        if (id && pid && tag === db && name === agent) mine.push(`${id}@${pid}`);
+        if (id && pid && (tag === db || tag === "") && name === agent) mine.push(`${id}@${pid}`);
       }
       return mine;
     },
