@@ -106,8 +106,15 @@ export async function resolvePending(
     if (settledLater) {
       const again = left;
       left = [];
-      for (const { i } of again) {
-        const err = await tryResolve(io, store, sup, i, next, rules);
+      for (const [k, { i }] of again.entries()) {
+        let err: Awaited<ReturnType<typeof tryResolve>>;
+        try {
+          err = await tryResolve(io, store, sup, i, next, rules);
+        } catch (thrown) {
+          // Those not looked at again are still reported as they stood.
+          left.push(...again.slice(k + 1));
+          throw thrown;
+        }
         if (err) left.push({ i, err });
       }
     }
