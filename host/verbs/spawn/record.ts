@@ -69,8 +69,8 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
   const job = before.job;
   if (job.state === "running" && job.host === req.opts.host) {
     // A job whose view was never opened resumes at its view. A live row
-    // whose view died is not: a bound job ended with its view, a detached
-    // one is reattached (mu agent reattach).
+    // whose spawn finished is not, even once its view died: a bound job
+    // ended with its view, a detached one is reattached (mu agent reattach).
     if (before.agent?.state !== "live") {
       await takeOver(io, store, job);
       return { job, pane: null };
