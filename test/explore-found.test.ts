@@ -28,6 +28,10 @@ const FOUND: [number, string][] = [
     "a spawn resuming a start marked its agent live after another mu had closed it, so no verb could find the agent yet it held its host and plugin for good",
   ],
   [
+    20534,
+    "testbed, not mu: the sim let a start held in a plugin that outlived its mu make a job on a machine the provider had lost since (a kind whose jobs end with their host), which no real provider can; the invariant then saw a job mu had rightly written off",
+  ],
+  [
     11886,
     "a verb read an unknown start's intent, lost the race to settle it to a spawn that then wrote the next start, whose intent took the freed id; the verb's claim and settle matched by id alone and deleted the new start's intent, so its job ran on with neither record nor intent",
   ],

@@ -65,10 +65,21 @@ export class Jobs {
     return !this.alive(Number(text));
   }
 
-  answer(method: string, params: Record<string, unknown>): { value: unknown } | undefined {
+  answer(
+    method: string,
+    params: Record<string, unknown>,
+  ): { value: unknown } | { refused: string } | undefined {
     switch (method) {
-      case "job.start":
+      case "job.start": {
+        // A start that reaches a machine the provider has lost or taken
+        // back (held in a plugin that outlived its mu, say) cannot make a
+        // job there, unless the kind's jobs outlive their host.
+        const on = hostHandle(params.target);
+        const h = Object.values(this.world.state().hosts ?? {}).find((x) => x.handle === on);
+        if (on !== undefined && h?.released && !this.decl()?.outlivesHost)
+          return { refused: `sim: the machine ${on} is gone; no job can start on it` };
         return { value: this.start(params) };
+      }
       case "job.lookup":
         return { value: this.lookup(String(params.key)) };
       case "job.status":
