@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
@@ -146,6 +146,29 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     for (const pid of seen) expect(alive(pid), `pid ${pid} survived the timeout`).toBe(false);
     expect(existsSync(`${pids}.late`)).toBe(false);
     await w.close();
+  });
+
+  // Found retrying mu over ssh: a SIGKILL of mu mid-verb left the plugin's
+  // ControlMaster running for good, reparented to init.
+  it("a mu that dies mid-call leaves no ControlMaster behind", async () => {
+    const w = plugin();
+    await w.hello();
+    expect((await exec(w, "true")).result).toMatchObject({ exitCode: 0 });
+    const started = join(sshd.home, "midcall.started");
+    void exec(w, `touch ${started}; sleep 1`, 20_000);
+    await until("the script to start", () => existsSync(started));
+    // As a SIGKILLed mu does: its ends of the pipes close, and the reply on
+    // its way meets EPIPE.
+    w.child.stdout?.destroy();
+    w.child.stdin?.end();
+    await w.exited;
+    // Its master's ControlPath names the plugin's pid.
+    const masters = () =>
+      spawnSync("pgrep", ["-f", `ControlPath=[^ ]*mu-ssh-${w.child.pid}-`], {
+        encoding: "utf8",
+      }).stdout.trim();
+    expect(w.child.pid).toBeGreaterThan(0);
+    await until("the plugin's master to go", () => masters() === "", 10_000);
   });
 
   it("a dropped connection mid-exec is unknown-outcome, and the run is ended", async () => {

@@ -150,6 +150,10 @@ function onMessage(m: Request): void {
     });
 }
 
+// mu gone (SIGKILLed, say) while a reply was on its way: the write fails
+// with EPIPE. Unhandled, that killed the plugin on the spot and left its
+// ControlMaster running, reparented to init; stop ends the master too.
+process.stdout.on("error", stop);
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
 process.on("SIGHUP", stop);
