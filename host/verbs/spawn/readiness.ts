@@ -30,14 +30,9 @@ export async function awaitReady(
   const { io, store, mux } = ctx;
   const { j } = s;
   const { pane } = v;
-  if (j.firstMsgId === null) await awaitBaseline(ctx, s, pane);
-  // Counted from the pane's opening: readiness above may have used it up.
-  if (!(await livesThroughWindow(mux, io.ports, pane, v.openedAt)))
-    return s.fail(pane, `its view (pane ${pane}) died after it was opened`);
-  io.out(`${verb} ${j.workstream}/${j.agent} on ${j.host} (job ${j.key}, view ${pane})\n`);
-  const text = firstPrompt(opts);
   // A resumed spawn still owes its first prompt unless one was delivered
-  // (or journaled) to this job already.
+  // (or journaled) to this job already; and then the wait counts from that
+  // delivery's baseline, which the channel's baseline now must not move.
   const delivered = await store.read(
     (db) =>
       // One the channel definitely did not take (not-accepted) is no delivery.
@@ -46,6 +41,12 @@ export async function awaitReady(
         [j.workstream, j.agent, j.createdAt],
       ).length > 0,
   );
+  if (j.firstMsgId === null) await awaitBaseline(ctx, s, pane, delivered);
+  // Counted from the pane's opening: readiness above may have used it up.
+  if (!(await livesThroughWindow(mux, io.ports, pane, v.openedAt)))
+    return s.fail(pane, `its view (pane ${pane}) died after it was opened`);
+  io.out(`${verb} ${j.workstream}/${j.agent} on ${j.host} (job ${j.key}, view ${pane})\n`);
+  const text = firstPrompt(opts);
   if (j.firstMsgId === null && text !== undefined && !delivered) await firstSend(ctx, s, text);
   // The spawn is done: a later spawn of the name is refused, not resumed.
   await store.write((db) => {
@@ -57,7 +58,12 @@ export async function awaitReady(
 const NO_ANSWER_YET = "no answer yet";
 
 /** Polls the channel's baseline until it answers or MU_SPAWN_JOB_MS runs out. */
-async function awaitBaseline(ctx: SpawnCtx, s: Started, pane: string): Promise<void> {
+async function awaitBaseline(
+  ctx: SpawnCtx,
+  s: Started,
+  pane: string,
+  delivered: boolean,
+): Promise<void> {
   const { io, store, sup, h } = ctx;
   const { j, target } = s;
   const waitMs = spawnJobMs(io.ports.env);
@@ -78,8 +84,9 @@ async function awaitBaseline(ctx: SpawnCtx, s: Started, pane: string): Promise<v
         const b = baseline as { runs: number; incarnation?: number };
         await store.write((db) => {
           const a = agentOf(db, j.workstream, j.agent);
-          if (a)
-            putAgent(db, { ...a, waitAfter: b.runs, channelInc: b.incarnation ?? a.channelInc });
+          if (!a) return;
+          if (delivered) putAgent(db, { ...a, channelInc: a.channelInc ?? b.incarnation ?? null });
+          else putAgent(db, { ...a, waitAfter: b.runs, channelInc: b.incarnation ?? a.channelInc });
         });
         return;
       }
