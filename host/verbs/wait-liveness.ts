@@ -12,6 +12,9 @@ import type { Store } from "../store/index.js";
 
 export const DEFAULT_WAIT_LIVENESS_MS = 10_000;
 
+/** The reason a wait gives for an agent another mu closed while it waited. */
+export const CLOSED_MEANWHILE = "closed while the wait ran";
+
 /** An open watch, with what it takes to ask its job how it is. */
 export interface Watched {
   label: string;
@@ -34,6 +37,16 @@ export function deadLine(label: string, s: JobStatus): string {
 }
 
 export const isDead = (s: JobStatus) => s.state === "ended" || s.state === "lost";
+
+/** A dead agent as one of the wait's outcomes: its line, and the facts --json shows. */
+export function deadOutcome(label: string, s: JobStatus) {
+  return {
+    agent: label,
+    line: deadLine(label, s),
+    kind: "dead" as const,
+    facts: { reason: s.reason ?? null, exit: s.exit ?? null },
+  };
+}
 
 /**
  * Every MU_WAIT_LIVENESS_MS, each watch still open: its job's record (gone
@@ -58,7 +71,7 @@ export function pollLiveness(
       const now = await store.read((db) => jobByKey(db, w.job.key));
       if (stopped || !open.includes(w)) continue;
       if (now?.state !== "running") {
-        ended(w, { state: "ended", reason: "closed while the wait ran" });
+        ended(w, { state: "ended", reason: CLOSED_MEANWHILE });
         continue;
       }
       try {

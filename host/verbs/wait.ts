@@ -10,7 +10,14 @@ import { agentRef } from "../names.js";
 import { terminator } from "../plugin/terminator.js";
 import { openStore, type Store } from "../store/index.js";
 import { planted } from "../testbed-plant.js";
-import { deadLine, isDead, type JobStatus, pollLiveness, type Watched } from "./wait-liveness.js";
+import {
+  CLOSED_MEANWHILE,
+  deadOutcome,
+  isDead,
+  type JobStatus,
+  pollLiveness,
+  type Watched,
+} from "./wait-liveness.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu wait: one channel.watch per agent, each ended by its one notification
@@ -25,15 +32,6 @@ interface Outcome {
   kind: "settled" | "restarted" | "dead" | "no-answer";
   /** What --json shows beside the kind. */
   facts?: Record<string, unknown>;
-}
-
-function deadOutcome(label: string, s: JobStatus): Outcome {
-  return {
-    agent: label,
-    line: deadLine(label, s),
-    kind: "dead",
-    facts: { reason: s.reason ?? null, exit: s.exit ?? null },
-  };
 }
 
 function parseTimeout(raw: string | undefined): number | null {
@@ -275,14 +273,19 @@ export async function wait(
         },
       );
     }
-    const dead = outcomes.filter((o) => o.kind === "dead").map((o) => o.agent);
+    const deadOnes = outcomes.filter((o) => o.kind === "dead");
+    const dead = deadOnes.map((o) => o.agent);
     if (dead.length > 0) {
+      // Agents another mu closed meanwhile need no close.
+      const closed = deadOnes.every((o) => o.facts?.reason === CLOSED_MEANWHILE);
       throw new UnavailableError(
         "wait.dead",
         "wait",
         `${dead.join(", ")} ${dead.length === 1 ? "is" : "are"} dead: its job ended or was lost`,
         {
-          hint: "read why with mu agent read, then close it with mu agent close",
+          hint: closed
+            ? "another mu closed it while this wait ran; nothing is left to do"
+            : "read why with mu agent read, then close it with mu agent close",
         },
       );
     }
