@@ -5,7 +5,7 @@ import { intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
-import { agentOf, agentSubject, allJobs } from "../jobs/records.js";
+import { agentOf, agentSubject, allJobs, type JobRecord } from "../jobs/records.js";
 import { segmentGlob } from "../store/archive.js";
 import { type Database, openStore } from "../store/index.js";
 import { retentionState } from "../store/retention.js";
@@ -121,19 +121,21 @@ export function stateNotices(
       },
     ];
   });
+  // A spawn cut short, and the same spawn that finishes (or takes back) it.
+  const spawnAgain =
+    (kind: Notice["kind"]) =>
+    (j: JobRecord): Notice => ({
+      kind,
+      subject: agentSubject(j.workstream, j.agent),
+      method: "job.start",
+      key: j.key,
+      since: j.updatedAt,
+      next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
+    });
   // A running job whose agent has no view (mu died between the start and the view).
   const viewless = jobs
     .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
-    .map(
-      (j): Notice => ({
-        kind: "agent-gone",
-        subject: agentSubject(j.workstream, j.agent),
-        method: "job.start",
-        key: j.key,
-        since: j.updatedAt,
-        next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
-      }),
-    );
+    .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are.
   const unfinished = jobs
@@ -144,16 +146,7 @@ export function stateNotices(
         !alive(j.writer) &&
         agentOf(db, j.workstream, j.agent)?.state === "live",
     )
-    .map(
-      (j): Notice => ({
-        kind: "spawn-unfinished",
-        subject: agentSubject(j.workstream, j.agent),
-        method: "job.start",
-        key: j.key,
-        since: j.updatedAt,
-        next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
-      }),
-    );
+    .map(spawnAgain("spawn-unfinished"));
   // A record a spawn wrote and died before journaling its start: nothing
   // was sent; the next spawn of the name, or a close, takes it back.
   const unsent = jobs
@@ -164,16 +157,7 @@ export function stateNotices(
         !alive(j.writer) &&
         !pending.some((p) => p.method === "job.start" && p.key === j.key),
     )
-    .map(
-      (j): Notice => ({
-        kind: "spawn-unsent",
-        subject: agentSubject(j.workstream, j.agent),
-        method: "job.start",
-        key: j.key,
-        since: j.updatedAt,
-        next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
-      }),
-    );
+    .map(spawnAgain("spawn-unsent"));
   // A delivery settled as unknown (never resent): listed while the job it
   // was for lives, since only a reading of the agent can tell what it did.
   const unknown = (
