@@ -1,6 +1,7 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
+import { anotherLive } from "../ports/another-live.js";
 import type { Store } from "../store/index.js";
 import { deleteIntent, type Intent, intentsFor, sameIntent } from "./journal.js";
 import { UnresolvedError } from "./unresolved.js";
@@ -45,15 +46,13 @@ export async function forgetStuck<T>(
       { hint: `nothing to forget; see ${f.look}` },
     );
   }
-  const me = io.ports.liveness.self();
   const out = await store.write((db) => {
     const cur = intentsFor(db, i.subject).find((x) => sameIntent(x, i));
     if (!cur) return { gone: true as const };
     // Another mu may have claimed it since the rules gave up here: it may
     // still be settling it, so the record is not ours to end.
     const r = cur.resolver;
-    if (r && !(r.pid === me.pid && r.start === me.start) && io.ports.liveness.alive(r))
-      return { busy: r.pid };
+    if (anotherLive(io.ports.liveness, r)) return { busy: r.pid };
     deleteIntent(db, i);
     return { dropped: f.drop(db) };
   });

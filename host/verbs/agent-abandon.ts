@@ -6,6 +6,7 @@ import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { jobRules, rollBackSpawn } from "../jobs/job-rules.js";
 import { agentSubject, jobByKey } from "../jobs/records.js";
+import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import type { JobStatus } from "./wait-liveness.js";
@@ -47,18 +48,6 @@ export async function agentAbandon(
         { hint: `settle the start with ${close}, or end it with mu agent forget ${name} -w ${ws}` },
       );
     }
-    const me = io.ports.liveness.self();
-    const busy = pending
-      .flatMap((i) => [i.writer, i.resolver])
-      .find((p) => p && !(p.pid === me.pid && p.start === me.start) && io.ports.liveness.alive(p));
-    if (busy) {
-      throw new RefusedError(
-        "effect.guard.resolver-alive",
-        "agent",
-        `${ws}/${name} is in the hands of mu pid ${busy.pid}`,
-        { hint: "wait for that mu to finish, then run the verb again" },
-      );
-    }
     if (job.state === "running") {
       // Only a job mu cannot reach, or one its plugin no longer runs, is let go.
       let status: JobStatus | undefined;
@@ -79,20 +68,37 @@ export async function agentAbandon(
       }
     }
     const now = io.ports.clock.now();
-    const gone = await store.write((db) => {
+    const out = await store.write((db) => {
       // What is pending on it goes too: a stop that cannot be sent, a
-      // delivery no job will ever take (its receipt stays unknown).
-      for (const i of intentsFor(db, agentSubject(ws, name))) {
-        if (i.method === "job.start") continue;
+      // delivery no job will ever take (its receipt stays unknown). Read in
+      // this commit, so one another mu is at work on (written since the
+      // rules ran, say) is left to it.
+      const dropped = intentsFor(db, agentSubject(ws, name)).filter(
+        (i) => i.method !== "job.start",
+      );
+      const busy = dropped
+        .flatMap((i) => [i.writer, i.resolver])
+        .find((p) => anotherLive(io.ports.liveness, p));
+      if (busy) return { busy: busy.pid };
+      for (const i of dropped) {
         deleteIntent(db, i);
         if (DELIVERIES.includes(i.method)) jobRules.abandon?.(db, i, now);
       }
       const j = jobByKey(db, job.key);
       // The agent's row closed, a --task reopened, as a rolled-back start's.
       if (j) rollBackSpawn(db, j.key, "unknown");
-      return j;
+      return { gone: j, dropped };
     });
-    for (const i of pending)
+    if ("busy" in out) {
+      throw new RefusedError(
+        "effect.guard.resolver-alive",
+        "agent",
+        `${ws}/${name} is in the hands of mu pid ${out.busy}`,
+        { hint: "wait for that mu to finish, then run the verb again" },
+      );
+    }
+    const { gone, dropped } = out;
+    for (const i of dropped)
       io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): abandoned\n`);
     const mux = muxFor(io.ports);
     for (const pane of await mux.panesOf(ws, name)) await mux.kill(pane);

@@ -14,6 +14,7 @@ import {
   putReceipt,
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
+import { anotherLive } from "../../ports/another-live.js";
 import type { Store } from "../../store/index.js";
 import type { Recorded, SpawnCtx, SpawnRequest, StartPlan } from "./context.js";
 
@@ -95,13 +96,11 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
  * twice).
  */
 export async function takeOver(io: Io, store: Store, j: JobRecord): Promise<void> {
-  const me = io.ports.liveness.self();
   const other = await store.write((db) => {
     const cur = jobByKey(db, j.key);
     if (!cur) return undefined;
-    const w = cur.writer;
-    if (w && !(w.pid === me.pid && w.start === me.start) && io.ports.liveness.alive(w)) return cur;
-    putJob(db, { ...cur, writer: me });
+    if (anotherLive(io.ports.liveness, cur.writer)) return cur;
+    putJob(db, { ...cur, writer: io.ports.liveness.self() });
     return undefined;
   });
   if (other) refuseWhileWriterLives(io, other);
