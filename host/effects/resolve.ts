@@ -95,7 +95,7 @@ export async function resolvePending(
   // same pass settles: a stop reissued after it ends the job it was for, and
   // a delivery to an ended job is settled (delivery.job-ended), not left
   // behind with no agent to name it by.
-  let left: { i: Intent; err: RefusedError | UnknownOutcomeError }[] = [];
+  const left: { i: Intent; err?: RefusedError | UnknownOutcomeError }[] = [];
   let settledLater = false;
   try {
     for (const i of pending) {
@@ -103,23 +103,15 @@ export async function resolvePending(
       if (err) left.push({ i, err });
       else if (left.length > 0) settledLater = true;
     }
-    if (settledLater) {
-      const again = left;
-      left = [];
-      for (const [k, { i }] of again.entries()) {
-        let err: Awaited<ReturnType<typeof tryResolve>>;
-        try {
-          err = await tryResolve(io, store, sup, i, next, rules);
-        } catch (thrown) {
-          // Those not looked at again are still reported as they stood.
-          left.push(...again.slice(k + 1));
-          throw thrown;
-        }
-        if (err) left.push({ i, err });
+    // Each looked at once more. Those a throw cuts off are still reported as
+    // they stood; the one that threw reports itself.
+    if (settledLater)
+      for (const l of left) {
+        l.err = undefined;
+        l.err = await tryResolve(io, store, sup, l.i, next, rules);
       }
-    }
   } finally {
-    for (const { err } of left) io.err(`${err.line()}\n`);
+    for (const { err } of left) if (err) io.err(`${err.line()}\n`);
   }
 }
 
