@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { intentsFor } from "../effects/journal.js";
 import { EFFECT_MS, READ_MS, resolvePending } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UnavailableError } from "../errors.js";
@@ -52,10 +53,16 @@ export async function resolveAgent(
   name: string,
   next: string,
 ): Promise<void> {
+  const subject = agentSubject(ws, name);
   const paneOf = () => store.read((db) => agentOf(db, ws, name)?.pane ?? null);
-  const pane = await paneOf();
+  // The common case, nothing pending, stays one read.
+  const { pane, any } = await store.read((db) => ({
+    pane: agentOf(db, ws, name)?.pane ?? null,
+    any: intentsFor(db, subject).length > 0,
+  }));
+  if (!any) return;
   try {
-    await resolvePending(io, store, sup, agentSubject(ws, name), next, jobRules);
+    await resolvePending(io, store, sup, subject, next, jobRules);
   } finally {
     // A stop settled here (reissued after a close that could not finish)
     // ends the job and the record forgets its view: closed now, or by no
