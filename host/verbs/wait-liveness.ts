@@ -66,11 +66,13 @@ export function pollLiveness(
   const warned = new Set<Watched>();
   let timer: { cancel(): void } | undefined;
   const tick = async () => {
-    for (const w of [...open]) {
+    const watched = [...open];
+    // One read for every watched job's record.
+    const states = await store.read((db) => watched.map((w) => jobByKey(db, w.job.key)?.state));
+    for (const [k, w] of watched.entries()) {
       if (stopped) return;
-      const now = await store.read((db) => jobByKey(db, w.job.key));
-      if (stopped || !open.includes(w)) continue;
-      if (now?.state !== "running") {
+      if (!open.includes(w)) continue;
+      if (states[k] !== "running") {
         ended(w, { state: "ended", reason: CLOSED_MEANWHILE });
         continue;
       }
