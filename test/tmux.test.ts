@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
@@ -25,15 +26,21 @@ describe("the tmux mux backend", () => {
     st.done();
   });
 
-  it("spawns an agent's view in a tmux window and closes it", () => {
-    const found = spawnSync("tmux", ["-V"], { encoding: "utf8" });
-    expect(found.error, "tmux is not installed: apt-get install tmux").toBeUndefined();
+  /** mu with its views on the private server, the sim registered and host box added. */
+  const boxed = (stateEnv: Record<string, string> = st.env) => {
     const world = join(st.dir, "world");
-    World.create(world, { preset: "link-job", instance: "sim-1" });
-    const env = { ...st.env, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
+    if (!existsSync(world)) World.create(world, { preset: "link-job", instance: "sim-1" });
+    const env = { ...stateEnv, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
     const mu = (...args: string[]) => muProcess(args, env);
     expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
     expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    return mu;
+  };
+
+  it("spawns an agent's view in a tmux window and closes it", () => {
+    const found = spawnSync("tmux", ["-V"], { encoding: "utf8" });
+    expect(found.error, "tmux is not installed: apt-get install tmux").toBeUndefined();
+    const mu = boxed();
     const spawned = mu("agent", "spawn", "a", "--host", "box", "-w", "crew");
     expect(spawned.stderr).toBe("");
     expect(spawned.stdout).toMatch(
@@ -61,12 +68,7 @@ describe("the tmux mux backend", () => {
   // dot must be named in a form tmux keeps, or its second agent would find no
   // session and make a duplicate one (issue 15 item 13).
   it("keeps a workstream with a dot in one session, one window per agent", () => {
-    const world = join(st.dir, "world");
-    World.create(world, { preset: "link-job", instance: "sim-1" });
-    const env = { ...st.env, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
-    const mu = (...args: string[]) => muProcess(args, env);
-    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
-    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    const mu = boxed();
     for (const name of ["a.1", "b"]) {
       const spawned = mu("agent", "spawn", name, "--host", "box", "-w", "v1.2");
       expect(spawned.stderr).toBe("");
@@ -84,12 +86,7 @@ describe("the tmux mux backend", () => {
   // alone would then name the next agent's view, and closing the old agent
   // killed the new one's (found trying mu over ssh).
   it("never takes a new pane that reuses an old pane's id for the old agent's view", () => {
-    const world = join(st.dir, "world");
-    World.create(world, { preset: "link-job", instance: "sim-1" });
-    const env = { ...st.env, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
-    const mu = (...args: string[]) => muProcess(args, env);
-    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
-    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    const mu = boxed();
     const viewOf = (out: string) => /view (%\d+)@\d+/.exec(out)?.[1];
     const a = mu("agent", "spawn", "a", "--host", "box");
     expect(a.code).toBe(0);
@@ -108,23 +105,13 @@ describe("the tmux mux backend", () => {
   // MU_TMUX_SOCKET is set): a spawn sweeps the agent's unrecorded panes, and
   // took the other database's agent of the same name with them.
   it("leaves another database's agent of the same name alone", () => {
-    const world = join(st.dir, "world");
-    World.create(world, { preset: "link-job", instance: "sim-1" });
     const other = tempState();
     try {
-      for (const e of [st.env, other.env]) {
-        const env = { ...e, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
-        const mu = (...args: string[]) => muProcess(args, env);
-        expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
-        expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
-        expect(mu("agent", "spawn", "a", "--host", "box").code).toBe(0);
-      }
+      const mus = [boxed(), boxed(other.env)];
+      for (const mu of mus) expect(mu("agent", "spawn", "a", "--host", "box").code).toBe(0);
       const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
       expect(panes.trim().split("\n")).toEqual(["a 0", "a 0"]);
-      for (const e of [st.env, other.env]) {
-        const env = { ...e, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
-        expect(muProcess(["agent", "list"], env).stdout).not.toContain("(gone)");
-      }
+      for (const mu of mus) expect(mu("agent", "list").stdout).not.toContain("(gone)");
     } finally {
       other.done();
     }
