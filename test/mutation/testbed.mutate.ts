@@ -5,6 +5,7 @@ import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
 import { check, workload } from "../../sim/virtual/explore.js";
 import { canaryFor } from "../../sim/virtual/invariants.js";
 import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
+import { FOUND } from "../explore-found-seeds.js";
 
 // What `npm run mutate` (stryker.config.mjs) counts as the testbed: every
 // scenario file the virtual engine can run, then a short explorer run. One
@@ -23,6 +24,8 @@ const scenarios = findScenarioFiles(join(packageRoot(), "scenarios"))
 
 // A few dozen seeds: enough to reach the verbs and faults the files do not,
 // few enough that a mutant covered by all of them still runs in seconds.
+// Then the seeds the explorer once broke: races between mu processes that no
+// scenario file stages, kept as part of the testbed.
 const EXPLORER_SEEDS = Number(process.env.MU_MUTATE_SEEDS ?? 30);
 
 describe("scenario files on the virtual engine", () => {
@@ -33,7 +36,8 @@ describe("scenario files on the virtual engine", () => {
 });
 
 describe("the explorer", () => {
-  const seeds = Array.from({ length: EXPLORER_SEEDS }, (_, k) => 1 + k);
+  const first = Array.from({ length: EXPLORER_SEEDS }, (_, k) => 1 + k);
+  const seeds = [...first, ...FOUND.map(([seed]) => seed).filter((s) => !first.includes(s))];
   it.each(seeds)("seed %i holds every invariant", async (seed) => {
     const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed) });
     expect(await check(s, seed % 10 === 0)).toEqual([]);
