@@ -39,6 +39,17 @@ export async function startupReport(state: string, runs: number): Promise<string
       { name: "node empty.mjs", argv: [process.execPath, emptyScript(state)] },
       { name: "mu --version", argv: [process.execPath, mu, "--version"], env },
       { name: "mu plugin list", argv: [process.execPath, mu, "plugin", "list"], env },
+      // Context, no goal: sql.js alone opening the same file and reading the
+      // plugins, the floor under every verb that reads the database (its
+      // wasm is compiled afresh in each process: Node 20 caches no wasm).
+      {
+        name: "sql.js alone: open the database, read plugins",
+        argv: [
+          process.execPath,
+          join(packageRoot(), "test/bench/sqljs-floor.mjs"),
+          join(state, "mu.db"),
+        ],
+      },
     ],
     runs,
   );
