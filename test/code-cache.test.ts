@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   copyFileSync,
+  cpSync,
   mkdirSync,
   readFileSync,
   rmSync,
@@ -136,5 +137,42 @@ describe("sql.js's wasm beside the bundle", () => {
   it("is the installed package's, byte for byte: the bundle holds that package's JavaScript half", () => {
     const pkg = createRequire(join(root, "package.json")).resolve("sql.js/dist/sql-wasm.wasm");
     expect(readFileSync(join(root, "dist/mu/sql-wasm.wasm")).equals(readFileSync(pkg))).toBe(true);
+  });
+});
+
+// The bin requires the bundle's CommonJS loader itself (host/cli/mu.cts), so
+// a broken build must still end in the one line every failure gets.
+describe("the bin", () => {
+  /** A copy of the package's bin and its dist/mu, which the test may spoil. */
+  function binCopy(): { bin: string; mu: string } {
+    const pkg = join(st.dir, "bin-pkg");
+    const keep = { recursive: true, preserveTimestamps: true };
+    cpSync(join(root, "dist/host"), join(pkg, "dist/host"), keep);
+    cpSync(join(root, "dist/mu"), join(pkg, "dist/mu"), keep);
+    copyFileSync(join(root, "package.json"), join(pkg, "package.json"));
+    cpSync(join(root, "schemas"), join(pkg, "schemas"), { recursive: true });
+    symlinkSync(join(root, "node_modules"), join(pkg, "node_modules"));
+    return { bin: join(pkg, "dist/host/cli/mu.cjs"), mu: join(pkg, "dist/mu") };
+  }
+  const run = (bin: string) =>
+    spawnSync(process.execPath, [bin, "plugin", "list"], {
+      env: { PATH: process.env.PATH ?? "", ...st.env },
+      encoding: "utf8",
+    });
+
+  it("runs a verb from its copy of the build", () => {
+    const r = run(binCopy().bin);
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toContain("no plugins registered");
+  });
+
+  it("says one line and exits 5 when the bundle's loader is missing", () => {
+    const { bin, mu } = binCopy();
+    rmSync(join(mu, "verb-bundle.cjs"));
+    const r = run(bin);
+    expect(r.status).toBe(5);
+    expect(r.stderr).toMatch(
+      /^mu: internal: cannot load mu's verbs: [^\n]*; reinstall mu \(npm ci\)\n$/,
+    );
   });
 });
