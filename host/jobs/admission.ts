@@ -2,7 +2,7 @@ import type { Database } from "sql.js";
 import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
 import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
-import { jobsOnHost } from "./records.js";
+import { agentOf, jobsOnHost } from "./records.js";
 
 // Step 2 of a spawn, inside the commit that writes the job record: a
 // provider host admits a job only while ready, outside its deadline margin
@@ -51,8 +51,15 @@ export function claimTask(db: Database, id: string, by: string): void {
     });
   }
   if (r[0] === "claimed" && r[1] !== by) {
-    throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${String(r[1])}`, {
-      hint: "pick another task",
+    // A closed agent keeps its claim (mu cannot tell whether the work was
+    // done); only that agent, spawned again, takes the task up.
+    const owner = String(r[1]);
+    const [ws = "", name = ""] = owner.split("/");
+    const closed = (agentOf(db, ws, name)?.state ?? "closed") === "closed";
+    throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${owner}`, {
+      hint: !closed
+        ? "pick another task"
+        : `${owner} is closed; to go on with the task, spawn it again: mu agent spawn ${name} --host <host> --task ${id} -w ${ws}; or pick another task`,
     });
   }
   db.run("UPDATE tasks SET state = 'claimed', claimed_by = ? WHERE id = ?", [by, id]);
