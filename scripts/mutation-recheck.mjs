@@ -109,6 +109,27 @@ function testSet(dir) {
   });
 }
 
+/**
+ * Writes what has been rechecked so far as a compact run (only the mutants
+ * run: the merge keeps the earlier run's result for the rest), after each
+ * mutant, so a recheck cut short still leaves its verdicts.
+ */
+function keepNow() {
+  const compact = { files: {} };
+  for (const [path, entry] of Object.entries(run.files)) {
+    if (!wanted(path)) continue;
+    compact.files[path] = {
+      source: entry.source,
+      mutants: entry.mutants
+        .filter((m) => results.has(m))
+        .map((m) => ({ ...m, status: results.get(m) === "RuntimeError" ? m.status : results.get(m) })),
+    };
+  }
+  const to = join(root, "reports", "mutation-runs", `${basename(keep, ".json")}.json`);
+  writeFileSync(to, `${JSON.stringify(compact)}\n`);
+  return to;
+}
+
 const results = new Map();
 let next = 0;
 let done = 0;
@@ -123,6 +144,7 @@ async function worker(k) {
     const status = await testSet(dir);
     writeFileSync(file, job.entry.source);
     results.set(job.m, status);
+    if (keep !== undefined) keepNow();
     done++;
     const line = job.entry.source.split("\n")[job.m.location.start.line - 1]?.trim().slice(0, 70);
     process.stderr.write(
@@ -136,19 +158,4 @@ await Promise.all(Array.from({ length: Math.min(workers, todo.length) }, (_, k) 
 const tally = {};
 for (const s of results.values()) tally[s] = (tally[s] ?? 0) + 1;
 process.stdout.write(`${JSON.stringify(tally)}\n`);
-if (keep !== undefined) {
-  const compact = { files: {} };
-  for (const [path, entry] of Object.entries(run.files)) {
-    if (!wanted(path)) continue;
-    compact.files[path] = {
-      source: entry.source,
-      // Only what this recheck ran: the merge keeps the earlier run's result for the rest.
-      mutants: entry.mutants
-        .filter((m) => results.has(m))
-        .map((m) => ({ ...m, status: results.get(m) === "RuntimeError" ? m.status : results.get(m) })),
-    };
-  }
-  const to = join(root, "reports", "mutation-runs", `${basename(keep, ".json")}.json`);
-  writeFileSync(to, `${JSON.stringify(compact)}\n`);
-  process.stderr.write(`recheck: kept ${to}\n`);
-}
+if (keep !== undefined) process.stderr.write(`recheck: kept ${keepNow()}\n`);
