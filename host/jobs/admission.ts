@@ -57,9 +57,9 @@ export function claimTask(db: Database, id: string, by: string): void {
     const [ws = "", name = ""] = owner.split("/");
     const closed = (agentOf(db, ws, name)?.state ?? "closed") === "closed";
     throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${owner}`, {
-      hint: !closed
-        ? "pick another task"
-        : `${owner} is closed; to go on with the task, spawn it again: mu agent spawn ${name} --host <host> --task ${id} -w ${ws}; or pick another task`,
+      hint: closed
+        ? `${owner} is closed; to go on with the task, spawn it again: mu agent spawn ${name} --host <host> --task ${id} -w ${ws}; or pick another task`
+        : "pick another task",
     });
   }
   db.run("UPDATE tasks SET state = 'claimed', claimed_by = ? WHERE id = ?", [by, id]);
