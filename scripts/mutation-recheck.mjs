@@ -46,9 +46,15 @@ if (!runFile || !Number.isInteger(workers) || workers < 1) {
 }
 
 const run = JSON.parse(readFileSync(runFile, "utf8"));
+// The real part's files are killed by real processes, which this test set never starts.
+const realPart = (await import(join(root, "stryker.real.config.mjs"))).default.mutate ?? [];
 const todo = [];
 for (const [path, entry] of Object.entries(run.files)) {
   if (!wanted(path)) continue;
+  if (realPart.includes(path)) {
+    process.stderr.write(`recheck: ${path} is the real part's (stryker.real.config.mjs); leave it out with --file\n`);
+    process.exit(2);
+  }
   const now = readFileSync(join(root, path), "utf8");
   if (now !== entry.source) {
     process.stderr.write(`recheck: ${path} changed since ${basename(runFile)} was recorded; run Stryker on it again\n`);
