@@ -79,7 +79,18 @@ export function pollLiveness(
       try {
         const s = (await fencedRead(io, sup, w.host, w.job, "job.status", { target: w.target }))
           .result as JobStatus;
-        if (!stopped && open.includes(w) && isDead(s)) ended(w, s);
+        if (stopped || !open.includes(w) || !isDead(s)) continue;
+        // A close by another mu journals its stop before sending it, and ends
+        // the record only once the stop is answered: a job that reads dead
+        // while that stop is pending (or after it settled) was closed, not lost.
+        const closing = await store.read(
+          (db) =>
+            jobByKey(db, w.job.key)?.state !== "running" ||
+            db.exec("SELECT 1 FROM intents WHERE method = 'job.stop' AND key = ?", [w.job.key])
+              .length > 0,
+        );
+        if (!stopped && open.includes(w))
+          ended(w, closing ? { state: "ended", reason: CLOSED_MEANWHILE } : s);
       } catch (err) {
         // Asked again at the next tick; said once, so a host that cannot be
         // reached does not leave the wait silent until its limit.
