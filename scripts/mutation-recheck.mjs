@@ -4,7 +4,10 @@
 // Stryker ran (vitest.mutate.config.ts: the scenario files on the virtual
 // engine and the short explorer run) runs whole, in a fresh process.
 //
-//   node scripts/mutation-recheck.mjs reports/mutation-runs/RUN.json [--file PATH]... [--workers N] [--keep NAME]
+//   node scripts/mutation-recheck.mjs reports/mutation-runs/RUN.json [--file PATH]... [--ids ID,ID...] [--workers N] [--keep NAME]
+//
+// --ids picks mutants by the run's ids: to prove that a scenario written for
+// a survivor kills it, rather than applying the mutant by hand.
 //
 // Why: under `perTest` coverage Stryker runs only the tests that reached a
 // mutant, inside a test process that already loaded the module. A mutant in
@@ -34,13 +37,14 @@ const opt = (name, fallback) => {
 const onlyFiles = [];
 for (let f = opt("--file", undefined); f !== undefined; f = opt("--file", undefined)) onlyFiles.push(f);
 const wanted = (path) => onlyFiles.length === 0 || onlyFiles.includes(path);
+const ids = opt("--ids", undefined)?.split(",").filter(Boolean);
 const workers = Number(opt("--workers", 2));
 const keep = opt("--keep", undefined);
 const limitMs = Number(opt("--limit-ms", 300_000));
 const [runFile] = args;
 if (!runFile || !Number.isInteger(workers) || workers < 1) {
   process.stderr.write(
-    "usage: node scripts/mutation-recheck.mjs RUN.json [--file PATH]... [--workers N] [--keep NAME] [--limit-ms MS]\n",
+    "usage: node scripts/mutation-recheck.mjs RUN.json [--file PATH]... [--ids ID,ID...] [--workers N] [--keep NAME] [--limit-ms MS]\n",
   );
   process.exit(2);
 }
@@ -61,6 +65,7 @@ for (const [path, entry] of Object.entries(run.files)) {
     process.exit(1);
   }
   for (const m of entry.mutants) {
+    if (ids !== undefined && !ids.includes(String(m.id))) continue;
     if (m.status === "Survived" || m.status === "NoCoverage") todo.push({ path, entry, m });
   }
 }
