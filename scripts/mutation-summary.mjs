@@ -77,7 +77,9 @@ for (const f of files) {
   // run keep their earlier result.
   for (const [path, entry] of Object.entries(report.files)) {
     const before = byFile.get(path);
-    if (!before) {
+    // A run over a changed file measured other code: its places mean nothing
+    // in today's text, so the later run's file replaces it whole.
+    if (!before || before.source !== entry.source) {
       byFile.set(path, entry);
       continue;
     }
