@@ -25,6 +25,7 @@
 // merges after the Stryker run it rechecks.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
@@ -145,7 +146,9 @@ const results = new Map();
 let next = 0;
 let done = 0;
 async function worker(k) {
-  const dir = join(root, ".stryker-tmp", `recheck-${k}`);
+  // Outside .stryker-tmp, which a Stryker run wipes when it ends, and named
+  // by pid, so two rechecks at once never share a copy.
+  const dir = join(tmpdir(), `mu-recheck-${process.pid}-${k}`);
   makeCopy(dir);
   for (;;) {
     const job = todo[next++];
