@@ -21,6 +21,7 @@ import {
   type LoadedScenario,
   type MuStep,
   type Step,
+  seenTarget,
 } from "./scenario.js";
 import { changeWorlds } from "./via-proxy.js";
 import { runVirtualOnly } from "./virtual-only.js";
@@ -36,8 +37,11 @@ export interface RunOptions {
 
 const muBin = () => join(packageRoot(), "dist/host/cli/mu.cjs");
 
-function seen(box: Sandbox, method: string): boolean {
-  return box.world.transcript().some((e) => e.dir === "in" && e.msg.method === method);
+function seen(box: Sandbox, afterSeen: string): boolean {
+  const { method, n } = seenTarget(afterSeen);
+  return (
+    box.world.transcript().filter((e) => e.dir === "in" && e.msg.method === method).length >= n
+  );
 }
 
 async function waitSeen(box: Sandbox, method: string): Promise<void> {

@@ -16,6 +16,7 @@ export interface MuStep {
   signal?: { send: Signal; afterSeen: string; then?: Signal };
   signalled?: Signal | "SIGKILL";
   background?: true;
+  /** A method's arrival at the plugin, or its n-th with `method#n`, before the step starts. */
   afterSeen?: string;
   cwd?: string;
   capture?: Record<string, string>;
@@ -95,4 +96,11 @@ export function describeStep(step: Step): string {
   return `expect ${Object.entries(step.expect)
     .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
     .join(", ")}`;
+}
+
+/** What `afterSeen` waits for: `method` is its first arrival, `method#n` its n-th. */
+export function seenTarget(afterSeen: string): { method: string; n: number } {
+  const at = afterSeen.lastIndexOf("#");
+  if (at === -1) return { method: afterSeen, n: 1 };
+  return { method: afterSeen.slice(0, at), n: Number(afterSeen.slice(at + 1)) };
 }
