@@ -149,6 +149,7 @@ export class VirtualMu {
             onStdout: (fn) => c.onStdout(live(fn)),
             onStderr: (fn) => c.onStderr(live(fn)),
             onStdoutEnd: (fn) => c.onStdoutEnd(live(fn)),
+            onInputError: (fn) => c.onInputError?.(live(fn)),
             exited: c.exited.then((s) => (this.dead ? never : s)),
             killGroup: (signal) => {
               if (!this.dead) c.killGroup(signal);
