@@ -22,8 +22,13 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
   ];
   for (const f of faults) {
     const kind = Object.keys(f.do)[0] ?? "";
-    if (["setsidHelper", "execIgnoresTimeout", "closeStdin"].includes(kind))
+    if (["setsidHelper", "execIgnoresTimeout"].includes(kind))
       return `a ${kind} fault needs real processes`;
+    // What a plugin that closes its stdin after answering and runs on idle
+    // does next is up to a real process's event loop; the runOn variant is
+    // held until its group is killed, which the engine models.
+    if (kind === "closeStdin" && (f.do as { closeStdin: unknown }).closeStdin === true)
+      return "a closeStdin fault that lets the plugin run on idle needs a real process";
   }
   if (s.world?.proxy) return "a proxied plugin is a real process";
   const replay = s.world?.replay;

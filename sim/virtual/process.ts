@@ -23,6 +23,8 @@ const never = new Promise<never>(() => {});
 export class VirtualMu {
   readonly id: ProcessId;
   private dead = false;
+  /** What a pipe callback of mu threw, if that ended it (Node's uncaught exception). */
+  uncaught: Error | undefined;
   private readonly children: ChildProcess[] = [];
   private announce: () => void = () => {};
   /** Settles when the process dies. */
@@ -45,6 +47,16 @@ export class VirtualMu {
     this.processes.end(this.id.pid);
     for (const c of this.children) c.closeInput();
     this.announce();
+  }
+
+  /**
+   * A callback of mu's threw with nothing to catch it: Node prints the error
+   * and exits 1, with no finally run and its plugins' pipes closed, as a kill.
+   */
+  crashUncaught(err: unknown): void {
+    if (this.dead) return;
+    this.uncaught = err instanceof Error ? err : new Error(String(err));
+    this.kill();
   }
 
   /** The process ends normally. */
@@ -121,7 +133,12 @@ export class VirtualMu {
           const live =
             <A extends unknown[]>(fn: (...a: A) => void) =>
             (...a: A) => {
-              if (!this.dead) fn(...a);
+              if (this.dead) return;
+              try {
+                fn(...a);
+              } catch (err) {
+                this.crashUncaught(err);
+              }
             };
           return {
             pid: c.pid,
@@ -132,6 +149,7 @@ export class VirtualMu {
             onStdout: (fn) => c.onStdout(live(fn)),
             onStderr: (fn) => c.onStderr(live(fn)),
             onStdoutEnd: (fn) => c.onStdoutEnd(live(fn)),
+            onInputError: (fn) => c.onInputError?.(live(fn)),
             exited: c.exited.then((s) => (this.dead ? never : s)),
             killGroup: (signal) => {
               if (!this.dead) c.killGroup(signal);

@@ -159,6 +159,11 @@ async function runIn(
     const ended = Promise.race([run, proc.died.then(() => null)]);
     const code = await (drive ? w.clock.run(ended, s.hangAfterMs) : ended);
     groups.push(...mine);
+    if (proc.uncaught) {
+      // As Node reports an uncaught exception: its stack on stderr, exit 1.
+      const err = proc.uncaught;
+      return { exit: 1, signal: null, stdout, stderr: `${stderr}${err.stack ?? String(err)}\n` };
+    }
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
     proc.exit();
     // A mu that ended by itself has stopped every plugin it started.

@@ -60,6 +60,13 @@ export function virtualSpawner(
           for (const f of fns) f(bytes);
         });
       };
+      // A stdin the plugin closed itself: the first write after it is taken
+      // and fails a moment later with EPIPE, as the pipe's error event comes
+      // after the write that met it; later writes are dropped; the plugin
+      // sees no end of it.
+      let selfClosedInput = false;
+      let inputBroken = false;
+      let inputError: ((code: string) => void) | undefined;
       const io: SimIo = {
         pid,
         out: (line) => {
@@ -69,6 +76,10 @@ export function virtualSpawner(
           if (group.leaderAlive && group.leaderWrites) deliver(stderr, text);
         },
         closeOut: () => group.closeLeaderOutput(),
+        // The sim closes its own stdin (closeStdin): mu's next write meets EPIPE.
+        closeInput: () => {
+          selfClosedInput = true;
+        },
         exit: (code) => group.exitLeader(code),
         killParent,
         // Only the group's SIGKILL ends it then: stdin's end is ignored by the sim itself.
@@ -99,14 +110,22 @@ export function virtualSpawner(
       return {
         pid,
         write(bytes) {
-          if (!group.leaderAlive || inputEnded) return false;
+          if (!group.leaderAlive || inputEnded || inputBroken) return false;
+          if (selfClosedInput) {
+            inputBroken = true;
+            queueMicrotask(() => inputError?.("EPIPE"));
+            return true;
+          }
           session.feed(Buffer.from(bytes).toString("utf8"));
           return true;
         },
         closeInput() {
           if (inputEnded) return;
           inputEnded = true;
-          if (group.leaderAlive) session.end();
+          if (group.leaderAlive && !selfClosedInput) session.end();
+        },
+        onInputError: (fn) => {
+          inputError = fn;
         },
         onStdout: (fn) => {
           stdout.push(fn);
