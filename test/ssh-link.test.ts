@@ -139,7 +139,9 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
       "echo started",
       "sleep 60",
     ].join("\n");
-    const r = await exec(w, script, 1_500);
+    // Room for the three processes to start on a loaded machine: a timeout
+    // that fires before "started" proves nothing about the kill.
+    const r = await exec(w, script, 5_000);
     expect(r.result).toMatchObject({ exitCode: null, stdout: "started\n" });
     const seen = readPids(pids);
     expect(seen).toHaveLength(3);

@@ -11,13 +11,8 @@ import { checkWorld, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { expand, type Places } from "../runner/sandbox.js";
-import {
-  argv,
-  type ExpectStep,
-  type LoadedScenario,
-  type MuStep,
-  seenTarget,
-} from "../runner/scenario.js";
+import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, type VirtualOutcome } from "./outcome.js";
@@ -96,24 +91,7 @@ async function runIn(
     vars: {},
     sim: SIM,
   };
-  // A step's afterSeen: a method's arrival at the plugin, heard as it is
-  // recorded, so no timer can run between it and the step.
-  const waiting: { method: string; n: number; done: () => void }[] = [];
-  const arrivals = (method: string) =>
-    world.transcript().filter((e) => e.dir === "in" && e.msg.method === method).length;
-  const received = (msg: Record<string, unknown>) => {
-    for (const w of waiting.filter((x) => x.method === String(msg.method))) {
-      if (arrivals(w.method) < w.n) continue;
-      waiting.splice(waiting.indexOf(w), 1);
-      w.done();
-    }
-  };
-  const seen = (afterSeen: string): Promise<void> => {
-    const { method, n } = seenTarget(afterSeen);
-    return arrivals(method) >= n
-      ? Promise.resolve()
-      : new Promise((done) => waiting.push({ method, n, done }));
-  };
+  const { received, seen } = arrivalWaiter(world);
   const background: Promise<string[]>[] = [];
   /** Every plugin group started, and what outlived the mu that stopped it. */
   const groups: PluginGroup[] = [];
