@@ -7,6 +7,7 @@ import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { muSlips } from "../plugin/mu-messages.js";
+import { messageCounts } from "./counts.js";
 import { checkWorld } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
@@ -39,9 +40,7 @@ const muBin = () => join(packageRoot(), "dist/host/cli/mu.cjs");
 
 function seen(box: Sandbox, afterSeen: string): boolean {
   const { method, n } = seenTarget(afterSeen);
-  return (
-    box.world.transcript().filter((e) => e.dir === "in" && e.msg.method === method).length >= n
-  );
+  return (messageCounts(box.world.transcript(), "in")[method] ?? 0) >= n;
 }
 
 async function waitSeen(box: Sandbox, method: string): Promise<void> {

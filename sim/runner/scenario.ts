@@ -102,5 +102,9 @@ export function describeStep(step: Step): string {
 export function seenTarget(afterSeen: string): { method: string; n: number } {
   const at = afterSeen.lastIndexOf("#");
   if (at === -1) return { method: afterSeen, n: 1 };
-  return { method: afterSeen.slice(0, at), n: Number(afterSeen.slice(at + 1)) };
+  const n = Number(afterSeen.slice(at + 1));
+  // A bad count would wait for an arrival that can never come.
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`afterSeen '${afterSeen}': the count after # must be 1 or more`);
+  return { method: afterSeen.slice(0, at), n };
 }

@@ -1,4 +1,5 @@
 import type { World } from "../plugin/world.js";
+import { messageCounts } from "../runner/counts.js";
 import { seenTarget } from "../runner/scenario.js";
 
 /**
@@ -11,8 +12,7 @@ export function arrivalWaiter(world: World): {
   seen: (afterSeen: string) => Promise<void>;
 } {
   const waiting: { method: string; n: number; done: () => void }[] = [];
-  const arrivals = (method: string) =>
-    world.transcript().filter((e) => e.dir === "in" && e.msg.method === method).length;
+  const arrivals = (method: string) => messageCounts(world.transcript(), "in")[method] ?? 0;
   return {
     received(msg) {
       for (const w of waiting.filter((x) => x.method === String(msg.method))) {
