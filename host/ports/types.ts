@@ -134,4 +134,9 @@ export interface Ports {
   crash(): Promise<never>;
   /** Testbed: mux backends that stand in for the built-in ones of the same name. */
   muxes?: Readonly<Record<string, (ports: Ports) => Mux>>;
+  /**
+   * Diagnostics no verb's outcome depends on (how long a lock was waited
+   * for): kept by a trace when one is written, dropped otherwise.
+   */
+  note?(ev: string, fields: Record<string, unknown>): void;
 }

@@ -43,11 +43,16 @@ export function lockTimeoutMs(env: Readonly<Record<string, string | undefined>>)
 
 export async function acquireLock(ports: Ports, path: string): Promise<HeldLock> {
   const timeout = lockTimeoutMs(ports.env);
-  const deadline = ports.clock.now() + timeout;
+  const started = ports.clock.now();
+  const deadline = started + timeout;
   const attempt = lockAttempts(ports);
-  for (;;) {
+  for (let tries = 1; ; tries++) {
     const r = await attempt(path);
-    if ("release" in r) return r;
+    if ("release" in r) {
+      // Only waits are noted: a crew's contention is what the count shows.
+      if (tries > 1) ports.note?.("lock-wait", { ms: ports.clock.now() - started, tries });
+      return r;
+    }
     if (ports.clock.now() >= deadline) throw locked(path, r.holder, timeout);
     await ports.clock.sleep(POLL_MS + Math.floor(ports.random.fraction() * POLL_MS));
   }

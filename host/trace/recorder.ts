@@ -55,6 +55,7 @@ export class Trace {
     return {
       ...base,
       spawner: this.spawner(base.spawner),
+      note: (ev, fields) => this.record(ev, fields),
       crash: () => {
         this.record("crash", { point: base.env.MU_CRASH_AT ?? null });
         this.ended = true;
