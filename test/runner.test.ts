@@ -7,23 +7,58 @@ import { RULE_TABLE } from "../host/effects/rule-table.js";
 import { packageRoot } from "../host/package-root.js";
 import { merge } from "../sim/plugin/declaration.js";
 import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
-import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
+import { findScenarioFiles, loadScenario, selectFiles } from "../sim/runner/load.js";
 import { longestFirst } from "../sim/runner/order.js";
 import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
 
 describe("scenario files", () => {
-  it("a bad file is reported with its path and the failing field, never run", () => {
+  const withFile = (text: string, fn: (file: string) => void) => {
     const dir = mkdtempSync(join(tmpdir(), "mu-runner-"));
     try {
       const file = join(dir, "bad.yaml");
-      writeFileSync(
-        file,
-        "scenario: x\nabout: y\nproves: [a]\nsteps:\n  - mu: --version\n    exitt: 0\n",
-      );
-      expect(() => loadScenario(file)).toThrow(new RegExp(`^${file}: does not match .*/steps/0`));
+      writeFileSync(file, `scenario: x\nabout: y\nproves: [a]\n${text}`);
+      fn(file);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  };
+  const message = (file: string) => {
+    try {
+      loadScenario(file);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error("loaded a bad file");
+  };
+
+  it("a misspelt key is named with its step and the key it most likely meant, in one short line", () => {
+    withFile("steps:\n  - mu: --version\n  - mu: --version\n    signaled: SIGKILL\n", (file) => {
+      const m = message(file);
+      expect(m).toMatch(
+        new RegExp(
+          `^${file}: step 2: unknown key 'signaled' \\(did you mean 'signalled'\\?\\); known keys: mu, `,
+        ),
+      );
+      expect(m.length).toBeLessThan(400);
+    });
+  });
+
+  it("a fault's misspelt key is named by its path", () => {
+    withFile(
+      "world:\n  preset: link-only\n  instance: i\n  faults:\n    - on: link.exec\n      do: { crash: true }\n      tims: once\nsteps:\n  - mu: --version\n",
+      (file) => {
+        expect(message(file)).toMatch(
+          /: world\/faults\/0: unknown key 'tims' \(did you mean 'times'\?\)/,
+        );
+      },
+    );
+  });
+
+  it("a run chooses its files by path before loading, so a bad file elsewhere blocks only the runs that include it", () => {
+    const files = ["a/one.yaml", "b/two.yaml"].map((f) => join(packageRoot(), "scenarios", f));
+    expect(selectFiles(files, ["a/one"])).toEqual([files[0]]);
+    expect(selectFiles(files, [])).toEqual(files);
+    expect(selectFiles(files, ["nothing"])).toEqual([]);
   });
 });
 
@@ -70,6 +105,17 @@ describe("reports", () => {
     expect(md).toContain(
       `${RULE_TABLE.length - 1} of ${RULE_TABLE.length} rows have no passing scenario yet.`,
     );
+  });
+
+  it("says of a filtered run's unproved rows that they were not run, not that they are gaps", () => {
+    const md = markdown(
+      [result("a", ["stop.reissue"], true), result("b", ["release.reissue"], false)],
+      true,
+    );
+    expect(md).toMatch(/\| fence\.instance \| .* \| not run in this run \| - \|/);
+    expect(md).toMatch(/\| release\.reissue \| .* \| \*\*gap\*\* \| b \|/);
+    expect(md).toContain(`A filtered run: 1 of ${RULE_TABLE.length} rows were proved`);
+    expect(md).not.toContain("have no passing scenario yet");
   });
 
   it("draws the exchange as a sequence diagram", () => {
