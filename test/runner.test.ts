@@ -9,7 +9,7 @@ import { merge } from "../sim/plugin/declaration.js";
 import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario, selectFiles } from "../sim/runner/load.js";
 import { longestFirst } from "../sim/runner/order.js";
-import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
+import { markdown, mermaid, progressLine, sequenceDoc, worldNote } from "../sim/runner/report.js";
 
 describe("scenario files", () => {
   const withFile = (text: string, fn: (file: string) => void) => {
@@ -129,6 +129,45 @@ describe("reports", () => {
       "  plugin-->>mu: INVALID not-json",
       "  mu->>plugin: shutdown",
     ]);
+  });
+
+  it("shows how each step ended, the crash point it ran with and the journal lines mu printed", () => {
+    const steps = [
+      {
+        step: "mu host acquire h1",
+        ok: true,
+        startedAt: 0,
+        endedAt: 10,
+        exit: null,
+        signal: "SIGKILL",
+      },
+      {
+        step: "mu host status h1",
+        ok: true,
+        startedAt: 10,
+        endedAt: 20,
+        exit: 0,
+        signal: null,
+        stderr: "mu: journal: host.acquire for host:h1 (key k; id 1): acquire.lookup.found\n",
+      },
+    ];
+    const d = mermaid([], steps, 0, ["effect.reply-read", undefined]).split("\n");
+    expect(d).toContain(
+      "  Note over mu: +0.010s step 1 ends: killed by SIGKILL (crash point effect.reply-read)",
+    );
+    expect(d).toContain("  Note over mu: +0.020s step 2 ends: exit 0");
+    expect(d).toContain(
+      "  Note over mu: mu: journal: host.acquire for host:h1 (key k, id 1): acquire.lookup.found",
+    );
+  });
+
+  it("spells out the world's notes, so opposite facts never read alike", () => {
+    expect(worldNote({ eof: true, ignored: false })).toBe(
+      "the plugin saw stdin's end (EOF) and winds down",
+    );
+    expect(worldNote({ eof: true, ignored: true })).toMatch(/ignores it/);
+    expect(worldNote({ escaped: 42 })).toBe("a helper left the plugin's process group, pid 42");
+    expect(worldNote({ other: { a: 1 } })).toBe('other {"a":1}');
   });
 });
 
