@@ -22,7 +22,7 @@ describe("the built mu binary", () => {
     expect(muProcess(["-V"], state.env).stdout).toBe(`${version}\n`);
   });
 
-  // --version skips commander for speed (issue 19); a closed stdout must
+  // --version skips commander for speed; a closed stdout must
   // still be the one line docs/cli.md documents and exit 5, never a stack trace.
   it("--version into a closed stdout is one line and exit 5", async () => {
     const child = spawn(process.execPath, [muBin, "--version"], {
