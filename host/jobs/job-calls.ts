@@ -98,6 +98,9 @@ export async function stopJob(
   j: JobRecord,
   target: JobTarget,
 ): Promise<void> {
+  // A stop often cleans up after a call that timed out, which stops the
+  // plugin: it must go to a fresh process, not be refused by the old one.
+  await sup.afterStop(h.reg.name);
   await runEffect(
     { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
     {
