@@ -98,6 +98,9 @@ export async function stopJob(
   j: JobRecord,
   target: JobTarget,
 ): Promise<void> {
+  // A stop often cleans up after a call that timed out, which stops the
+  // plugin: it must go to a fresh process, not be refused by the old one.
+  await sup.afterStop(h.reg.name);
   await runEffect(
     { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
     {
@@ -126,11 +129,12 @@ export async function fencedRead(
   method: string,
   params: Record<string, unknown>,
   timeoutMs = READ_MS,
+  signal?: AbortSignal,
 ): Promise<{ result: unknown; proc: PluginProcess }> {
   for (let attempt = 0; ; attempt++) {
     const { proc } = await jobPlugin(sup, h, j);
     try {
-      return { result: await proc.conn.request(method, params, { timeoutMs }), proc };
+      return { result: await proc.conn.request(method, params, { timeoutMs, signal }), proc };
     } catch (err) {
       if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
         await io.ports.clock.sleep(100 * (attempt + 1));

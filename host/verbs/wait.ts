@@ -211,8 +211,11 @@ export async function wait(
       ended = await Promise.race([woken.then(() => "done" as const), limited]);
       timer?.cancel();
     } else await woken;
-    liveness.stop();
-    for (const w of [...open]) w.cancel();
+    // The watches first, out of `open`: a liveness status still in flight is
+    // cancelled next, which stops its plugin, and a watch left in `open`
+    // would read that stop as its agent's.
+    for (const w of open.splice(0)) w.cancel();
+    await liveness.stop();
     // Recorded before the result is shown: a restart reported must not be
     // reported again by the next wait.
     await Promise.all(writes);
