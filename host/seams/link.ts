@@ -143,7 +143,7 @@ function failed(
 /** Where to look when a fetch failed: on the host, or here for a --fetch template. */
 function fetchLook(l: OpenLink, remoteCwd: string, localRepo: string): string {
   if (!l.link.fetch) {
-    return `the host's --fetch template ran here, in a fetch place of mu's own beside ${localRepo}: run it in ${localRepo} by hand to see why`;
+    return `the host's --fetch template ran here, for ${localRepo}: run it there by hand to see why`;
   }
   return `check that ${remoteCwd} on ${l.name} has a commit: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteCwd)} log -1 --oneline`)}`;
 }
