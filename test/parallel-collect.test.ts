@@ -12,7 +12,7 @@ import { muBin, tempState } from "./helpers.js";
 // collects either.
 
 const AGENTS = 4;
-const ROUNDS = 3;
+const ROUNDS = 2;
 
 let state: ReturnType<typeof tempState>;
 let local: string;
