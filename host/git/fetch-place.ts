@@ -43,29 +43,25 @@ export function localGitFailed(
 
 /** Makes a fetch place for `repo` named `id` (unique per fetch) and returns its path. */
 export function openFetchPlace(repo: string, id: string): string {
-  const common = git(repo, ["rev-parse", "--git-common-dir"]);
-  const objects = git(repo, ["rev-parse", "--git-path", "objects"]);
-  if (!common.ok || !objects.ok)
-    throw localGitFailed(
-      "host.fetch.place",
-      "finding the git directory",
-      repo,
-      common.err || objects.err,
-    );
-  const path = join(resolve(repo, common.out), ...PLACES, id);
-  // The place never runs a gc of its own; its borrowed objects are the checkout's.
+  const dirs = git(repo, ["rev-parse", "--git-common-dir", "--git-path", "objects"]);
+  const [common, objects] = dirs.out.split("\n");
+  if (!dirs.ok || !common || !objects)
+    throw localGitFailed("host.fetch.place", "finding the git directory", repo, dirs.err);
+  const path = join(resolve(repo, common), ...PLACES, id);
+  // mkdir without -p: a place is never shared, even if two ids collided; a
+  // half-made place is removed, never one another mu made. The place runs no
+  // gc of its own: its borrowed objects are the checkout's.
   const r = sh(
     [
-      'mkdir -p "$1" && git init --bare --quiet --template= "$1"',
-      'git -C "$1" config gc.auto 0 && git -C "$1" config maintenance.auto false',
-      'mkdir -p "$1/objects/info" && printf \'%s\\n\' "$2" > "$1/objects/info/alternates"',
-    ].join(" && "),
-    [path, resolve(repo, objects.out)],
+      'mkdir -p "$(dirname "$1")" && mkdir "$1" || exit 1',
+      '{ git init --bare --quiet --template= "$1" &&',
+      '  git -C "$1" config gc.auto 0 && git -C "$1" config maintenance.auto false &&',
+      '  mkdir -p "$1/objects/info" && printf \'%s\\n\' "$2" > "$1/objects/info/alternates"; } ||',
+      '  { rm -rf "$1"; exit 1; }',
+    ].join("\n"),
+    [path, resolve(repo, objects)],
   );
-  if (!r.ok) {
-    closeFetchPlace(path);
-    throw localGitFailed("host.fetch.place", "making a fetch place", repo, r.err);
-  }
+  if (!r.ok) throw localGitFailed("host.fetch.place", "making a fetch place", repo, r.err);
   return path;
 }
 

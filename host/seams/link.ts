@@ -173,7 +173,10 @@ export async function fetchInto(
       { hint: `add the host as a profile with --fetch '<template>'` },
     );
   }
-  const place = openFetchPlace(localRepo, `${l.io.ports.random.hex(8)}`);
+  const place = openFetchPlace(
+    localRepo,
+    `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`,
+  );
   try {
     let r: RunResult;
     if (l.link.fetch) {
