@@ -156,6 +156,21 @@ describe("MU_TRACE_DIR", () => {
     expect(all).toContain("[masked]");
     expect(all).not.toContain(canary);
   });
+
+  it("masks a secret across the stderr line's 400-character cut before cutting", () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}${Date.now()}`;
+    // Ten characters of the canary before the cut, the rest after it.
+    const line = `${"x".repeat(390)}${canary} and more after it`;
+    const mu = setup({ faults: [{ on: "initialize", times: "always", do: { stderr: line } }] });
+    const env = { MU_PLUGIN_CANARY: canary, MU_TRACE_CONTENT: "1" };
+    expect(mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")], env).code).toBe(
+      0,
+    );
+    const kept = records(traces()[0] ?? "").find((r) => r.ev === "stderr")?.line as string;
+    expect(kept).toBe(`${"x".repeat(390)}[masked] a`);
+    // Not even its first four characters are left anywhere in the trace.
+    expect(traces().join("")).not.toContain(canary.slice(0, 4));
+  });
 });
 
 describe("mu plugin check's own canary", () => {
