@@ -1,9 +1,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { buildProgram } from "../host/cli/program.js";
 import { packageRoot } from "../host/package-root.js";
-import { Redactor } from "../host/trace/redact.js";
+import { optionKind, Redactor } from "../host/trace/redact.js";
 import { World, type WorldConfig } from "../sim/plugin/world.js";
 import { muProcess } from "./helpers.js";
 
@@ -210,6 +212,30 @@ describe("what a trace keeps of mu's argv and of a message", () => {
     expect(r.argv(["agent", "spawn", "a", "--host", "box", "--send=hi there"])[5]).toMatch(
       /^--send=\[len=8 /,
     );
+    // A path stays, so the invocation can run again; the script itself is hashed on the wire.
+    expect(r.argv(["host", "exec", "box", "--file", "/srv/deploy.sh", "--cwd", "/srv"])).toEqual([
+      "host",
+      "exec",
+      "box",
+      "--file",
+      "/srv/deploy.sh",
+      "--cwd",
+      "/srv",
+    ]);
+  });
+
+  it("knows how to keep the value of every option of mu that takes one", async () => {
+    const silent = { ports: undefined as never, out: () => {}, err: () => {} };
+    const { program } = await buildProgram(silent);
+    const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+    const unknown = all(program).flatMap((c) =>
+      c.options
+        .filter((o) => o.required || o.optional)
+        .flatMap((o) => [o.long, o.short])
+        .filter((f): f is string => f !== undefined && optionKind(f) === undefined)
+        .map((f) => `${c.name()} ${f}`),
+    );
+    expect(unknown).toEqual([]);
   });
 
   it("hashes free text in params, results and errors, and masks secrets everywhere", () => {

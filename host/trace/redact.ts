@@ -168,9 +168,15 @@ const TEXT_OPTIONS = new Set([
   "--exec",
 ]);
 
-/** Options of mu that take a typed value (a name, a path, a number). */
+/**
+ * Options of mu that take a typed value (a name, a path, a number). A path
+ * stays: `host exec --file`'s is what a scenario made from the trace needs
+ * to run the step again (the script itself is hashed on the wire).
+ */
 const VALUE_OPTIONS = new Set([
   "-w",
+  "--file",
+  "--cwd",
   "--workstream",
   "--host",
   "--plugin",
@@ -190,6 +196,11 @@ const VALUE_OPTIONS = new Set([
   "--repeat",
   "--junit",
 ]);
+
+/** How a trace keeps an option's value: hashed as text, kept as a value, or unknown. */
+export function optionKind(flag: string): "text" | "value" | undefined {
+  return TEXT_OPTIONS.has(flag) ? "text" : VALUE_OPTIONS.has(flag) ? "value" : undefined;
+}
 
 /** Per verb, how many words (the verb's own included) come before its free text. */
 const TEXT_AFTER: Record<string, number> = {
