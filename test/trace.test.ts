@@ -212,6 +212,13 @@ describe("what a trace keeps of mu's argv and of a message", () => {
     expect(r.argv(["agent", "spawn", "a", "--host", "box", "--send=hi there"])[5]).toMatch(
       /^--send=\[len=8 /,
     );
+    // A spawn's command is free text: it may carry a key or a prompt.
+    const spawn = r.argv(["agent", "spawn", "a", "--host", "box", "--command", "claude -p hi"]);
+    expect(spawn.slice(0, 6)).toEqual(["agent", "spawn", "a", "--host", "box", "--command"]);
+    expect(spawn[6]).toMatch(hashed);
+    expect(r.argv(["agent", "spawn", "a", "--command=claude -p hi"])[3]).toMatch(
+      /^--command=\[len=12 /,
+    );
     // A path stays, so the invocation can run again; the script itself is hashed on the wire.
     expect(r.argv(["host", "exec", "box", "--file", "/srv/deploy.sh", "--cwd", "/srv"])).toEqual([
       "host",
