@@ -1,7 +1,12 @@
 import type { Database } from "sql.js";
 import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
 import type { Ports } from "../ports/types.js";
-import { type ArchivedReceipt, writeSegment } from "./archive.js";
+import {
+  type ArchivedReceipt,
+  removeDeadSegmentTemps,
+  segmentPath,
+  writeSegment,
+} from "./archive.js";
 
 // The retention rule. Every commit rewrites the whole database, so its cost
 // follows the file's size; what a long-lived crew piles up is delivery
@@ -113,12 +118,28 @@ export async function retain(
   if (db.exec("SELECT 1 FROM sqlite_master WHERE name = 'retention'").length === 0) return;
   const st = retentionState(db);
   if (now < st.nextAt) return;
+  await removeDeadSegmentTemps(ports, dbPath).catch(() => {});
+  if (st.archiveId === null) {
+    // The id reaches disk with this commit, before any segment bears it: a
+    // segment under an id the database never kept could not be written over
+    // by the next pass, and its rows would be archived twice. The next
+    // commit moves the rows.
+    db.run("UPDATE retention SET next_at = ?, archive_id = ? WHERE id = 1", [
+      now,
+      ports.random.hex(4),
+    ]);
+    return;
+  }
+  const id = st.archiveId;
   db.exec("BEGIN");
   try {
     const { rowids, rows } = movableReceipts(db, now - policy.afterMs, RETAIN_BATCH);
     // A full batch leaves a backlog: the next commit takes the next batch.
     const nextAt = rows.length === RETAIN_BATCH ? now : now + policy.everyMs;
     if (rows.length === 0) {
+      // A pass cut before its commit may have left the next segment, whose
+      // rows are all still here; no later pass may come to write over it.
+      await ports.fs.unlink(segmentPath(dbPath, id, st.archiveSeq + 1)).catch(() => {});
       db.run("UPDATE retention SET next_at = ? WHERE id = 1", [nextAt]);
       db.exec("COMMIT");
       return;
@@ -128,7 +149,6 @@ export async function retain(
       JSON.stringify(rowids),
     ]);
     const seq = st.archiveSeq + 1;
-    const id = st.archiveId ?? ports.random.hex(4);
     db.run(
       "UPDATE retention SET next_at = ?, archive_id = ?, archive_seq = ?, archived = archived + ? WHERE id = 1",
       [nextAt, id, seq, rows.length],
