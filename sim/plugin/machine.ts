@@ -23,8 +23,14 @@ interface Target {
   host?: { name?: string; handle?: string };
 }
 
+/** The environment a script runs in: the plugin's own, never its host process's. */
+export type ScriptEnv = Readonly<Record<string, string | undefined>>;
+
 export class Machines {
-  constructor(private readonly world: World) {}
+  constructor(
+    private readonly world: World,
+    private readonly env: ScriptEnv,
+  ) {}
 
   /** A provider's machine is known by its handle, a profile's by its name. */
   private machineOf(target: unknown): string {
@@ -99,7 +105,7 @@ export class Machines {
       s.sessions = { ...s.sessions, [machine]: n };
     });
     try {
-      return await runScript(script, cwd, timeoutMs, leak);
+      return await runScript(script, cwd, timeoutMs, this.env, leak);
     } finally {
       this.world.update((s) => {
         const n = s.sessions?.[machine];
@@ -113,11 +119,16 @@ function runScript(
   script: string,
   cwd: string,
   timeoutMs: number,
+  env: ScriptEnv,
   leak?: string,
 ): Promise<RunResult> {
   return new Promise((resolve) => {
     // Stays in our process group: a plugin never detaches what it runs.
-    const child = spawn("/bin/sh", ["-c", script], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("/bin/sh", ["-c", script], {
+      cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const out = { stdout: leak ?? "", stderr: "", partial: false };
     const take = (which: "stdout" | "stderr") => (b: Buffer) => {
       const room = OUTPUT_MAX - out[which].length;
