@@ -53,6 +53,27 @@ export const realFs: FileSystem = {
       throw err;
     }
   },
+  async readHead(path, maxBytes) {
+    let fh: fsp.FileHandle;
+    try {
+      fh = await fsp.open(path, "r");
+    } catch (err) {
+      if (isCode(err, "ENOENT")) return null;
+      throw err;
+    }
+    try {
+      const buf = Buffer.alloc(maxBytes);
+      let n = 0;
+      while (n < maxBytes) {
+        const { bytesRead } = await fh.read(buf, n, maxBytes - n, null);
+        if (bytesRead === 0) break;
+        n += bytesRead;
+      }
+      return new Uint8Array(buf.buffer, buf.byteOffset, n);
+    } finally {
+      await fh.close();
+    }
+  },
   async open(path, opts = {}) {
     const fh = await fsp.open(path, opts.exclusive ? "wx" : "w", opts.mode ?? 0o600);
     const handle: FileHandle = {
