@@ -49,6 +49,7 @@ export async function hostExec(
     const r = await linkRun(l, "link.exec", { script, cwd }, timeoutMs);
     io.out(r.stdout);
     io.err(r.stderr);
+    for (const line of replaced(r, name)) io.err(line);
     if (r.partial) io.err(`mu: host: the output of the script on ${name} was cut by the plugin\n`);
     if (r.exitCode !== null) return r.exitCode;
     const after =
@@ -58,6 +59,23 @@ export async function hostExec(
     io.err(`mu: host: the script timed out after ${timeoutMs} ms; ${after}\n`);
     return EXEC_TIMED_OUT;
   });
+}
+
+/**
+ * A plugin answers in JSON text, so output bytes that were not UTF-8 reach
+ * mu already replaced by U+FFFD: mu cannot restore them, but says so rather
+ * than pass the changed output off as the script's.
+ */
+function replaced(r: { stdout: string; stderr: string }, host: string): string[] {
+  const lines: string[] = [];
+  for (const which of ["stdout", "stderr"] as const) {
+    const n = r[which].split("\uFFFD").length - 1;
+    if (n === 0) continue;
+    lines.push(
+      `mu: host: the script's ${which} on ${host} came back with ${n} U+FFFD replacement character${n === 1 ? "" : "s"}, where the plugin met bytes that were not UTF-8; pipe binary output through base64 to get it whole\n`,
+    );
+  }
+  return lines;
 }
 
 export interface ExecOptions {

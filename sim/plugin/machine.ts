@@ -129,11 +129,18 @@ function runScript(
       env: env as NodeJS.ProcessEnv,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const out = { stdout: leak ?? "", stderr: "", partial: false };
+    // Bytes, decoded once at the end: a character split across two reads
+    // must not turn into two replacement characters.
+    const bytes = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    const kept = { stdout: Buffer.byteLength(leak ?? ""), stderr: 0 };
+    let partial = false;
     const take = (which: "stdout" | "stderr") => (b: Buffer) => {
-      const room = OUTPUT_MAX - out[which].length;
-      if (b.length > room) out.partial = true;
-      if (room > 0) out[which] += b.subarray(0, room).toString();
+      const room = OUTPUT_MAX - kept[which];
+      if (b.length > room) partial = true;
+      if (room > 0) {
+        bytes[which].push(b.subarray(0, room));
+        kept[which] += Math.min(room, b.length);
+      }
     };
     child.stdout.on("data", take("stdout"));
     child.stderr.on("data", take("stderr"));
@@ -141,7 +148,8 @@ function runScript(
     const finish = (exitCode: number | null) => {
       if (done) return;
       done = true;
-      resolve({ exitCode, ...out });
+      const text = (which: "stdout" | "stderr") => Buffer.concat(bytes[which]).toString("utf8");
+      resolve({ exitCode, stdout: (leak ?? "") + text("stdout"), stderr: text("stderr"), partial });
     };
     // remoteOnTimeout "stopped": everything the script started is gone before
     // the answer, so kill the whole tree, then answer.
