@@ -143,7 +143,7 @@ describe("retention's variables", () => {
   it("a bad MU_RETAIN_AFTER_MS is one usage line, exit 2, and no database is made", () => {
     const r = muProcess(["task", "add", "t1"], { ...state.env, MU_RETAIN_AFTER_MS: "a week" });
     expect(r.stderr).toBe(
-      "mu: usage: MU_RETAIN_AFTER_MS='a week' is not valid; give a whole number of milliseconds from 0 to 10000000000000, e.g. MU_RETAIN_AFTER_MS=604800000\n",
+      "mu: usage: MU_RETAIN_AFTER_MS='a week' is not valid; give a whole number of milliseconds from 0 to 10000000000000, in plain digits, e.g. MU_RETAIN_AFTER_MS=604800000\n",
     );
     expect(r.code).toBe(2);
     expect(readdirSync(state.dir)).toEqual([]);

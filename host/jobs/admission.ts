@@ -1,5 +1,5 @@
 import type { Database } from "sql.js";
-import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
 import { agentOf, jobsOnHost } from "./records.js";
@@ -8,10 +8,10 @@ import { agentOf, jobsOnHost } from "./records.js";
 // provider host admits a job only while ready, outside its deadline margin
 // and under maxJobs; a --task spawn claims its task.
 
-export const DEFAULT_DEADLINE_MARGIN_MS = 10 * 60_000;
+export const DEFAULT_DEADLINE_MARGIN_MS = MS_VARIABLES.MU_HOST_DEADLINE_MARGIN_MS.fallback;
 
 export function deadlineMarginMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS", DEFAULT_DEADLINE_MARGIN_MS, MAX_MARGIN_MS);
+  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS");
 }
 
 export function admit(db: Database, host: HostRecord, now: number, marginMs: number): void {

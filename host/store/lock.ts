@@ -1,4 +1,4 @@
-import { envMs } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import type { Ports, ProcessId } from "../ports/types.js";
 import { locked } from "./failures.js";
 
@@ -22,7 +22,7 @@ import { locked } from "./failures.js";
 // GARBLED_STALE_MS of re-reads is stale. Should a holder really stall that
 // long and lose its lock, its own read-back after the write tells it so.
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = MS_VARIABLES.MU_LOCK_TIMEOUT_MS.fallback;
 const POLL_MS = 15;
 const GARBLED_STALE_MS = 1_000;
 
@@ -38,7 +38,7 @@ export interface HeldLock {
 }
 
 export function lockTimeoutMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_LOCK_TIMEOUT_MS", DEFAULT_LOCK_TIMEOUT_MS);
+  return envMs(env, "MU_LOCK_TIMEOUT_MS");
 }
 
 export async function acquireLock(ports: Ports, path: string): Promise<HeldLock> {

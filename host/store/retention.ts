@@ -1,5 +1,5 @@
 import type { Database } from "sql.js";
-import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import type { Ports } from "../ports/types.js";
 import {
   type ArchivedReceipt,
@@ -24,9 +24,8 @@ import {
 // So `mu state` reads nothing retention can move, and shows the same before
 // and after a pass.
 
-const DAY_MS = 86_400_000;
-export const DEFAULT_RETAIN_AFTER_MS = 7 * DAY_MS;
-export const DEFAULT_RETAIN_EVERY_MS = 3_600_000;
+export const DEFAULT_RETAIN_AFTER_MS = MS_VARIABLES.MU_RETAIN_AFTER_MS.fallback;
+export const DEFAULT_RETAIN_EVERY_MS = MS_VARIABLES.MU_RETAIN_EVERY_MS.fallback;
 /** Rows moved by one pass at most, so no one commit pays for a whole backlog. */
 export const RETAIN_BATCH = 10_000;
 
@@ -41,8 +40,8 @@ export function retentionPolicy(
   env: Readonly<Record<string, string | undefined>>,
 ): RetentionPolicy {
   return {
-    afterMs: envMs(env, "MU_RETAIN_AFTER_MS", DEFAULT_RETAIN_AFTER_MS, MAX_MARGIN_MS),
-    everyMs: envMs(env, "MU_RETAIN_EVERY_MS", DEFAULT_RETAIN_EVERY_MS, MAX_MARGIN_MS),
+    afterMs: envMs(env, "MU_RETAIN_AFTER_MS"),
+    everyMs: envMs(env, "MU_RETAIN_EVERY_MS"),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Io } from "../cli/io.js";
-import { envMs } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { fencedRead, type JobTarget } from "../jobs/job-calls.js";
 import { type JobRecord, jobByKey } from "../jobs/records.js";
@@ -10,7 +10,7 @@ import type { Store } from "../store/index.js";
 // or another mu closes the agent) never gets its notification, so the wait
 // asks the job itself now and then, as it does once before watching.
 
-export const DEFAULT_WAIT_LIVENESS_MS = 10_000;
+export const DEFAULT_WAIT_LIVENESS_MS = MS_VARIABLES.MU_WAIT_LIVENESS_MS.fallback;
 
 /** The reason a wait gives for an agent another mu closed while it waited. */
 export const CLOSED_MEANWHILE = "closed while the wait ran";
@@ -64,7 +64,7 @@ export function pollLiveness(
   open: readonly Watched[],
   ended: (w: Watched, s: JobStatus) => void,
 ): { stop(): Promise<void> } {
-  const every = envMs(io.ports.env, "MU_WAIT_LIVENESS_MS", DEFAULT_WAIT_LIVENESS_MS);
+  const every = envMs(io.ports.env, "MU_WAIT_LIVENESS_MS");
   let stopped = false;
   const warned = new Set<Watched>();
   let timer: { cancel(): void } | undefined;

@@ -47,7 +47,7 @@ export class SimPlugin {
     private readonly world: World,
     private readonly io: SimIo = processIo,
   ) {
-    this.machines = new Machines(world);
+    this.machines = new Machines(world, io.env);
     this.windDown = new WindDown(world, io);
     this.muSide = new MuMessages(() => world.now() - (world.config().clockOffsetMs ?? 0));
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
@@ -205,7 +205,7 @@ export class SimPlugin {
       } else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
-        const r = await misbehave(a, this.world, msg.params ?? {});
+        const r = await misbehave(a, this.world, msg.params ?? {}, this.io.env);
         if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
         canned = r;
       } else if ("leakCanary" in a) {
