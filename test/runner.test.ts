@@ -9,7 +9,8 @@ import { merge } from "../sim/plugin/declaration.js";
 import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario, selectFiles } from "../sim/runner/load.js";
 import { longestFirst } from "../sim/runner/order.js";
-import { markdown, mermaid, progressLine, sequenceDoc, worldNote } from "../sim/runner/report.js";
+import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
+import { worldNote } from "../sim/runner/report-notes.js";
 
 describe("scenario files", () => {
   const withFile = (text: string, fn: (file: string) => void) => {
