@@ -1,6 +1,7 @@
 import type { Database } from "sql.js";
-import { NotFoundError } from "../errors.js";
+import { NotFoundError, RefusedError } from "../errors.js";
 import { getPlugin } from "../plugin/registry.js";
+import type { SeamName } from "../protocol/declaration.js";
 import type { LinkHost } from "./link-host.js";
 import { getProfile } from "./profiles.js";
 import { getHost } from "./records.js";
@@ -14,18 +15,28 @@ export type Guard = (db: Database) => void;
 
 const meanwhile = "removed by another mu since this verb began; nothing was recorded";
 
-/** The plugin is still registered. */
-export function pluginStill(name: string): Guard {
+/**
+ * The plugin is still registered, and still declares the seams the change
+ * will call on: a re-add may have dropped one since the verb read it.
+ */
+export function pluginStill(name: string, seams: readonly SeamName[] = []): Guard {
   return (db) => {
-    if (getPlugin(db, name)) return;
-    throw new NotFoundError(
-      "plugin.unknown",
-      "plugin",
-      `no plugin named '${name}' (${meanwhile})`,
-      {
-        hint: "see: mu plugin list",
-      },
-    );
+    const rec = getPlugin(db, name);
+    if (!rec)
+      throw new NotFoundError(
+        "plugin.unknown",
+        "plugin",
+        `no plugin named '${name}' (${meanwhile})`,
+        { hint: "see: mu plugin list" },
+      );
+    const gone = seams.find((s) => !rec.declaration.seams[s]);
+    if (gone !== undefined)
+      throw new RefusedError(
+        "load.seam.missing",
+        "plugin",
+        `'${name}' was re-added by another mu since this verb began, without the '${gone}' seam; nothing was recorded`,
+        { hint: "see: mu plugin list" },
+      );
   };
 }
 

@@ -71,7 +71,7 @@ export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<v
     );
   }
   // The plugin again in this commit: another mu may have removed it since.
-  await store.guarded([pluginStill(reg.name)], (db) => {
+  await store.guarded([pluginStill(reg.name, ["link"])], (db) => {
     if (getProfile(db, name) || getHost(db, name)) {
       throw new RefusedError("host.exists", "host", `a host named '${name}' already exists`, {
         hint: "pick another name, or see: mu host list",

@@ -9,6 +9,7 @@ import {
 } from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UsageError } from "../errors.js";
+import { pluginStill } from "../hosts/guards.js";
 import { freeingHint, heldBy, recordHolders } from "../hosts/holders.js";
 import { deleteHost, getHost, putHost } from "../hosts/records.js";
 import { checkName } from "../names.js";
@@ -107,6 +108,7 @@ export async function hostAcquire(
           // the name since the read above, and both would make a machine;
           // or spawned on the released record, which must then stay its.
           refuseIfHeld(db, name, witnessOf(io.ports));
+          pluginStill(reg.name, ["host", "link"])(db);
           putHost(db, {
             name,
             plugin: reg.name,

@@ -1,6 +1,6 @@
 import type { Io } from "../../cli/io.js";
 import { RefusedError } from "../../errors.js";
-import { hostStill } from "../../hosts/guards.js";
+import { hostStill, pluginStill } from "../../hosts/guards.js";
 import { getHost } from "../../hosts/records.js";
 import { admit, claimTask, deadlineMarginMs } from "../../jobs/admission.js";
 import { resolveAgent } from "../../jobs/job-calls.js";
@@ -129,7 +129,8 @@ export async function writeRecord(
   const margin = deadlineMarginMs(io.ports.env);
   // The host as it is now, in this commit: another mu may have removed it
   // (or its plugin), or found it lost or drained, since the verb began.
-  return store.guarded([hostStill(opts.host, h)], (db) => {
+  const guards = [hostStill(opts.host, h), pluginStill(h.reg.name, ["job", "channel"])];
+  return store.guarded(guards, (db) => {
     if (jobOf(db, ws, name)) throw exists(ws, name, "already exists");
     const host = h.provider ? getHost(db, opts.host) : undefined;
     if (host) admit(db, host, now, margin);
