@@ -2,6 +2,7 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
+import { ErrorReply } from "../plugin/call-errors.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
@@ -20,6 +21,7 @@ import {
   type ReceiptAnswer,
   STUCK_FOR_GOOD,
 } from "./decide.js";
+import { startOnReleasedMachine } from "./forgettable.js";
 import { deleteIntent, type Intent, intentsFor, markResolver, sameIntent } from "./journal.js";
 import { definite, sendEffect } from "./run-effect.js";
 import { pendingVerb } from "./settle-verb.js";
@@ -243,7 +245,18 @@ async function resolveOne(
       result = await sendEffect(ctx, i.method, i.params, EFFECT_MS);
     } catch (err) {
       // A failed resend says nothing about the first send: keep the intent.
-      throw unresolved(i, first.row, (err as Error).message, next);
+      // One refused for good on a machine mu released is stuck for good.
+      const gone =
+        err instanceof ErrorReply &&
+        err.kind === "permanent" &&
+        (await store.read((db) => startOnReleasedMachine(db, i)));
+      throw unresolved(
+        i,
+        first.row,
+        (err as Error).message,
+        next,
+        gone ? forgetVerb(i) : undefined,
+      );
     }
     const bad = rules.checkResult?.(hello, i, result);
     if (bad !== undefined)

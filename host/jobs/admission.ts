@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import { intentsFor } from "../effects/journal.js";
 import { envMs, MS_VARIABLES } from "../env-ms.js";
 import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
@@ -17,6 +18,13 @@ export function deadlineMarginMs(env: Readonly<Record<string, string | undefined
 export function admit(db: Database, host: HostRecord, now: number, marginMs: number): void {
   if (host.state !== "ready") {
     throw new RefusedError("host.not-ready", "host", `host '${host.name}' is ${host.state}`, {
+      hint: `see: mu host status ${host.name}`,
+    });
+  }
+  // A release checked that nothing calls on the machine when it wrote its
+  // intent; a job admitted after that would run on a machine being released.
+  if (intentsFor(db, `host:${host.name}`).some((i) => i.method === "host.release")) {
+    throw new RefusedError("host.releasing", "host", `host '${host.name}' is being released`, {
       hint: `see: mu host status ${host.name}`,
     });
   }

@@ -11,6 +11,7 @@ import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { MAX_RETRIES, mapCallError } from "../seams/call.js";
 import type { Store } from "../store/index.js";
 import { type Mux, muxFor, type Pane, type ViewCommand } from "../view/mux.js";
+import { jobStillToStop } from "./job-guard.js";
 import { jobRules, recordStopped } from "./job-rules.js";
 import { agentOf, agentSubject, type JobRecord } from "./records.js";
 
@@ -109,6 +110,7 @@ export async function stopJob(
       key: j.key,
       params: { target, key: j.key },
       timeoutMs: EFFECT_MS,
+      before: (db) => jobStillToStop(db, j),
       done: (db) => recordStopped(db, j.key),
     },
     nextVerb(j.workstream, j.agent),

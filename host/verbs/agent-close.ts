@@ -12,7 +12,7 @@ import {
   stopJob,
 } from "../jobs/job-calls.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
-import { agentOf, deleteJob, type JobRecord, jobOf, putAgent } from "../jobs/records.js";
+import { agentOf, deleteJob, type JobRecord, jobByKey, jobOf, putAgent } from "../jobs/records.js";
 import { removeCollectedSite, siteRepo } from "../jobs/site.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
@@ -58,7 +58,12 @@ export async function agentClose(
       // Resolved above and still starting: its start was never journaled, so
       // never sent. Nothing runs; the attempt is simply taken back.
       refuseWhileWriterLives(io, job);
-      await store.write((db) => rollBackSpawn(db, job.key));
+      // Again in the commit: a resumed spawn may have taken it over since.
+      await store.write((db) => {
+        const cur = jobByKey(db, job.key);
+        if (cur) refuseWhileWriterLives(io, cur);
+        rollBackSpawn(db, job.key);
+      });
       await settleEnded();
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;

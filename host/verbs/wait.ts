@@ -153,8 +153,11 @@ export async function wait(
       const record = (channelInc: number, waitAfter?: number) =>
         writes.push(
           store.write((db) => {
+            // Only the row of the job waited on: another mu may have closed it
+            // and spawned the name again meanwhile.
             const row = agentOf(db, job.workstream, job.agent);
-            if (row) putAgent(db, { ...row, waitAfter: waitAfter ?? row.waitAfter, channelInc });
+            if (row?.jobKey === job.key)
+              putAgent(db, { ...row, waitAfter: waitAfter ?? row.waitAfter, channelInc });
           }),
         );
       proc.conn.onWatch(r.watchId, (method, params) => {

@@ -84,7 +84,7 @@ async function awaitBaseline(
         const b = baseline as { runs: number; incarnation?: number };
         await store.write((db) => {
           const a = agentOf(db, j.workstream, j.agent);
-          if (!a) return;
+          if (a?.jobKey !== j.key) return;
           if (delivered) putAgent(db, { ...a, channelInc: a.channelInc ?? b.incarnation ?? null });
           else putAgent(db, { ...a, waitAfter: b.runs, channelInc: b.incarnation ?? a.channelInc });
         });
