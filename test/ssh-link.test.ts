@@ -150,6 +150,29 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     await w.close();
   });
 
+  it("on timeoutMs also kills a grandchild that left both the group and the marker (env -i setsid nohup)", async () => {
+    const w = plugin();
+    await w.hello();
+    const pids = join(sshd.home, "escape.pids");
+    const script = [
+      // A new session and an empty environment: neither the group nor the
+      // marker reaches it, and its parent is gone before the timeout.
+      `sh -c 'env -i setsid nohup sh -c "echo \\$\\$ > ${pids}; exec sleep 300" >/dev/null 2>&1 &'`,
+      `while [ ! -s ${pids} ]; do sleep 0.05; done`,
+      "echo started",
+      "sleep 60",
+    ].join("\n");
+    const r = await exec(w, script, 5_000);
+    expect(r.result).toMatchObject({ exitCode: null, stdout: "started\n" });
+    const [pid] = readPids(pids);
+    expect(pid).toBeGreaterThan(0);
+    const survived = alive(pid ?? 0);
+    // Its cleared environment hides it from the sshd's own sweep too.
+    if (survived) process.kill(pid ?? 0, "SIGKILL");
+    expect(survived, `pid ${pid} survived the timeout`).toBe(false);
+    await w.close();
+  });
+
   // Found retrying mu over ssh: a SIGKILL of mu mid-verb left the plugin's
   // ControlMaster running for good, reparented to init.
   it("a mu that dies mid-call leaves no ControlMaster behind", async () => {

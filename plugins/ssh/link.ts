@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { isAbsolute } from "node:path";
 import { runLocal } from "./local-run.js";
+import { LAUNCH, PROBE } from "./reaper.js";
 import { EXEC, KILL, PUSH_FINISH, PUSH_PREP, REACH, shLine } from "./remote-scripts.js";
 import { fitReply, type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
@@ -26,6 +27,12 @@ interface Framed {
   result?: ExecResult;
 }
 
+/** A killed run: its output so far, and whether a launcher held every process it started. */
+interface Killed {
+  result: ExecResult;
+  held: boolean;
+}
+
 /** Finds the wrapper's framing line for this run and the output that follows it. */
 function parseFrame(raw: Buffer, id: string): Framed | undefined {
   const text = raw.toString("latin1");
@@ -44,7 +51,7 @@ function parseFrame(raw: Buffer, id: string): Framed | undefined {
     const errBytes = Math.min(Number(errN), OUTPUT_CAP);
     const dec = new TextDecoder("utf-8");
     const r: ExecResult = {
-      exitCode: code === "-" ? null : Number(code),
+      exitCode: code === "-" || code === "?" ? null : Number(code),
       stdout: dec.decode(raw.subarray(at, at + outBytes)),
       stderr: dec.decode(raw.subarray(at + outBytes, at + outBytes + errBytes)),
       partial: Number(outN) > OUTPUT_CAP || Number(errN) > OUTPUT_CAP,
@@ -55,6 +62,28 @@ function parseFrame(raw: Buffer, id: string): Framed | undefined {
   return last;
 }
 
+/** Whether a timed-out run can be ended, and proven ended, on this remote. */
+function processesStep(out: string): unknown {
+  if (!out.includes("MU-SSH-PROCS"))
+    return {
+      step: "processes",
+      ok: false,
+      detail: "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be stopped",
+    };
+  if (!out.includes("MU-SSH-REAPER"))
+    return {
+      step: "processes",
+      ok: "warn",
+      detail:
+        "no python3 that can hold a run's processes (a child subreaper): a timed-out script that started a process in a new session with a cleared environment may leave it running, and host exec then says so",
+    };
+  return {
+    step: "processes",
+    ok: true,
+    detail: "every process a run starts is held, so a timed-out run is ended whole",
+  };
+}
+
 export class Link {
   constructor(
     private readonly ssh: Ssh,
@@ -63,7 +92,7 @@ export class Link {
   ) {}
 
   /** Kills a run's remote tree, over a second connection if the shared one is stuck. */
-  private async kill(id: string): Promise<ExecResult | undefined> {
+  private async kill(id: string): Promise<Killed | undefined> {
     const line = shLine(KILL, [this.root, id, String(OUTPUT_CAP)], q);
     // The shared connection first (no handshake to pay); if it is stuck, a fresh one.
     for (const [fresh, timeoutMs] of [
@@ -73,7 +102,7 @@ export class Link {
       try {
         const r = await this.ssh.run(line, { timeoutMs, fresh });
         const f = parseFrame(r.stdout, id);
-        if (f?.result) return f.result;
+        if (f?.result) return { result: f.result, held: f.code === "-" };
       } catch {
         // try the other connection
       }
@@ -91,7 +120,8 @@ export class Link {
     const cwd = String(p.cwd ?? ".");
     const timeoutMs = Number(p.timeoutMs ?? 20_000);
     const id = randomBytes(8).toString("hex");
-    const line = `MU_SSH_RUN=${id} ${shLine(EXEC, [this.root, String(script.length), id, cwd, String(OUTPUT_CAP)], q)}`;
+    const args = [this.root, String(script.length), id, cwd, String(OUTPUT_CAP), LAUNCH];
+    const line = `MU_SSH_RUN=${id} ${shLine(EXEC, args, q)}`;
     await this.ssh.up(signal);
     const r = await this.ssh.run(line, { stdin: script, timeoutMs, signal });
     if (r.timedOut || r.aborted) {
@@ -101,7 +131,12 @@ export class Link {
           "unknown-outcome",
           `mu-plugin-ssh: the script ran past ${timeoutMs} ms and its remote run could not be confirmed stopped`,
         );
-      return { ...killed, exitCode: null };
+      if (!killed.held)
+        throw new PluginError(
+          "unknown-outcome",
+          `mu-plugin-ssh: the script ran past ${timeoutMs} ms and was killed by its process group and marker; the remote has no python3 to hold a process that left both, so one may still run`,
+        );
+      return { ...killed.result, exitCode: null };
     }
     const f = parseFrame(r.stdout, id);
     if (f?.result) return f.result;
@@ -120,9 +155,16 @@ export class Link {
       );
     const started = f?.tag === "STARTED";
     const err = classify(r.stderr, this.ssh.t.dest, started || r.code !== 255);
-    // A run that began and lost its connection may still be going: try to end it.
-    if (err.kind === "unknown-outcome") await this.kill(id);
-    throw err;
+    if (err.kind !== "unknown-outcome") throw err;
+    // A run that began and lost its connection may still be going: end it, and say so.
+    const killed = await this.kill(id);
+    if (!killed) throw err;
+    throw new PluginError(
+      "unknown-outcome",
+      killed.held
+        ? `${err.message}; the plugin then stopped the run and everything it started: it may have run in part, and runs no more`
+        : `${err.message}; the plugin then killed the run's process group and marked processes`,
+    );
   }
 
   /** A remote path as git's scp-like syntax names it. */
@@ -225,7 +267,7 @@ export class Link {
     if (phase !== "reach") return [];
     // An auth or host-key failure throws `human`: the check hands back to a person.
     const repo = typeof p.root === "string" ? p.root : "";
-    const out = await this.ssh.must(shLine(REACH, [this.root, repo], q), 15_000, signal);
+    const out = await this.ssh.must(shLine(REACH, [this.root, repo, PROBE], q), 15_000, signal);
     const repoStep = repo
       ? [
           out.includes("MU-SSH-REPO")
@@ -247,13 +289,7 @@ export class Link {
           ? "git is installed"
           : "git is missing: install it on the remote",
       },
-      {
-        step: "processes",
-        ok: out.includes("MU-SSH-PROCS"),
-        detail: out.includes("MU-SSH-PROCS")
-          ? "setsid, /proc and grep -z are there to end a timed-out run"
-          : "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be proven stopped",
-      },
+      processesStep(out),
       ...repoStep,
       {
         step: "writable",
