@@ -76,10 +76,8 @@ except Stop:
     killall()
     put('reaped', str(me))
     os._exit(137)
-if os.WIFSIGNALED(status):
-    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-    os.kill(me, os.WTERMSIG(status))
-os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+# As sh reports a child a signal ended: 128 plus the signal.
+os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
 `;
 
 /** A probe the reach check runs: exits 0 only where the launcher can hold a run. */
