@@ -359,6 +359,23 @@ describe("mu-plugin-ssh when things go away", { timeout: 180_000 }, () => {
     await until("the remote run to end", () => !alive(pid ?? 0));
   });
 
+  it("an sshd down for a second: the call waits, tries again and runs, inside its timeout", async () => {
+    const w = plugin();
+    await w.hello();
+    await sshd.stop();
+    const r = exec(w, "echo through", 20_000);
+    await new Promise((res) => setTimeout(res, 1_000));
+    await sshd.start();
+    expect((await r).result).toMatchObject({ exitCode: 0, stdout: "through\n" });
+    // A remote that stays down is still refused, once the timeout leaves no room.
+    await sshd.stop();
+    const began = Date.now();
+    expect((await exec(w, "true", 2_000)).error?.data.kind).toBe("retryable");
+    expect(Date.now() - began).toBeLessThan(10_000);
+    await sshd.start();
+    await w.close();
+  });
+
   it("sshd stopped mid-call: unknown-outcome, and no local process is left", async () => {
     const w = plugin();
     await w.hello();
@@ -369,7 +386,7 @@ describe("mu-plugin-ssh when things go away", { timeout: 180_000 }, () => {
     const res = await r;
     expect(res.error?.data.kind).toBe("unknown-outcome");
     // With the machine unreachable a new call is refused as retryable.
-    expect((await exec(w, "true")).error?.data.kind).toBe("retryable");
+    expect((await exec(w, "true", 2_000)).error?.data.kind).toBe("retryable");
     await w.close();
     await until("the plugin's group to empty", () => !w.groupAlive());
     // The "remote" run is the machine's own business now; the suite cleans it up.

@@ -122,8 +122,11 @@ export class Link {
     const id = randomBytes(8).toString("hex");
     const args = [this.root, String(script.length), id, cwd, String(OUTPUT_CAP), LAUNCH];
     const line = `MU_SSH_RUN=${id} ${shLine(EXEC, args, q)}`;
-    await this.ssh.up(signal);
-    const r = await this.ssh.run(line, { stdin: script, timeoutMs, signal });
+    // The timeout is the whole call's: time spent connecting comes out of it.
+    const began = Date.now();
+    await this.ssh.up(signal, began + timeoutMs);
+    const left = Math.max(1, timeoutMs - (Date.now() - began));
+    const r = await this.ssh.run(line, { stdin: script, timeoutMs: left, signal });
     if (r.timedOut || r.aborted) {
       const killed = await this.kill(id);
       if (!killed)
@@ -174,7 +177,7 @@ export class Link {
   }
 
   private async git(args: string[], timeoutMs: number, signal: AbortSignal): Promise<ExecResult> {
-    await this.ssh.up(signal);
+    await this.ssh.up(signal, Date.now() + timeoutMs);
     const r = await runLocal("git", args, {
       timeoutMs,
       signal,

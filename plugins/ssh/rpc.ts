@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 // JSON-RPC 2.0 over stdio, one object per line, written from the published
 // protocol only: this plugin never imports the host or the testbed.
 
@@ -15,6 +17,19 @@ export class PluginError extends Error {
 }
 
 export type Params = Record<string, unknown>;
+
+const calls = new AsyncLocalStorage<{ deadline: number }>();
+
+/** Runs one call's work with its deadline (epoch ms) in reach of everything it calls. */
+export function withDeadline<T>(p: Params, work: () => T): T {
+  const d = Number(p.deadline);
+  return calls.run({ deadline: Number.isFinite(d) ? d : Number.POSITIVE_INFINITY }, work);
+}
+
+/** The deadline of the call being answered; none outside a call. */
+export function callDeadline(): number {
+  return calls.getStore()?.deadline ?? Number.POSITIVE_INFINITY;
+}
 
 export interface Request {
   id?: number | string;
