@@ -167,8 +167,9 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       runs: 2,
       lastText: expect.stringMatching(/^answer to: quick/),
     });
+    // The killed turn reads as interrupted, not as a harness that failed with 137.
     expect((await w.call("channel.lastRun", { afterRuns: 0 })).result).toMatchObject({
-      lastError: expect.stringMatching(/exited 137/),
+      lastError: expect.stringMatching(/^interrupted: /),
     });
 
     await w.call("channel.send", {
@@ -186,6 +187,10 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       settled: true,
       aborted: true,
       pending: false,
+    });
+    expect((await w.call("channel.lastRun", { afterRuns: 2 })).result).toMatchObject({
+      runs: 3,
+      lastError: expect.stringMatching(/^aborted: mu agent abort/),
     });
     expect((await w.call("job.stop", { key })).result).toBeNull();
     await w.close();

@@ -34,6 +34,8 @@ interface State {
   text?: string;
   truncated?: boolean;
   err?: string;
+  /** Who killed the turn, when it was killed on purpose: aborted or interrupted. */
+  why?: string;
 }
 
 const hashOf = (msgId: string) => createHash("sha256").update(msgId).digest("hex");
@@ -63,7 +65,7 @@ export class Channel {
       signal,
     );
     if (r.tag !== "CH-STATE") return undefined;
-    const [cur, i, runs, status, since, code, size] = r.fields;
+    const [cur, i, runs, status, since, code, size, why] = r.fields;
     const s: State = {
       cur: Number(cur),
       inc: Number(i),
@@ -76,6 +78,7 @@ export class Channel {
       const nl1 = text.indexOf("\n");
       const nl2 = text.indexOf("\n", nl1 + 1);
       s.code = Number(code);
+      if (why === "aborted" || why === "interrupted") s.why = why;
       s.err = text.slice(nl1 + 1, nl2);
       s.truncated = Number(size) > TEXT_CAP;
       const kept = r.raw.subarray(nl2 + 1);
@@ -96,7 +99,10 @@ export class Channel {
       o.lastText = s.text;
       if (s.truncated) o.lastTextTruncated = true;
     }
-    if (s.code !== undefined && s.code !== 0)
+    if (s.why === "aborted") o.lastError = "aborted: mu agent abort killed the harness mid-turn";
+    else if (s.why === "interrupted")
+      o.lastError = "interrupted: the next message killed the harness mid-turn";
+    else if (s.code !== undefined && s.code !== 0)
       o.lastError = `the harness exited ${s.code}${s.err ? `: ${s.err}` : ""}`;
     return o;
   }

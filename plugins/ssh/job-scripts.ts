@@ -12,6 +12,7 @@ import { STATE } from "./remote-scripts.js";
 //   c/<inc>/runs, state, since, session
 //   c/<inc>/r/<h>.seq|.text|.at        receipt <h> (sha256 of the msgId); .seq commits it
 //   c/<inc>/out.<n>, err.<n>, code.<n> turn n's output
+//   c/<inc>/why.<n>                    aborted | interrupted: who killed turn n
 
 /** The job's own loop: $1 is the job directory (absolute). */
 export const LOOP = `
@@ -59,6 +60,13 @@ put() { printf '%s\\n' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }
 mine() { test -r "/proc/$1/environ" && grep -qzx "MU_SSH_JOB=$name" "/proc/$1/environ"; }
 alive() { p=$(cat "$j/pid" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null && mine "$p"; }
 lock() { i=0; until mkdir "$j/lock" 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && rmdir "$j/lock"; sleep 0.05; done; }
+# Kills the running turn of $C, first saying why ($1) beside it, so its
+# exit by SIGKILL reads as what it was; a turn that had already ended keeps none.
+cut_turn() {
+  m=$C/why.$(($(cat "$C/runs") + 1))
+  put "$m" "$1"
+  kill -KILL "-$(cat "$C/turn")" 2>/dev/null || rm -f "$m"
+}
 newinc() {
   mkdir -p "$j/c/$1/r" && put "$j/c/$1/runs" 0 && put "$j/c/$1/state" idle &&
   put "$j/c/$1/since" "$(ms)" && put "$j/c/$1/session" "$name-$1" && put "$j/inc" "$1"
@@ -136,7 +144,7 @@ send|interrupt)
   [ "$fresh" = 1 ] && { inc=$((inc + 1)); newinc "$inc"; }
   C=$j/c/$inc
   was=$(cat "$C/state")
-  [ "$op" = interrupt ] && [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  [ "$op" = interrupt ] && [ "$was" = busy ] && cut_turn interrupted
   seq=$(($(ls "$C/r" | grep -c '[.]seq$') + 1))
   cat > "$C/r/$h.text"
   put "$C/r/$h.at" "$(ms)"
@@ -147,7 +155,7 @@ abort)
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
   C=$j/c/$(cat "$j/inc")
   was=$(cat "$C/state")
-  [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  [ "$was" = busy ] && cut_turn aborted
   echo "MU-CH-ABORT $was $(cat "$C/runs")" ;;
 receipt)
   for f in "$j"/c/*/r/"$1".seq; do
@@ -162,11 +170,12 @@ state)
   [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
   head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
   if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
-    printf 'MU-CH-STATE %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "$(wc -c < "$C/out.$n" | tr -d ' ')"
+    why=$(cat "$C/why.$n" 2>/dev/null)
+    printf 'MU-CH-STATE %s %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "$(wc -c < "$C/out.$n" | tr -d ' ')" "\${why:--}"
     printf '%s\\n' "$(head -n 1 "$C/err.$n" | cut -c 1-300)"
     head -c "$cap" "$C/out.$n"
   else
-    printf 'MU-CH-STATE %s - 0\\n\\n' "$head"
+    printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
   fi ;;
 check)
   command -v "$1" >/dev/null 2>&1 && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
