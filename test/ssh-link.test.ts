@@ -276,7 +276,7 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     const t = (await w.call("link.checkSteps", { phase: "template" })).result as { ok: unknown }[];
     expect(t.every((s) => s.ok === true)).toBe(true);
     const r = (await w.call("link.checkSteps", { phase: "reach" })).result as { ok: unknown }[];
-    expect(r.map((s) => s.ok)).toEqual([true, true, true, true, true]);
+    expect(r.map((s) => s.ok)).toEqual([true, true, true, true, true, true]);
     const none = await w.call("link.checkSteps", { phase: "reach", root: "no/such/repo" });
     expect(none.result).toContainEqual(expect.objectContaining({ step: "repo", ok: "warn" }));
     await w.close();

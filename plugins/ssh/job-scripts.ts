@@ -178,6 +178,12 @@ state)
     printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
   fi ;;
 check)
-  command -v "$1" >/dev/null 2>&1 && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+  # As the loop's sh -c reads the harness: a leading ~ is the home directory.
+  t=$1
+  case $t in "~" | "~/"*) t=$HOME\${t#"~"} ;; esac
+  case $t in
+  */*) [ -x "$t" ] && [ -f "$t" ] && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+  *) command -v "$t" >/dev/null 2>&1 && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+  esac ;;
 esac
 `;

@@ -62,6 +62,26 @@ function parseFrame(raw: Buffer, id: string): Framed | undefined {
   return last;
 }
 
+/**
+ * Whether the remote's shell adds text of its own to a command's output:
+ * git over ssh reads that text as its protocol and fails, so the reach
+ * phase catches it here, where its cause can still be named.
+ */
+function quietStep(out: string): unknown {
+  const noise = out.split("\n").find((l) => l !== "" && !l.startsWith("MU-SSH-"));
+  if (noise === undefined)
+    return {
+      step: "quiet",
+      ok: true,
+      detail: "the remote shell adds nothing to a command's output",
+    };
+  return {
+    step: "quiet",
+    ok: false,
+    detail: `the remote shell prints '${noise.slice(0, 60)}' before every command, which breaks git over ssh: make its start-up files (~/.bashrc, ~/.profile, ~/.zshenv…) print only in an interactive shell`,
+  };
+}
+
 /** Whether a timed-out run can be ended, and proven ended, on this remote. */
 function processesStep(out: string): unknown {
   if (!out.includes("MU-SSH-PROCS"))
@@ -83,6 +103,8 @@ function processesStep(out: string): unknown {
     detail: "every process a run starts is held, so a timed-out run is ended whole",
   };
 }
+
+const firstLine = (s: string) => (s.split("\n").find((l) => l.trim()) ?? "").trim().slice(0, 200);
 
 export class Link {
   constructor(
@@ -201,6 +223,13 @@ export class Link {
       /^ssh: |Permission denied|Host key verification failed/m.test(r.stderr)
     )
       throw classify(r.stderr, this.ssh.t.dest, false);
+    // git's own answer to text the remote shell printed before it spoke.
+    if (!r.timedOut && r.code !== 0 && /bad line length character/.test(r.stderr))
+      throw new PluginError(
+        "human",
+        `mu-plugin-ssh: git over ssh met text the remote shell printed before git's own output (${firstLine(r.stderr)})`,
+        "make the remote shell's start-up files print nothing in a non-interactive session; mu host check names the text",
+      );
     fitReply(res);
     return res;
   }
@@ -284,6 +313,7 @@ export class Link {
       : [];
     return [
       { step: "login", ok: true, detail: `logged in to ${this.ssh.t.dest}` },
+      quietStep(out),
       { step: "sh", ok: out.includes("MU-SSH-SH"), detail: "sh runs scripts" },
       {
         step: "git",
