@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
@@ -10,6 +10,12 @@ import type { Wire } from "./ssh-wire.js";
 // with a fake one-shot harness: needs sshd and ssh, fails without them.
 
 useSshd();
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
 
 describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180_000 }, () => {
   function agentPlugin(): Wire {
@@ -122,6 +128,16 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
     expect((await w.call("job.stop", { key: "job-t1b" })).result).toBeNull();
 
     expect((await w.call("job.stop", { key })).result).toBeNull();
+    // What a person wrote, and what the turns answered, is gone from the remote.
+    const left = filesUnder(join(sshd.home, ".mu-plugin-ssh/jobs", key));
+    expect(left.length).toBeGreaterThan(0);
+    for (const f of left)
+      expect(readFileSync(f, "utf8"), f).not.toMatch(/hello|fail now|again|answer to/);
+    // A receipt still answers from what is left.
+    expect((await w.call("channel.receipt", { msgId: "m1" })).result).toMatchObject({
+      state: "accepted",
+      runs: 0,
+    });
     expect((await w.call("job.status")).result).toEqual({ state: "ended", exit: null });
     expect((await w.call("job.stop", { key })).result).toBeNull();
     expect((await w.call("job.lookup", { key, fence: true })).result).toMatchObject({ found: {} });

@@ -8,6 +8,7 @@ import { STATE } from "./remote-scripts.js";
 // Layout of a job directory:
 //   pid, started | fenced | stopped   the loop's pid, and how the key was used
 //   env.sh, cwd, harness, log          what the loop runs with, and its transcript
+//                                      (env.sh, log, texts and outputs go at stop)
 //   inc                                the current incarnation (channel session)
 //   c/<inc>/runs, state, since, session
 //   c/<inc>/r/<h>.seq|.text|.at        receipt <h> (sha256 of the msgId); .seq commits it
@@ -126,6 +127,9 @@ stop)
     i=$((i + 1)); [ $i -gt 100 ] && { echo MU-JOB-STUCK; exit 0; }
     sleep 0.1
   done
+  # A person's messages and the turns' answers go now: a lookup, a receipt
+  # and a turn's state need only the small files that stay.
+  rm -f "$j/env.sh" "$j/log" "$j"/c/*/r/*.text "$j"/c/*/out.* "$j"/c/*/err.*
   echo MU-JOB-STOPPED ;;
 send|interrupt)
   # send: $1 msgId hash, $2 expected incarnation or "", $3 1 for fresh; the text on stdin.
@@ -171,9 +175,10 @@ state)
   head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
   if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
     why=$(cat "$C/why.$n" 2>/dev/null)
-    printf 'MU-CH-STATE %s %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "$(wc -c < "$C/out.$n" | tr -d ' ')" "\${why:--}"
-    printf '%s\\n' "$(head -n 1 "$C/err.$n" | cut -c 1-300)"
-    head -c "$cap" "$C/out.$n"
+    size=$(wc -c < "$C/out.$n" 2>/dev/null | tr -d ' ')
+    printf 'MU-CH-STATE %s %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "\${size:-0}" "\${why:--}"
+    printf '%s\\n' "$(head -n 1 "$C/err.$n" 2>/dev/null | cut -c 1-300)"
+    head -c "$cap" "$C/out.$n" 2>/dev/null
   else
     printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
   fi ;;
