@@ -111,7 +111,13 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     const w = plugin();
     await w.hello();
     const r = await exec(w, "head -c 3000000 /dev/zero | tr '\\0' 'a'; echo tail >&2");
-    expect(r.result).toMatchObject({ exitCode: 0, partial: true, stderr: "tail\n" });
+    // stderr ends with a line that says how much was cut.
+    expect(r.result).toMatchObject({
+      exitCode: 0,
+      partial: true,
+      stderr:
+        "tail\nmu-plugin-ssh: output cut (at most 409600 bytes of each stream come back): stdout kept 409600 of 3000000 bytes, 2590400 cut\n",
+    });
     expect(Math.max(...w.lines.map((l) => Buffer.byteLength(l)))).toBeLessThan(1024 * 1024);
     await w.close();
   });
@@ -122,6 +128,11 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     // 400 KB of bytes that are not UTF-8: under the limit in characters, over it in bytes.
     const r = await exec(w, "head -c 400000 /dev/zero | tr '\\0' '\\377'");
     expect(r.result).toMatchObject({ exitCode: 0, partial: true });
+    // The count is of the script's bytes: each came back as one U+FFFD.
+    const res = r.result as { stdout: string; stderr: string };
+    const [, kept, cut] = /stdout kept (\d+) of 400000 bytes, (\d+) cut\n$/.exec(res.stderr) ?? [];
+    expect(Number(kept) + Number(cut)).toBe(400000);
+    expect(res.stdout.length).toBe(Number(kept));
     expect(Math.max(...w.lines.map((l) => Buffer.byteLength(l)))).toBeLessThan(1024 * 1024);
     await w.close();
   });

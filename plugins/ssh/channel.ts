@@ -2,23 +2,13 @@ import { createHash } from "node:crypto";
 import { CHANNEL_NAME } from "./declaration.js";
 import { type Jobs, keyOf } from "./job.js";
 import { type Params, PluginError, writeMessage } from "./rpc.js";
+import { wholeChars } from "./utf8.js";
+
+export { wholeChars };
 
 // The channel of a one-shot harness: each delivery is one turn the job's
 // loop runs; receipts are files on the remote keyed by the msgId's hash, so
 // a receipt and a deduped resend answer from the remote alone.
-
-/**
- * Output cut at a byte count may end inside a UTF-8 character; decoded as it
- * is, that part becomes U+FFFD. The cut moves back to the character's start.
- */
-export function wholeChars(b: Uint8Array): Uint8Array {
-  let i = b.length - 1;
-  while (i >= 0 && b.length - i <= 4 && ((b[i] ?? 0) & 0xc0) === 0x80) i--;
-  if (i < 0 || b.length - i > 4) return b;
-  const lead = b[i] ?? 0;
-  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return b.length - i < need ? b.subarray(0, i) : b;
-}
 
 /** Bytes of a turn's final output kept as lastText. */
 const TEXT_CAP = 64 * 1024;

@@ -3,8 +3,9 @@ import { isAbsolute } from "node:path";
 import { runLocal } from "./local-run.js";
 import { LAUNCH, PROBE } from "./reaper.js";
 import { EXEC, KILL, PUSH_FINISH, PUSH_PREP, REACH, shLine } from "./remote-scripts.js";
-import { fitReply, type Params, PluginError } from "./rpc.js";
+import { fitReply, fitsReply, type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
+import { wholeChars } from "./utf8.js";
 
 // The link seam: link.exec through the remote wrapper, fetch and push with
 // real git over the shared connection, and the host-check steps.
@@ -33,6 +34,38 @@ interface Killed {
   held: boolean;
 }
 
+interface Stream {
+  kept: Buffer;
+  /** Bytes the script wrote to it. */
+  total: number;
+}
+
+const cutNote = (name: string, kept: number, total: number): string[] =>
+  kept < total ? [`${name} kept ${kept} of ${total} bytes, ${total - kept} cut`] : [];
+
+/**
+ * The result of a run whose streams the remote cut at OUTPUT_CAP: each is
+ * cut further, at a character's start, while the reply would not fit, and
+ * stderr ends with a line saying how many bytes of each were cut.
+ */
+function fitted(exitCode: number | null, out: Stream, err: Stream): ExecResult {
+  const dec = (b: Buffer) => new TextDecoder("utf-8").decode(b);
+  let [o, e] = [out.kept, err.kept];
+  for (;;) {
+    const cuts = [
+      ...cutNote("stdout", o.length, out.total),
+      ...cutNote("stderr", e.length, err.total),
+    ];
+    let stderr = dec(e);
+    if (cuts.length > 0)
+      stderr += `${stderr === "" || stderr.endsWith("\n") ? "" : "\n"}mu-plugin-ssh: output cut (at most ${OUTPUT_CAP} bytes of each stream come back): ${cuts.join("; ")}\n`;
+    const r: ExecResult = { exitCode, stdout: dec(o), stderr, partial: cuts.length > 0 };
+    if (fitsReply(r)) return r;
+    if (o.length >= e.length) o = Buffer.from(wholeChars(o.subarray(0, o.length >> 1)));
+    else e = Buffer.from(wholeChars(e.subarray(0, e.length >> 1)));
+  }
+}
+
 /** Finds the wrapper's framing line for this run and the output that follows it. */
 function parseFrame(raw: Buffer, id: string): Framed | undefined {
   const text = raw.toString("latin1");
@@ -49,14 +82,11 @@ function parseFrame(raw: Buffer, id: string): Framed | undefined {
     const at = m.index + m[0].length;
     const outBytes = Math.min(Number(outN), OUTPUT_CAP);
     const errBytes = Math.min(Number(errN), OUTPUT_CAP);
-    const dec = new TextDecoder("utf-8");
-    const r: ExecResult = {
-      exitCode: code === "-" || code === "?" ? null : Number(code),
-      stdout: dec.decode(raw.subarray(at, at + outBytes)),
-      stderr: dec.decode(raw.subarray(at + outBytes, at + outBytes + errBytes)),
-      partial: Number(outN) > OUTPUT_CAP || Number(errN) > OUTPUT_CAP,
-    };
-    fitReply(r);
+    const r = fitted(
+      code === "-" || code === "?" ? null : Number(code),
+      { kept: raw.subarray(at, at + outBytes), total: Number(outN) },
+      { kept: raw.subarray(at + outBytes, at + outBytes + errBytes), total: Number(errN) },
+    );
     return { tag, code, result: r };
   }
   return last;
