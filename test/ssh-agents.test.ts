@@ -326,6 +326,12 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     expect(muAt(local, ["agent", "check", "a", msgId], env).code).toBe(0);
     const list = muAt(local, ["agent", "list"], env);
     expect(list.stdout).toMatch(/main\/a\s+box\s+running/);
+    // A view that died with its connection names the verb that opens another.
+    sshd.dropConnections();
+    let listed = "";
+    for (let i = 0; i < 40 && !listed.includes("(gone"); i++)
+      listed = muAt(local, ["agent", "list"], env).stdout;
+    expect(listed).toMatch(/main\/a\s+box\s+running\s+\S+ \(gone: mu agent reattach main\/a\)/);
     // detached: a new view from job.attach on the same row
     const re = muAt(local, ["agent", "reattach", "a"], env);
     expect(re.stderr).toBe("");
