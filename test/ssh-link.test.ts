@@ -1,10 +1,11 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaDigest } from "../host/protocol/schema.js";
-import { EXEC, shLine } from "../plugins/ssh/remote-scripts.js";
+import { LAUNCH } from "../plugins/ssh/reaper.js";
+import { EXEC, KILL, shLine } from "../plugins/ssh/remote-scripts.js";
 import { q } from "../plugins/ssh/ssh.js";
 import { tempState } from "./helpers.js";
 import {
@@ -93,6 +94,53 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     });
     expect(out).toMatch(/^MU-SSH-SHORT shorttest/m);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it("without python3 on the remote, a killed run is marked unheld (?), not proven stopped", async () => {
+    // A PATH with every tool the wrapper needs but python3.
+    const bin = join(sshd.dir, "no-python-bin");
+    mkdirSync(bin, { recursive: true });
+    for (const t of [
+      "sh",
+      "mkdir",
+      "head",
+      "wc",
+      "tr",
+      "rm",
+      "setsid",
+      "cat",
+      "sleep",
+      "grep",
+      "kill",
+    ]) {
+      const at = spawnSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).stdout.trim();
+      if (at.startsWith("/") && !existsSync(join(bin, t))) symlinkSync(at, join(bin, t));
+    }
+    const ssh = (line: string, input = "") =>
+      spawnSync("ssh", ["-F", sshd.config, "-T", "box", `PATH=${bin} ${line}`], {
+        input,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+    const script = "sleep 30\n";
+    const run = spawn(
+      "ssh",
+      [
+        "-F",
+        sshd.config,
+        "-T",
+        "box",
+        `PATH=${bin} ${shLine(EXEC, [sshd.home, String(script.length), "unheld1", ".", "1000", LAUNCH], q)}`,
+      ],
+      { stdio: ["pipe", "ignore", "ignore"] },
+    );
+    run.stdin?.end(script);
+    const dir = join(sshd.home, ".mu-plugin-ssh/runs/unheld1");
+    await until("the run to start", () => existsSync(join(dir, "pid")));
+    expect(existsSync(join(dir, "unheld"))).toBe(true);
+    const killed = ssh(shLine(KILL, [sshd.home, "unheld1", "1000"], q));
+    expect(killed.stdout).toMatch(/^MU-SSH-RESULT unheld1 \? 0 0$/m);
+    await new Promise((r) => run.on("exit", r));
   });
 
   it("answers 14 calls in flight at once over the one shared connection", async () => {

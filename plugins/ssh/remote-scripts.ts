@@ -77,7 +77,7 @@ if [ -d "$d" ]; then
   head -c "$lim" "$d/err" 2>/dev/null
   rm -rf "$d"
 else
-  printf 'MU-SSH-RESULT %s - 0 0\\n' "$id"
+  printf 'MU-SSH-RESULT %s %s 0 0\\n' "$id" "$held"
 fi
 `;
 
