@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
@@ -10,6 +10,12 @@ import type { Wire } from "./ssh-wire.js";
 // with a fake one-shot harness: needs sshd and ssh, fails without them.
 
 useSshd();
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
 
 describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180_000 }, () => {
   function agentPlugin(): Wire {
@@ -122,6 +128,16 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
     expect((await w.call("job.stop", { key: "job-t1b" })).result).toBeNull();
 
     expect((await w.call("job.stop", { key })).result).toBeNull();
+    // What a person wrote, and what the turns answered, is gone from the remote.
+    const left = filesUnder(join(sshd.home, ".mu-plugin-ssh/jobs", key));
+    expect(left.length).toBeGreaterThan(0);
+    for (const f of left)
+      expect(readFileSync(f, "utf8"), f).not.toMatch(/hello|fail now|again|answer to/);
+    // A receipt still answers from what is left.
+    expect((await w.call("channel.receipt", { msgId: "m1" })).result).toMatchObject({
+      state: "accepted",
+      runs: 0,
+    });
     expect((await w.call("job.status")).result).toEqual({ state: "ended", exit: null });
     expect((await w.call("job.stop", { key })).result).toBeNull();
     expect((await w.call("job.lookup", { key, fence: true })).result).toMatchObject({ found: {} });
@@ -167,8 +183,9 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       runs: 2,
       lastText: expect.stringMatching(/^answer to: quick/),
     });
+    // The killed turn reads as interrupted, not as a harness that failed with 137.
     expect((await w.call("channel.lastRun", { afterRuns: 0 })).result).toMatchObject({
-      lastError: expect.stringMatching(/exited 137/),
+      lastError: expect.stringMatching(/^interrupted: /),
     });
 
     await w.call("channel.send", {
@@ -186,6 +203,10 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       settled: true,
       aborted: true,
       pending: false,
+    });
+    expect((await w.call("channel.lastRun", { afterRuns: 2 })).result).toMatchObject({
+      runs: 3,
+      lastError: expect.stringMatching(/^aborted: mu agent abort/),
     });
     expect((await w.call("job.stop", { key })).result).toBeNull();
     await w.close();
@@ -305,6 +326,12 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     expect(muAt(local, ["agent", "check", "a", msgId], env).code).toBe(0);
     const list = muAt(local, ["agent", "list"], env);
     expect(list.stdout).toMatch(/main\/a\s+box\s+running/);
+    // A view that died with its connection names the verb that opens another.
+    sshd.dropConnections();
+    let listed = "";
+    for (let i = 0; i < 40 && !listed.includes("(gone"); i++)
+      listed = muAt(local, ["agent", "list"], env).stdout;
+    expect(listed).toMatch(/main\/a\s+box\s+running\s+\S+ \(gone: mu agent reattach main\/a\)/);
     // detached: a new view from job.attach on the same row
     const re = muAt(local, ["agent", "reattach", "a"], env);
     expect(re.stderr).toBe("");

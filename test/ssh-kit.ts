@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { muBin } from "./helpers.js";
 import { sshPluginBin, Wire } from "./ssh-wire.js";
-import { type Sshd, startSshd } from "./sshd.js";
+import { type Sshd, type SshdOptions, startSshd } from "./sshd.js";
 
 // What the ssh plugin's test files share: each file starts its own sshd on
 // 127.0.0.1 (test/sshd.ts) with useSshd(). These tests need sshd and ssh:
@@ -14,9 +14,9 @@ import { type Sshd, startSshd } from "./sshd.js";
 export let sshd: Sshd;
 const wires: Wire[] = [];
 
-export function useSshd(): void {
+export function useSshd(opts: SshdOptions = {}): void {
   beforeAll(async () => {
-    sshd = await startSshd();
+    sshd = await startSshd(opts);
   }, 120_000);
 
   afterAll(async () => {

@@ -1,10 +1,11 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaDigest } from "../host/protocol/schema.js";
-import { EXEC, shLine } from "../plugins/ssh/remote-scripts.js";
+import { LAUNCH } from "../plugins/ssh/reaper.js";
+import { EXEC, KILL, shLine } from "../plugins/ssh/remote-scripts.js";
 import { q } from "../plugins/ssh/ssh.js";
 import { tempState } from "./helpers.js";
 import {
@@ -95,6 +96,53 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it("without python3 on the remote, a killed run is marked unheld (?), not proven stopped", async () => {
+    // A PATH with every tool the wrapper needs but python3.
+    const bin = join(sshd.dir, "no-python-bin");
+    mkdirSync(bin, { recursive: true });
+    for (const t of [
+      "sh",
+      "mkdir",
+      "head",
+      "wc",
+      "tr",
+      "rm",
+      "setsid",
+      "cat",
+      "sleep",
+      "grep",
+      "kill",
+    ]) {
+      const at = spawnSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).stdout.trim();
+      if (at.startsWith("/") && !existsSync(join(bin, t))) symlinkSync(at, join(bin, t));
+    }
+    const ssh = (line: string, input = "") =>
+      spawnSync("ssh", ["-F", sshd.config, "-T", "box", `PATH=${bin} ${line}`], {
+        input,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+    const script = "sleep 30\n";
+    const run = spawn(
+      "ssh",
+      [
+        "-F",
+        sshd.config,
+        "-T",
+        "box",
+        `PATH=${bin} ${shLine(EXEC, [sshd.home, String(script.length), "unheld1", ".", "1000", LAUNCH], q)}`,
+      ],
+      { stdio: ["pipe", "ignore", "ignore"] },
+    );
+    run.stdin?.end(script);
+    const dir = join(sshd.home, ".mu-plugin-ssh/runs/unheld1");
+    await until("the run to start", () => existsSync(join(dir, "pid")));
+    expect(existsSync(join(dir, "unheld"))).toBe(true);
+    const killed = ssh(shLine(KILL, [sshd.home, "unheld1", "1000"], q));
+    expect(killed.stdout).toMatch(/^MU-SSH-RESULT unheld1 \? 0 0$/m);
+    await new Promise((r) => run.on("exit", r));
+  });
+
   it("answers 14 calls in flight at once over the one shared connection", async () => {
     const w = plugin();
     await w.hello();
@@ -111,7 +159,13 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     const w = plugin();
     await w.hello();
     const r = await exec(w, "head -c 3000000 /dev/zero | tr '\\0' 'a'; echo tail >&2");
-    expect(r.result).toMatchObject({ exitCode: 0, partial: true, stderr: "tail\n" });
+    // stderr ends with a line that says how much was cut.
+    expect(r.result).toMatchObject({
+      exitCode: 0,
+      partial: true,
+      stderr:
+        "tail\nmu-plugin-ssh: output cut (at most 409600 bytes of each stream come back): stdout kept 409600 of 3000000 bytes, 2590400 cut\n",
+    });
     expect(Math.max(...w.lines.map((l) => Buffer.byteLength(l)))).toBeLessThan(1024 * 1024);
     await w.close();
   });
@@ -122,6 +176,11 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     // 400 KB of bytes that are not UTF-8: under the limit in characters, over it in bytes.
     const r = await exec(w, "head -c 400000 /dev/zero | tr '\\0' '\\377'");
     expect(r.result).toMatchObject({ exitCode: 0, partial: true });
+    // The count is of the script's bytes: each came back as one U+FFFD.
+    const res = r.result as { stdout: string; stderr: string };
+    const [, kept, cut] = /stdout kept (\d+) of 400000 bytes, (\d+) cut\n$/.exec(res.stderr) ?? [];
+    expect(Number(kept) + Number(cut)).toBe(400000);
+    expect(res.stdout.length).toBe(Number(kept));
     expect(Math.max(...w.lines.map((l) => Buffer.byteLength(l)))).toBeLessThan(1024 * 1024);
     await w.close();
   });
@@ -147,6 +206,29 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     expect(seen).toHaveLength(3);
     for (const pid of seen) expect(alive(pid), `pid ${pid} survived the timeout`).toBe(false);
     expect(existsSync(`${pids}.late`)).toBe(false);
+    await w.close();
+  });
+
+  it("on timeoutMs also kills a grandchild that left both the group and the marker (env -i setsid nohup)", async () => {
+    const w = plugin();
+    await w.hello();
+    const pids = join(sshd.home, "escape.pids");
+    const script = [
+      // A new session and an empty environment: neither the group nor the
+      // marker reaches it, and its parent is gone before the timeout.
+      `sh -c 'env -i setsid nohup sh -c "echo \\$\\$ > ${pids}; exec sleep 300" >/dev/null 2>&1 &'`,
+      `while [ ! -s ${pids} ]; do sleep 0.05; done`,
+      "echo started",
+      "sleep 60",
+    ].join("\n");
+    const r = await exec(w, script, 5_000);
+    expect(r.result).toMatchObject({ exitCode: null, stdout: "started\n" });
+    const [pid] = readPids(pids);
+    expect(pid).toBeGreaterThan(0);
+    const survived = alive(pid ?? 0);
+    // Its cleared environment hides it from the sshd's own sweep too.
+    if (survived) process.kill(pid ?? 0, "SIGKILL");
+    expect(survived, `pid ${pid} survived the timeout`).toBe(false);
     await w.close();
   });
 
@@ -182,8 +264,10 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     sshd.dropConnections();
     const res = await r;
     expect(res.error?.data.kind).toBe("unknown-outcome");
+    // The plugin ended the run over a new connection before it answered, and says so.
+    expect(res.error?.message).toMatch(/stopped the run and everything it started.*runs no more/);
     const [pid] = readPids(pids);
-    await until("the dropped run to be killed", () => !alive(pid ?? 0));
+    expect(alive(pid ?? 0)).toBe(false);
     // The next call makes a new connection.
     expect((await exec(w, "echo again")).result).toMatchObject({ exitCode: 0, stdout: "again\n" });
     await w.close();
@@ -253,7 +337,7 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     const t = (await w.call("link.checkSteps", { phase: "template" })).result as { ok: unknown }[];
     expect(t.every((s) => s.ok === true)).toBe(true);
     const r = (await w.call("link.checkSteps", { phase: "reach" })).result as { ok: unknown }[];
-    expect(r.map((s) => s.ok)).toEqual([true, true, true, true, true]);
+    expect(r.map((s) => s.ok)).toEqual([true, true, true, true, true, true]);
     const none = await w.call("link.checkSteps", { phase: "reach", root: "no/such/repo" });
     expect(none.result).toContainEqual(expect.objectContaining({ step: "repo", ok: "warn" }));
     await w.close();
@@ -336,6 +420,23 @@ describe("mu-plugin-ssh when things go away", { timeout: 180_000 }, () => {
     await until("the remote run to end", () => !alive(pid ?? 0));
   });
 
+  it("an sshd down for a second: the call waits, tries again and runs, inside its timeout", async () => {
+    const w = plugin();
+    await w.hello();
+    await sshd.stop();
+    const r = exec(w, "echo through", 20_000);
+    await new Promise((res) => setTimeout(res, 1_000));
+    await sshd.start();
+    expect((await r).result).toMatchObject({ exitCode: 0, stdout: "through\n" });
+    // A remote that stays down is still refused, once the timeout leaves no room.
+    await sshd.stop();
+    const began = Date.now();
+    expect((await exec(w, "true", 2_000)).error?.data.kind).toBe("retryable");
+    expect(Date.now() - began).toBeLessThan(10_000);
+    await sshd.start();
+    await w.close();
+  });
+
   it("sshd stopped mid-call: unknown-outcome, and no local process is left", async () => {
     const w = plugin();
     await w.hello();
@@ -346,7 +447,7 @@ describe("mu-plugin-ssh when things go away", { timeout: 180_000 }, () => {
     const res = await r;
     expect(res.error?.data.kind).toBe("unknown-outcome");
     // With the machine unreachable a new call is refused as retryable.
-    expect((await exec(w, "true")).error?.data.kind).toBe("retryable");
+    expect((await exec(w, "true", 2_000)).error?.data.kind).toBe("retryable");
     await w.close();
     await until("the plugin's group to empty", () => !w.groupAlive());
     // The "remote" run is the machine's own business now; the suite cleans it up.

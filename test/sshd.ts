@@ -97,7 +97,14 @@ function children(pid: number): number[] {
   }
 }
 
-export async function startSshd(): Promise<Sshd> {
+export interface SshdOptions {
+  /** Printed on stdout before every remote command, as a noisy shell start-up file does. */
+  banner?: string;
+  /** Sessions get HOME set to the remote root, so `~` there is the test's own directory. */
+  homeIsRoot?: boolean;
+}
+
+export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   for (const bin of ["/usr/sbin/sshd", "ssh", "ssh-keygen"])
     try {
       execFileSync("sh", ["-c", `command -v ${bin}`], { stdio: "ignore" });
@@ -124,6 +131,16 @@ export async function startSshd(): Promise<Sshd> {
   const port = await freePort();
   const marker = randomBytes(8).toString("hex");
   const sshdConfig = join(dir, "sshd_config");
+  const extra: string[] = [];
+  if (opts.banner !== undefined) {
+    const wrapper = join(dir, "banner.sh");
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\nprintf '%s\\n' '${opts.banner.replace(/'/g, "")}'\n[ -n "$SSH_ORIGINAL_COMMAND" ] && exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n`,
+      { mode: 0o755 },
+    );
+    extra.push(`ForceCommand ${wrapper}`);
+  }
   writeFileSync(
     sshdConfig,
     [
@@ -138,7 +155,8 @@ export async function startSshd(): Promise<Sshd> {
       "PasswordAuthentication no",
       "KbdInteractiveAuthentication no",
       "PubkeyAuthentication yes",
-      `SetEnv MU_SSH_TEST=${marker}`,
+      `SetEnv MU_SSH_TEST=${marker}${opts.homeIsRoot ? ` HOME=${home}` : ""}`,
+      ...extra,
       "LogLevel ERROR",
       "",
     ].join("\n"),

@@ -84,7 +84,7 @@ export function mapCallError(
               // A script is not journaled: mu cannot tell whether it ran.
               hint:
                 c.method === "link.exec"
-                  ? "the script may have run, and may still be running there; look on the host before you run it again"
+                  ? "the script may have run; unless the plugin's message says it stopped it, it may still be running there: look on the host before you run it again"
                   : "ask again later",
             });
     }

@@ -78,7 +78,9 @@ export async function agentList(io: Io, opts: { json?: boolean }): Promise<void>
     return;
   }
   for (const r of out) {
-    const view = r.view ? `${r.view}${r.viewAlive ? "" : " (gone)"}` : "-";
+    // A dead view is no loss for a job that runs on: name the verb that opens a new one.
+    const gone = r.state === "running" ? ` (gone: mu agent reattach ${r.agent})` : " (gone)";
+    const view = r.view ? `${r.view}${r.viewAlive ? "" : gone}` : "-";
     io.out(`${r.agent}\t${r.host}\t${r.state}\t${view}${r.reason ? `\t${r.reason}` : ""}\n`);
   }
 }

@@ -2,23 +2,13 @@ import { createHash } from "node:crypto";
 import { CHANNEL_NAME } from "./declaration.js";
 import { type Jobs, keyOf } from "./job.js";
 import { type Params, PluginError, writeMessage } from "./rpc.js";
+import { wholeChars } from "./utf8.js";
+
+export { wholeChars };
 
 // The channel of a one-shot harness: each delivery is one turn the job's
 // loop runs; receipts are files on the remote keyed by the msgId's hash, so
 // a receipt and a deduped resend answer from the remote alone.
-
-/**
- * Output cut at a byte count may end inside a UTF-8 character; decoded as it
- * is, that part becomes U+FFFD. The cut moves back to the character's start.
- */
-export function wholeChars(b: Uint8Array): Uint8Array {
-  let i = b.length - 1;
-  while (i >= 0 && b.length - i <= 4 && ((b[i] ?? 0) & 0xc0) === 0x80) i--;
-  if (i < 0 || b.length - i > 4) return b;
-  const lead = b[i] ?? 0;
-  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return b.length - i < need ? b.subarray(0, i) : b;
-}
 
 /** Bytes of a turn's final output kept as lastText. */
 const TEXT_CAP = 64 * 1024;
@@ -34,6 +24,8 @@ interface State {
   text?: string;
   truncated?: boolean;
   err?: string;
+  /** Who killed the turn, when it was killed on purpose: aborted or interrupted. */
+  why?: string;
 }
 
 const hashOf = (msgId: string) => createHash("sha256").update(msgId).digest("hex");
@@ -63,7 +55,7 @@ export class Channel {
       signal,
     );
     if (r.tag !== "CH-STATE") return undefined;
-    const [cur, i, runs, status, since, code, size] = r.fields;
+    const [cur, i, runs, status, since, code, size, why] = r.fields;
     const s: State = {
       cur: Number(cur),
       inc: Number(i),
@@ -76,6 +68,7 @@ export class Channel {
       const nl1 = text.indexOf("\n");
       const nl2 = text.indexOf("\n", nl1 + 1);
       s.code = Number(code);
+      if (why === "aborted" || why === "interrupted") s.why = why;
       s.err = text.slice(nl1 + 1, nl2);
       s.truncated = Number(size) > TEXT_CAP;
       const kept = r.raw.subarray(nl2 + 1);
@@ -96,7 +89,10 @@ export class Channel {
       o.lastText = s.text;
       if (s.truncated) o.lastTextTruncated = true;
     }
-    if (s.code !== undefined && s.code !== 0)
+    if (s.why === "aborted") o.lastError = "aborted: mu agent abort killed the harness mid-turn";
+    else if (s.why === "interrupted")
+      o.lastError = "interrupted: the next message killed the harness mid-turn";
+    else if (s.code !== undefined && s.code !== 0)
       o.lastError = `the harness exited ${s.code}${s.err ? `: ${s.err}` : ""}`;
     return o;
   }

@@ -8,10 +8,12 @@ import { STATE } from "./remote-scripts.js";
 // Layout of a job directory:
 //   pid, started | fenced | stopped   the loop's pid, and how the key was used
 //   env.sh, cwd, harness, log          what the loop runs with, and its transcript
+//                                      (env.sh, log, texts and outputs go at stop)
 //   inc                                the current incarnation (channel session)
 //   c/<inc>/runs, state, since, session
 //   c/<inc>/r/<h>.seq|.text|.at        receipt <h> (sha256 of the msgId); .seq commits it
 //   c/<inc>/out.<n>, err.<n>, code.<n> turn n's output
+//   c/<inc>/why.<n>                    aborted | interrupted: who killed turn n
 
 /** The job's own loop: $1 is the job directory (absolute). */
 export const LOOP = `
@@ -59,6 +61,13 @@ put() { printf '%s\\n' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }
 mine() { test -r "/proc/$1/environ" && grep -qzx "MU_SSH_JOB=$name" "/proc/$1/environ"; }
 alive() { p=$(cat "$j/pid" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null && mine "$p"; }
 lock() { i=0; until mkdir "$j/lock" 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && rmdir "$j/lock"; sleep 0.05; done; }
+# Kills the running turn of $C, first saying why ($1) beside it, so its
+# exit by SIGKILL reads as what it was; a turn that had already ended keeps none.
+cut_turn() {
+  m=$C/why.$(($(cat "$C/runs") + 1))
+  put "$m" "$1"
+  kill -KILL "-$(cat "$C/turn")" 2>/dev/null || rm -f "$m"
+}
 newinc() {
   mkdir -p "$j/c/$1/r" && put "$j/c/$1/runs" 0 && put "$j/c/$1/state" idle &&
   put "$j/c/$1/since" "$(ms)" && put "$j/c/$1/session" "$name-$1" && put "$j/inc" "$1"
@@ -118,6 +127,9 @@ stop)
     i=$((i + 1)); [ $i -gt 100 ] && { echo MU-JOB-STUCK; exit 0; }
     sleep 0.1
   done
+  # A person's messages and the turns' answers go now: a lookup, a receipt
+  # and a turn's state need only the small files that stay.
+  rm -f "$j/env.sh" "$j/log" "$j"/c/*/r/*.text "$j"/c/*/out.* "$j"/c/*/err.*
   echo MU-JOB-STOPPED ;;
 send|interrupt)
   # send: $1 msgId hash, $2 expected incarnation or "", $3 1 for fresh; the text on stdin.
@@ -136,7 +148,7 @@ send|interrupt)
   [ "$fresh" = 1 ] && { inc=$((inc + 1)); newinc "$inc"; }
   C=$j/c/$inc
   was=$(cat "$C/state")
-  [ "$op" = interrupt ] && [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  [ "$op" = interrupt ] && [ "$was" = busy ] && cut_turn interrupted
   seq=$(($(ls "$C/r" | grep -c '[.]seq$') + 1))
   cat > "$C/r/$h.text"
   put "$C/r/$h.at" "$(ms)"
@@ -147,7 +159,7 @@ abort)
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
   C=$j/c/$(cat "$j/inc")
   was=$(cat "$C/state")
-  [ "$was" = busy ] && kill -KILL "-$(cat "$C/turn")" 2>/dev/null
+  [ "$was" = busy ] && cut_turn aborted
   echo "MU-CH-ABORT $was $(cat "$C/runs")" ;;
 receipt)
   for f in "$j"/c/*/r/"$1".seq; do
@@ -162,13 +174,21 @@ state)
   [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
   head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
   if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
-    printf 'MU-CH-STATE %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "$(wc -c < "$C/out.$n" | tr -d ' ')"
-    printf '%s\\n' "$(head -n 1 "$C/err.$n" | cut -c 1-300)"
-    head -c "$cap" "$C/out.$n"
+    why=$(cat "$C/why.$n" 2>/dev/null)
+    size=$(wc -c < "$C/out.$n" 2>/dev/null | tr -d ' ')
+    printf 'MU-CH-STATE %s %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "\${size:-0}" "\${why:--}"
+    printf '%s\\n' "$(head -n 1 "$C/err.$n" 2>/dev/null | cut -c 1-300)"
+    head -c "$cap" "$C/out.$n" 2>/dev/null
   else
-    printf 'MU-CH-STATE %s - 0\\n\\n' "$head"
+    printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
   fi ;;
 check)
-  command -v "$1" >/dev/null 2>&1 && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+  # As the loop's sh -c reads the harness: a leading ~ is the home directory.
+  t=$1
+  case $t in "~" | "~/"*) t=$HOME\${t#"~"} ;; esac
+  case $t in
+  */*) [ -x "$t" ] && [ -f "$t" ] && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+  *) command -v "$t" >/dev/null 2>&1 && echo MU-JOB-HAS || echo MU-JOB-MISSING ;;
+  esac ;;
 esac
 `;

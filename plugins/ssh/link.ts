@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { isAbsolute } from "node:path";
+import { type ExecResult, OUTPUT_CAP, parseFrame } from "./exec-frame.js";
 import { runLocal } from "./local-run.js";
+import { LAUNCH, PROBE } from "./reaper.js";
 import { EXEC, KILL, PUSH_FINISH, PUSH_PREP, REACH, shLine } from "./remote-scripts.js";
 import { fitReply, type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
@@ -9,51 +11,57 @@ import { classify, q, type Ssh } from "./ssh.js";
 // real git over the shared connection, and the host-check steps.
 
 export const MAX_SCRIPT_BYTES = 131072;
-/** Bytes of each stream the remote sends back; the reply is then fitted under 1 MiB. */
-const OUTPUT_CAP = 400 * 1024;
 const KILL_MS = 15_000;
 
-export interface ExecResult {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  partial: boolean;
+/** A killed run: its output so far, and whether a launcher held every process it started. */
+interface Killed {
+  result: ExecResult;
+  held: boolean;
 }
 
-interface Framed {
-  tag: string;
-  code?: string;
-  result?: ExecResult;
-}
-
-/** Finds the wrapper's framing line for this run and the output that follows it. */
-function parseFrame(raw: Buffer, id: string): Framed | undefined {
-  const text = raw.toString("latin1");
-  const re = new RegExp(`^MU-SSH-([A-Z-]+) ${id}([^\\n]*)\\n`, "gm");
-  let last: Framed | undefined;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    const tag = m[1] ?? "";
-    const rest = (m[2] ?? "").trim().split(" ");
-    if (tag !== "RESULT") {
-      last = { tag };
-      continue;
-    }
-    const [code, outN, errN] = rest;
-    const at = m.index + m[0].length;
-    const outBytes = Math.min(Number(outN), OUTPUT_CAP);
-    const errBytes = Math.min(Number(errN), OUTPUT_CAP);
-    const dec = new TextDecoder("utf-8");
-    const r: ExecResult = {
-      exitCode: code === "-" ? null : Number(code),
-      stdout: dec.decode(raw.subarray(at, at + outBytes)),
-      stderr: dec.decode(raw.subarray(at + outBytes, at + outBytes + errBytes)),
-      partial: Number(outN) > OUTPUT_CAP || Number(errN) > OUTPUT_CAP,
+/**
+ * Whether the remote's shell adds text of its own to a command's output:
+ * git over ssh reads that text as its protocol and fails, so the reach
+ * phase catches it here, where its cause can still be named.
+ */
+function quietStep(out: string): unknown {
+  const noise = out.split("\n").find((l) => l !== "" && !l.startsWith("MU-SSH-"));
+  if (noise === undefined)
+    return {
+      step: "quiet",
+      ok: true,
+      detail: "the remote shell adds nothing to a command's output",
     };
-    fitReply(r);
-    return { tag, code, result: r };
-  }
-  return last;
+  return {
+    step: "quiet",
+    ok: false,
+    detail: `the remote shell prints '${noise.slice(0, 60)}' before every command, which breaks git over ssh: make its start-up files (~/.bashrc, ~/.profile, ~/.zshenv…) print only in an interactive shell`,
+  };
 }
+
+/** Whether a timed-out run can be ended, and proven ended, on this remote. */
+function processesStep(out: string): unknown {
+  if (!out.includes("MU-SSH-PROCS"))
+    return {
+      step: "processes",
+      ok: false,
+      detail: "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be stopped",
+    };
+  if (!out.includes("MU-SSH-REAPER"))
+    return {
+      step: "processes",
+      ok: "warn",
+      detail:
+        "no python3 that can hold a run's processes (a child subreaper): a timed-out script that started a process in a new session with a cleared environment may leave it running, and host exec then says so",
+    };
+  return {
+    step: "processes",
+    ok: true,
+    detail: "every process a run starts is held, so a timed-out run is ended whole",
+  };
+}
+
+const firstLine = (s: string) => (s.split("\n").find((l) => l.trim()) ?? "").trim().slice(0, 200);
 
 export class Link {
   constructor(
@@ -63,7 +71,7 @@ export class Link {
   ) {}
 
   /** Kills a run's remote tree, over a second connection if the shared one is stuck. */
-  private async kill(id: string): Promise<ExecResult | undefined> {
+  private async kill(id: string): Promise<Killed | undefined> {
     const line = shLine(KILL, [this.root, id, String(OUTPUT_CAP)], q);
     // The shared connection first (no handshake to pay); if it is stuck, a fresh one.
     for (const [fresh, timeoutMs] of [
@@ -73,7 +81,7 @@ export class Link {
       try {
         const r = await this.ssh.run(line, { timeoutMs, fresh });
         const f = parseFrame(r.stdout, id);
-        if (f?.result) return f.result;
+        if (f?.result) return { result: f.result, held: f.code === "-" };
       } catch {
         // try the other connection
       }
@@ -91,9 +99,13 @@ export class Link {
     const cwd = String(p.cwd ?? ".");
     const timeoutMs = Number(p.timeoutMs ?? 20_000);
     const id = randomBytes(8).toString("hex");
-    const line = `MU_SSH_RUN=${id} ${shLine(EXEC, [this.root, String(script.length), id, cwd, String(OUTPUT_CAP)], q)}`;
-    await this.ssh.up(signal);
-    const r = await this.ssh.run(line, { stdin: script, timeoutMs, signal });
+    const args = [this.root, String(script.length), id, cwd, String(OUTPUT_CAP), LAUNCH];
+    const line = `MU_SSH_RUN=${id} ${shLine(EXEC, args, q)}`;
+    // The timeout is the whole call's: time spent connecting comes out of it.
+    const began = Date.now();
+    await this.ssh.up(signal, began + timeoutMs);
+    const left = Math.max(1, timeoutMs - (Date.now() - began));
+    const r = await this.ssh.run(line, { stdin: script, timeoutMs: left, signal });
     if (r.timedOut || r.aborted) {
       const killed = await this.kill(id);
       if (!killed)
@@ -101,7 +113,12 @@ export class Link {
           "unknown-outcome",
           `mu-plugin-ssh: the script ran past ${timeoutMs} ms and its remote run could not be confirmed stopped`,
         );
-      return { ...killed, exitCode: null };
+      if (!killed.held)
+        throw new PluginError(
+          "unknown-outcome",
+          `mu-plugin-ssh: the script ran past ${timeoutMs} ms and was killed by its process group and marker; the remote has no python3 to hold a process that left both, so one may still run`,
+        );
+      return { ...killed.result, exitCode: null };
     }
     const f = parseFrame(r.stdout, id);
     if (f?.result) return f.result;
@@ -120,9 +137,16 @@ export class Link {
       );
     const started = f?.tag === "STARTED";
     const err = classify(r.stderr, this.ssh.t.dest, started || r.code !== 255);
-    // A run that began and lost its connection may still be going: try to end it.
-    if (err.kind === "unknown-outcome") await this.kill(id);
-    throw err;
+    if (err.kind !== "unknown-outcome") throw err;
+    // A run that began and lost its connection may still be going: end it, and say so.
+    const killed = await this.kill(id);
+    if (!killed) throw err;
+    throw new PluginError(
+      "unknown-outcome",
+      killed.held
+        ? `${err.message}; the plugin then stopped the run and everything it started: it may have run in part, and runs no more`
+        : `${err.message}; the plugin then killed the run's process group and marked processes`,
+    );
   }
 
   /** A remote path as git's scp-like syntax names it. */
@@ -132,7 +156,7 @@ export class Link {
   }
 
   private async git(args: string[], timeoutMs: number, signal: AbortSignal): Promise<ExecResult> {
-    await this.ssh.up(signal);
+    await this.ssh.up(signal, Date.now() + timeoutMs);
     const r = await runLocal("git", args, {
       timeoutMs,
       signal,
@@ -156,6 +180,13 @@ export class Link {
       /^ssh: |Permission denied|Host key verification failed/m.test(r.stderr)
     )
       throw classify(r.stderr, this.ssh.t.dest, false);
+    // git's own answer to text the remote shell printed before it spoke.
+    if (!r.timedOut && r.code !== 0 && /bad line length character/.test(r.stderr))
+      throw new PluginError(
+        "human",
+        `mu-plugin-ssh: git over ssh met text the remote shell printed before git's own output (${firstLine(r.stderr)})`,
+        "make the remote shell's start-up files print nothing in a non-interactive session; mu host check names the text",
+      );
     fitReply(res);
     return res;
   }
@@ -225,7 +256,7 @@ export class Link {
     if (phase !== "reach") return [];
     // An auth or host-key failure throws `human`: the check hands back to a person.
     const repo = typeof p.root === "string" ? p.root : "";
-    const out = await this.ssh.must(shLine(REACH, [this.root, repo], q), 15_000, signal);
+    const out = await this.ssh.must(shLine(REACH, [this.root, repo, PROBE], q), 15_000, signal);
     const repoStep = repo
       ? [
           out.includes("MU-SSH-REPO")
@@ -239,6 +270,7 @@ export class Link {
       : [];
     return [
       { step: "login", ok: true, detail: `logged in to ${this.ssh.t.dest}` },
+      quietStep(out),
       { step: "sh", ok: out.includes("MU-SSH-SH"), detail: "sh runs scripts" },
       {
         step: "git",
@@ -247,13 +279,7 @@ export class Link {
           ? "git is installed"
           : "git is missing: install it on the remote",
       },
-      {
-        step: "processes",
-        ok: out.includes("MU-SSH-PROCS"),
-        detail: out.includes("MU-SSH-PROCS")
-          ? "setsid, /proc and grep -z are there to end a timed-out run"
-          : "setsid, /proc or GNU grep -z is missing: a timed-out run cannot be proven stopped",
-      },
+      processesStep(out),
       ...repoStep,
       {
         step: "writable",

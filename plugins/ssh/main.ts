@@ -4,7 +4,15 @@ import { schemaDigest, seams, VERSION } from "./declaration.js";
 import { Jobs } from "./job.js";
 import { Link } from "./link.js";
 import { killAllLocal } from "./local-run.js";
-import { type Params, PluginError, type Request, readMessages, reply, replyError } from "./rpc.js";
+import {
+  type Params,
+  PluginError,
+  type Request,
+  readMessages,
+  reply,
+  replyError,
+  withDeadline,
+} from "./rpc.js";
 import { Ssh } from "./ssh.js";
 
 // mu-plugin-ssh: mu's link (and, given --harness, job and channel) over OpenSSH.
@@ -139,7 +147,8 @@ function onMessage(m: Request): void {
   const ctl = new AbortController();
   inFlight.set(id, ctl);
   if (!method.startsWith("link.")) finishing.add(id);
-  answer(method, m.params ?? {}, ctl.signal)
+  const params = m.params ?? {};
+  withDeadline(params, () => answer(method, params, ctl.signal))
     .then(
       (r) => reply(id, r),
       (e) => replyError(id, e),

@@ -5,13 +5,14 @@
 export const STATE = ".mu-plugin-ssh";
 
 /**
- * Runs one link.exec: $1 root, $2 byte count, $3 run id, $4 cwd, $5 output cap.
- * The script arrives on stdin and runs only if every byte came. Its output
- * goes to files, so the wrapper's own stdout is only the framing: a script
- * exiting 255 cannot pass for ssh failing.
+ * Runs one link.exec: $1 root, $2 byte count, $3 run id, $4 cwd, $5 output
+ * cap, $6 the launcher (reaper.ts). The script arrives on stdin and runs only
+ * if every byte came. Its output goes to files, so the wrapper's own stdout
+ * is only the framing: a script exiting 255 cannot pass for ssh failing.
+ * Without python3 the script runs in a group of its own, unheld.
  */
 export const EXEC = `
-root=$1 n=$2 id=$3 cwd=$4 lim=$5
+root=$1 n=$2 id=$3 cwd=$4 lim=$5 launch=$6
 cd -- "$root" || { echo "MU-SSH-NOROOT $id"; exit 0; }
 mkdir -p "${STATE}/runs/$id" || { echo "MU-SSH-NOWRITE $id"; exit 0; }
 d=$(cd "${STATE}/runs/$id" && pwd)
@@ -20,8 +21,13 @@ got=$(wc -c < "$d/script" | tr -d ' ')
 if [ "$got" != "$n" ]; then rm -rf "$d"; echo "MU-SSH-SHORT $id $got"; exit 0; fi
 if ! cd -- "$cwd" 2>/dev/null; then rm -rf "$d"; echo "MU-SSH-NOCWD $id"; exit 0; fi
 echo "MU-SSH-STARTED $id"
-MU_SSH_RUN=$id setsid sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
-echo $! > "$d/pid"
+if command -v python3 >/dev/null 2>&1; then
+  MU_SSH_RUN=$id python3 -I -S -c "$launch" "$d" sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
+else
+  : > "$d/unheld"
+  MU_SSH_RUN=$id setsid sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
+  echo $! > "$d/pid"
+fi
 wait $!
 code=$?
 printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$code" "$(wc -c < "$d/out" | tr -d ' ')" "$(wc -c < "$d/err" | tr -d ' ')"
@@ -31,15 +37,27 @@ rm -rf "$d"
 `;
 
 /**
- * Kills one run's whole tree: $1 root, $2 run id, $3 output cap. The group
- * goes first; then anything still carrying the run's marker in its
- * environment (a grandchild that left the group), until none is left.
- * Prints the output so far in the same framing, code "-".
+ * Kills one run's whole tree: $1 root, $2 run id, $3 output cap. The
+ * launcher that holds the run kills every process it holds; then the group
+ * and anything still carrying the run's marker in its environment, until
+ * none is left. Prints the output so far in the same framing, code "-", or
+ * "?" for a run no launcher held (a process that left both group and marker
+ * may be left).
  */
 export const KILL = `
 root=$1 id=$2 lim=$3
 cd -- "$root" 2>/dev/null || exit 0
 d=${STATE}/runs/$id
+r=$(cat "$d/reaper" 2>/dev/null)
+if [ -n "$r" ] && grep -qzx "MU_SSH_RUN=$id" "/proc/$r/environ" 2>/dev/null && kill -USR1 "$r" 2>/dev/null; then
+  i=0
+  until [ -e "$d/reaped" ] || ! kill -0 "$r" 2>/dev/null; do
+    i=$((i+1)); [ "$i" -gt 200 ] && { echo "MU-SSH-KILL-FAILED $id"; exit 0; }
+    sleep 0.05
+  done
+fi
+held=-
+[ -e "$d/unheld" ] && held=?
 pg=$(cat "$d/pid" 2>/dev/null)
 i=0
 while :; do
@@ -54,12 +72,12 @@ while :; do
   sleep 0.1
 done
 if [ -d "$d" ]; then
-  printf 'MU-SSH-RESULT %s - %s %s\\n' "$id" "$(wc -c < "$d/out" 2>/dev/null | tr -d ' ' || echo 0)" "$(wc -c < "$d/err" 2>/dev/null | tr -d ' ' || echo 0)"
+  printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$held" "$(wc -c < "$d/out" 2>/dev/null | tr -d ' ' || echo 0)" "$(wc -c < "$d/err" 2>/dev/null | tr -d ' ' || echo 0)"
   head -c "$lim" "$d/out" 2>/dev/null
   head -c "$lim" "$d/err" 2>/dev/null
   rm -rf "$d"
 else
-  printf 'MU-SSH-RESULT %s - 0 0\\n' "$id"
+  printf 'MU-SSH-RESULT %s %s 0 0\\n' "$id" "$held"
 fi
 `;
 
@@ -86,6 +104,7 @@ root=$1 repo=$2
 command -v git >/dev/null 2>&1 && echo MU-SSH-GIT
 [ -n "$repo" ] && (cd -- "$root" && cd -- "$repo" 2>/dev/null && git rev-parse --git-dir >/dev/null 2>&1) && echo MU-SSH-REPO
 command -v setsid >/dev/null 2>&1 && test -r /proc/self/environ && printf 'A=1\\0' | grep -qzx A=1 && echo MU-SSH-PROCS
+command -v python3 >/dev/null 2>&1 && python3 -I -S -c "$3" 2>/dev/null && echo MU-SSH-REAPER
 cd -- "$root" 2>/dev/null && mkdir -p "${STATE}" 2>/dev/null && test -w "${STATE}" && echo MU-SSH-WRITABLE
 echo MU-SSH-SH
 `;

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 // JSON-RPC 2.0 over stdio, one object per line, written from the published
 // protocol only: this plugin never imports the host or the testbed.
 
@@ -15,6 +17,19 @@ export class PluginError extends Error {
 }
 
 export type Params = Record<string, unknown>;
+
+const calls = new AsyncLocalStorage<{ deadline: number }>();
+
+/** Runs one call's work with its deadline (epoch ms) in reach of everything it calls. */
+export function withDeadline<T>(p: Params, work: () => T): T {
+  const d = Number(p.deadline);
+  return calls.run({ deadline: Number.isFinite(d) ? d : Number.POSITIVE_INFINITY }, work);
+}
+
+/** The deadline of the call being answered; none outside a call. */
+export function callDeadline(): number {
+  return calls.getStore()?.deadline ?? Number.POSITIVE_INFINITY;
+}
 
 export interface Request {
   id?: number | string;
@@ -63,12 +78,18 @@ export function readMessages(onMessage: (m: Request) => void, onEnd: () => void)
   process.stdin.on("end", onEnd);
 }
 
+/**
+ * Whether a result leaves room on its reply line under the 1 MiB limit. Bytes,
+ * not characters: a replacement character for a byte that was not UTF-8
+ * takes three bytes on the line, a control character six.
+ */
+export function fitsReply(r: unknown): boolean {
+  return Buffer.byteLength(JSON.stringify(r), "utf8") <= MAX_LINE - 64 * 1024;
+}
+
 /** Cuts the longer of stdout/stderr until the reply's JSON stays under the 1 MiB line limit. */
 export function fitReply(r: { stdout: string; stderr: string; partial: boolean }): void {
-  const budget = MAX_LINE - 64 * 1024;
-  // Bytes, not characters: a replacement character for a byte that was not
-  // UTF-8 takes three bytes on the line.
-  while (Buffer.byteLength(JSON.stringify(r), "utf8") > budget) {
+  while (!fitsReply(r)) {
     if (r.stdout.length >= r.stderr.length) r.stdout = r.stdout.slice(0, r.stdout.length >> 1);
     else r.stderr = r.stderr.slice(0, r.stderr.length >> 1);
     r.partial = true;

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
-import { PluginError } from "./rpc.js";
+import { callDeadline, PluginError } from "./rpc.js";
 
 // One OpenSSH connection per plugin life: a ControlMaster started as a plain
 // child (ControlPersist off, since a persisted master forks away from the
@@ -80,6 +80,13 @@ function sweepDeadDirs(): void {
   }
 }
 
+/** How long a refused connection is tried again, at most, and the waits between tries. */
+const CONNECT_WINDOW_MS = 10_000;
+const FIRST_WAIT_MS = 250;
+const MAX_WAIT_MS = 2_000;
+/** What a call keeps of its deadline for its work once connected. */
+const WORK_MS = 3_000;
+
 /** Kept under sshd's default MaxSessions, with one to spare for a kill. */
 const MAX_SESSIONS = 8;
 
@@ -116,8 +123,28 @@ export class Ssh {
     return a;
   }
 
-  /** Starts the master if it is not up; callers that arrive meanwhile share one start. */
-  up(signal?: AbortSignal): Promise<void> {
+  /**
+   * Starts the master if it is not up, trying again while the remote refuses
+   * (a restarting sshd, a blip on the route) and time is left: at most
+   * CONNECT_WINDOW_MS, ending by `until` (epoch ms) and early enough in the
+   * call's deadline for the work to follow. A refusal means nothing ran, so
+   * a retry is safe.
+   */
+  async up(signal?: AbortSignal, until = Number.POSITIVE_INFINITY): Promise<void> {
+    const end = Math.min(until, callDeadline() - WORK_MS, Date.now() + CONNECT_WINDOW_MS);
+    for (let wait = FIRST_WAIT_MS; ; wait = Math.min(wait * 2, MAX_WAIT_MS)) {
+      try {
+        return await this.upOnce(signal);
+      } catch (err) {
+        const again = err instanceof PluginError && err.kind === "retryable";
+        if (!again || signal?.aborted || Date.now() + wait > end) throw err;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  /** One start; callers that arrive meanwhile share it. */
+  private upOnce(signal?: AbortSignal): Promise<void> {
     if (this.master && this.master.exitCode === null && existsSync(this.sock))
       return Promise.resolve();
     this.starting ??= this.start(signal).finally(() => {
