@@ -1,4 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { packageRoot } from "../host/package-root.js";
 import { openStore } from "../host/store/index.js";
 import { acquireLock } from "../host/store/lock.js";
 import { danglingRecords } from "../sim/stress/dangling.js";
@@ -77,3 +80,15 @@ it("takes percentiles by nearest rank", () => {
   expect(quantile([7], 0.99)).toBe(7);
   expect(quantile([], 0.5)).toBeNaN();
 });
+
+it("a short crew of real mu processes ends with every invariant held", () => {
+  const r = spawnSync(
+    process.execPath,
+    [join(packageRoot(), "dist", "sim", "stress", "main.js"), "--agents", "2", "--seconds", "4"],
+    { encoding: "utf8", timeout: 240_000, env: { PATH: process.env.PATH ?? "" } },
+  );
+  expect(r.stdout).toMatch(/\| agent spawn \| \d+ \| \d+ \|/);
+  expect(r.stdout).toMatch(/^lock: \d+ waits for it over \d+ runs/m);
+  expect(r.stdout).toContain("every invariant held");
+  expect(r.status).toBe(0);
+}, 300_000);

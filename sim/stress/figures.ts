@@ -32,7 +32,7 @@ export function verbTable(runs: readonly MuRun[], seconds: number): string {
 }
 
 export interface LockFigures {
-  /** Runs whose trace noted a wait for the lock. */
+  /** Every wait for the lock a trace noted (a verb may commit, and so wait, more than once). */
   waits: number[];
   /** Runs refused because the lock stayed held past its bound. */
   timeouts: number;
@@ -54,7 +54,7 @@ export function lockFigures(traceDir: string, runs: readonly MuRun[]): LockFigur
 
 export function lockLine(l: LockFigures, runs: number): string {
   return (
-    `lock: ${l.waits.length} of ${runs} runs waited for it (p50 ${ms(quantile(l.waits, 0.5))} ms, ` +
+    `lock: ${l.waits.length} waits for it over ${runs} runs (p50 ${ms(quantile(l.waits, 0.5))} ms, ` +
     `p99 ${ms(quantile(l.waits, 0.99))} ms, max ${ms(Math.max(0, ...l.waits))} ms); ` +
     `${l.timeouts} gave up past the bound`
   );
