@@ -44,6 +44,13 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId[]; headline?:
       /: a second host\.release of the released host: host\.release answered an error \(\w[\w-]*\): /,
   },
   {
+    variant: "a release of a host another process acquired errors",
+    faults: [{ on: "host.release", times: "always", do: { releaseOnlyOwn: true } }],
+    fails: ["host.replay"],
+    headline:
+      /^FAIL {2}host\.replay {7}host\.release from a new process that never acquired the host: host\.release answered an error \(permanent\): /,
+  },
+  {
     variant: "link.exec does not enforce timeoutMs",
     faults: [{ on: "link.exec", times: "always", do: { execIgnoresTimeout: true } }],
     fails: ["link.timeout"],

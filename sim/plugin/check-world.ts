@@ -34,6 +34,7 @@ const ACTIONS = [
   "closeStdin",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
+  "releaseOnlyOwn",
 ];
 
 /** The first thing wrong with the world in `dir`, as one line, or null. */

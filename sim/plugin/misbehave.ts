@@ -5,7 +5,10 @@ import type { World } from "./world.js";
 // plausible plugin bug the contract suite exists to catch, kept out of
 // serve.ts so the correct behaviour there stays easy to read.
 
-type Misbehaviour = { execIgnoresTimeout: true } | { releaseErrorsWhenGone: true };
+type Misbehaviour =
+  | { execIgnoresTimeout: true }
+  | { releaseErrorsWhenGone: true }
+  | { releaseOnlyOwn: true };
 
 type Outcome =
   | { value: unknown }
@@ -15,8 +18,10 @@ export function misbehave(
   a: Misbehaviour,
   world: World,
   params: Record<string, unknown>,
+  pid: number,
 ): Promise<Outcome> {
   if ("execIgnoresTimeout" in a) return execToCompletion(world, String(params.script ?? ""));
+  if ("releaseOnlyOwn" in a) return Promise.resolve(releaseOwn(world, String(params.key), pid));
   return Promise.resolve(releaseOnce(world, String(params.key)));
 }
 
@@ -60,4 +65,29 @@ function releaseOnce(world: World, key: string): Outcome {
       data: { kind: "permanent" },
     },
   };
+}
+
+/**
+ * A release that knows only the machines its own process acquired, as a
+ * plugin whose handles live in memory would: after a restart, mu's reissued
+ * release meets an error instead of the machine going.
+ */
+function releaseOwn(world: World, key: string, pid: number): Outcome {
+  const h = world.state().hosts?.[key];
+  if (h && h.by !== pid)
+    return {
+      error: {
+        code: -32000,
+        message: `sim: this process acquired no machine under key ${key}`,
+        data: { kind: "permanent" },
+      },
+    };
+  world.update((s) => {
+    const mine = s.hosts?.[key];
+    if (mine && !mine.released) {
+      mine.released = true;
+      s.effects[`host.release:${key}`] = (s.effects[`host.release:${key}`] ?? 0) + 1;
+    }
+  });
+  return { value: null };
 }

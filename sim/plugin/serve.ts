@@ -110,6 +110,8 @@ export class SimPlugin {
       const made = method === "host.acquire" ? s.hosts?.[key] : s.jobs?.[key];
       if (made && made.instance === undefined && this.spoken !== undefined)
         made.instance = this.spoken;
+      const host = method === "host.acquire" ? s.hosts?.[key] : undefined;
+      if (host && host.by === undefined) host.by = this.io.pid;
     });
   }
 
@@ -202,10 +204,14 @@ export class SimPlugin {
           this.io.closeInput?.();
           this.io.ignoreTermination();
         }
-      } else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
+      } else if (
+        "execIgnoresTimeout" in a ||
+        "releaseErrorsWhenGone" in a ||
+        "releaseOnlyOwn" in a
+      ) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
-        const r = await misbehave(a, this.world, msg.params ?? {});
+        const r = await misbehave(a, this.world, msg.params ?? {}, this.io.pid);
         if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
         canned = r;
       } else if ("leakCanary" in a) {

@@ -34,6 +34,8 @@ export interface SimHost {
   instance?: string;
   /** Gone by the provider's doing (loseHost), not released by mu. */
   lost?: boolean;
+  /** The pid of the plugin process that made it. */
+  by?: number;
 }
 
 export interface SimView {

@@ -23,6 +23,7 @@ const INSIDE = [
   "patchReply",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
+  "releaseOnlyOwn",
   "ignoreShutdown",
   "closeStdin",
 ];
