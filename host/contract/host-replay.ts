@@ -60,49 +60,50 @@ async function fence(p: Session, ctx: RunContext): Promise<string> {
   return key;
 }
 
-/** After a fenced none, a late acquire of that key must make no machine, and its error must be the truth. */
+/**
+ * After a fenced none, a late acquire of that key must make no machine, and
+ * its error must be the truth. It goes to the check's first start, one older
+ * than the fence, as an acquire held up in a process mu gave up on would.
+ */
 async function lateAcquireRefused(
-  s: Session,
+  p: Session,
   key: string,
   params: Record<string, string>,
 ): Promise<string> {
-  return inFresh(s, async (p) => {
-    let result: unknown;
-    let refusal: ErrorReply | undefined;
-    try {
-      result = await p.call("host.acquire", { target: NOWHERE, key, params }, EFFECT_MS);
-    } catch (err) {
-      if (!(err instanceof ErrorReply))
-        throw new CheckFailed(describeCall(err), [describeCall(err)]);
-      refusal = err;
-    }
-    const after = (await must(
-      "host.lookup",
-      p.call("host.lookup", { target: NOWHERE, key, fence: false }),
-    )) as { found?: { handle?: string } };
-    const handle = (result as { handle?: string } | undefined)?.handle ?? after.found?.handle;
-    const made = result !== undefined || canonical(after) !== canonical({ none: true });
-    if (made) {
-      const target = {
-        host: { name: CHECK_HOST, instance: p.hello.instance, ...(handle ? { handle } : {}) },
-      };
-      const left = await p.call("host.release", { target, key }, EFFECT_MS).then(
-        () => "",
-        (err) => `; it could not be released (${describeCall(err)}): release key ${key} by hand`,
-      );
-      const what =
-        result !== undefined
-          ? "a host.acquire after a fenced host.lookup of its key answered none took effect"
-          : refusal && (refusal.kind === "retryable" || refusal.kind === "permanent")
-            ? `a fenced host.acquire answered ${refusal.kind}, which says nothing happened, yet host.lookup then found the machine`
-            : "a host.acquire after a fenced host.lookup of its key answered none made a machine";
-      throw new CheckFailed(`${what}${left}`, [
-        result !== undefined ? `acquire: ${canonical(result)}` : describeCall(refusal),
-        `lookup after: ${canonical(after)}`,
-      ]);
-    }
-    return `an acquire after a fenced none was refused (${refusal?.kind ?? ""}) and made nothing`;
-  });
+  let result: unknown;
+  let refusal: ErrorReply | undefined;
+  try {
+    result = await p.call("host.acquire", { target: NOWHERE, key, params }, EFFECT_MS);
+  } catch (err) {
+    if (!(err instanceof ErrorReply)) throw new CheckFailed(describeCall(err), [describeCall(err)]);
+    refusal = err;
+  }
+  const after = (await must(
+    "host.lookup",
+    p.call("host.lookup", { target: NOWHERE, key, fence: false }),
+  )) as { found?: { handle?: string } };
+  const handle = (result as { handle?: string } | undefined)?.handle ?? after.found?.handle;
+  const made = result !== undefined || canonical(after) !== canonical({ none: true });
+  if (made) {
+    const target = {
+      host: { name: CHECK_HOST, instance: p.hello.instance, ...(handle ? { handle } : {}) },
+    };
+    const left = await p.call("host.release", { target, key }, EFFECT_MS).then(
+      () => "",
+      (err) => `; it could not be released (${describeCall(err)}): release key ${key} by hand`,
+    );
+    const what =
+      result !== undefined
+        ? "a host.acquire after a fenced host.lookup of its key answered none took effect"
+        : refusal && (refusal.kind === "retryable" || refusal.kind === "permanent")
+          ? `a fenced host.acquire answered ${refusal.kind}, which says nothing happened, yet host.lookup then found the machine`
+          : "a host.acquire after a fenced host.lookup of its key answered none made a machine";
+    throw new CheckFailed(`${what}${left}`, [
+      result !== undefined ? `acquire: ${canonical(result)}` : describeCall(refusal),
+      `lookup after: ${canonical(after)}`,
+    ]);
+  }
+  return `an acquire after a fenced none was refused (${refusal?.kind ?? ""}) and made nothing`;
 }
 
 export async function hostReplay(

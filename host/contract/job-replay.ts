@@ -101,47 +101,45 @@ async function fence(
 
 /**
  * A fenced none is what lets mu roll an attempt back; a start of that key
- * arriving afterwards (held up in a process mu gave up on) must then make
- * nothing, and an error it answers must be the truth.
+ * arriving afterwards (held up in a process mu gave up on: here the check's
+ * first start, older than the fence) must then make nothing, and an error
+ * it answers must be the truth.
  */
-async function lateStartRefused(s: Session, call: StartParams): Promise<string> {
+async function lateStartRefused(p: Session, call: StartParams): Promise<string> {
   const ask = { target: call.target, key: call.key };
-  return inFresh(s, async (p) => {
-    let reply: { handle?: string } | undefined;
-    let refusal: ErrorReply | undefined;
-    try {
-      reply = (await p.call("job.start", call, EFFECT_MS)) as { handle?: string };
-    } catch (err) {
-      if (!(err instanceof ErrorReply))
-        throw new CheckFailed(describeCall(err), [describeCall(err)]);
-      refusal = err;
-    }
-    const after = await must("job.lookup", p.call("job.lookup", { ...ask, fence: false }));
-    const made = canonical(after) !== canonical({ none: true });
-    if (reply !== undefined || made) {
-      const target: JobTarget = structuredClone(call.target);
-      const handle = reply?.handle ?? (after as Found).found?.handle;
-      if (handle) target.job.handle = handle;
-      await p.call("job.stop", { target, key: call.key }, EFFECT_MS).catch(() => {});
-    }
-    if (reply !== undefined)
-      throw new CheckFailed(
-        "a job.start after a fenced job.lookup of its key answered none took effect",
-        [`start: ${canonical(reply)}`, `lookup after: ${canonical(after)}`],
-      );
-    const kind = refusal?.kind ?? "";
-    if (made && (kind === "retryable" || kind === "permanent"))
-      throw new CheckFailed(
-        `a fenced job.start answered ${kind}, which says nothing happened, yet job.lookup then found the job`,
-        [describeCall(refusal), `lookup after: ${canonical(after)}`],
-      );
-    if (made)
-      throw new CheckFailed(
-        "a job.start after a fenced job.lookup of its key answered none made a job",
-        [describeCall(refusal), `lookup after: ${canonical(after)}`],
-      );
-    return `a start after a fenced none was refused (${kind}) and made nothing`;
-  });
+  let reply: { handle?: string } | undefined;
+  let refusal: ErrorReply | undefined;
+  try {
+    reply = (await p.call("job.start", call, EFFECT_MS)) as { handle?: string };
+  } catch (err) {
+    if (!(err instanceof ErrorReply)) throw new CheckFailed(describeCall(err), [describeCall(err)]);
+    refusal = err;
+  }
+  const after = await must("job.lookup", p.call("job.lookup", { ...ask, fence: false }));
+  const made = canonical(after) !== canonical({ none: true });
+  if (reply !== undefined || made) {
+    const target: JobTarget = structuredClone(call.target);
+    const handle = reply?.handle ?? (after as Found).found?.handle;
+    if (handle) target.job.handle = handle;
+    await p.call("job.stop", { target, key: call.key }, EFFECT_MS).catch(() => {});
+  }
+  if (reply !== undefined)
+    throw new CheckFailed(
+      "a job.start after a fenced job.lookup of its key answered none took effect",
+      [`start: ${canonical(reply)}`, `lookup after: ${canonical(after)}`],
+    );
+  const kind = refusal?.kind ?? "";
+  if (made && (kind === "retryable" || kind === "permanent"))
+    throw new CheckFailed(
+      `a fenced job.start answered ${kind}, which says nothing happened, yet job.lookup then found the job`,
+      [describeCall(refusal), `lookup after: ${canonical(after)}`],
+    );
+  if (made)
+    throw new CheckFailed(
+      "a job.start after a fenced job.lookup of its key answered none made a job",
+      [describeCall(refusal), `lookup after: ${canonical(after)}`],
+    );
+  return `a start after a fenced none was refused (${kind}) and made nothing`;
 }
 
 export async function jobReplay(
