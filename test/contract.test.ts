@@ -80,11 +80,16 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId[]; headline?:
   },
 ];
 
-/** A provider that declares both lookup and exact dedupe, so no host check is skipped. */
+/** A provider whose acquire and start declare both lookup and exact dedupe, so every path runs. */
 const CORRECT: WorldConfig = {
   preset: "provider-full",
   instance: "sim-1",
-  hello: { seams: { host: { acquire: { dedupe: { exact: true, windowMs: 600_000 } } } } },
+  hello: {
+    seams: {
+      host: { acquire: { dedupe: { exact: true, windowMs: 600_000 } } },
+      job: { start: { dedupe: { exact: true, windowMs: 600_000 } } },
+    },
+  },
 };
 
 const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
