@@ -51,6 +51,13 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId[]; headline?:
       /^FAIL {2}host\.replay {7}host\.release from a new process that never acquired the host: host\.release answered an error \(permanent\): /,
   },
   {
+    variant: "an acquire that ignores a fenced lookup's none",
+    faults: [{ on: "host.acquire", times: "always", do: { acquireIgnoresFence: true } }],
+    fails: ["host.replay"],
+    headline:
+      /^FAIL {2}host\.replay {7}a host\.acquire after a fenced host\.lookup of its key answered none took effect$/,
+  },
+  {
     variant: "link.exec does not enforce timeoutMs",
     faults: [{ on: "link.exec", times: "always", do: { execIgnoresTimeout: true } }],
     fails: ["link.timeout"],

@@ -35,6 +35,7 @@ const ACTIONS = [
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
   "releaseOnlyOwn",
+  "acquireIgnoresFence",
 ];
 
 /** The first thing wrong with the world in `dir`, as one line, or null. */

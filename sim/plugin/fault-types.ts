@@ -80,7 +80,8 @@ export type Action =
   // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
   | { execIgnoresTimeout: true }
   | { releaseErrorsWhenGone: true }
-  | { releaseOnlyOwn: true };
+  | { releaseOnlyOwn: true }
+  | { acquireIgnoresFence: true };
 
 export interface Fault {
   on: string;

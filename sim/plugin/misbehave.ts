@@ -8,7 +8,8 @@ import type { World } from "./world.js";
 type Misbehaviour =
   | { execIgnoresTimeout: true }
   | { releaseErrorsWhenGone: true }
-  | { releaseOnlyOwn: true };
+  | { releaseOnlyOwn: true }
+  | { acquireIgnoresFence: true };
 
 type Outcome =
   | { value: unknown }
@@ -22,6 +23,7 @@ export function misbehave(
 ): Promise<Outcome> {
   if ("execIgnoresTimeout" in a) return execToCompletion(world, String(params.script ?? ""));
   if ("releaseOnlyOwn" in a) return Promise.resolve(releaseOwn(world, String(params.key), pid));
+  if ("acquireIgnoresFence" in a) return Promise.resolve(acquireAnyway(world, String(params.key)));
   return Promise.resolve(releaseOnce(world, String(params.key)));
 }
 
@@ -90,4 +92,24 @@ function releaseOwn(world: World, key: string, pid: number): Outcome {
     }
   });
   return { value: null };
+}
+
+/**
+ * An acquire that never looks at fences: a key a fenced lookup answered
+ * none for still gets a machine when its acquire arrives late.
+ */
+function acquireAnyway(world: World, key: string): Outcome {
+  let handle = "";
+  world.update((s) => {
+    const h = s.hosts?.[key];
+    if (h) {
+      handle = h.handle;
+      return;
+    }
+    const effect = `host.acquire:${key}`;
+    s.effects[effect] = (s.effects[effect] ?? 0) + 1;
+    handle = `sim-${key}-${s.effects[effect]}`;
+    s.hosts = { ...s.hosts, [key]: { handle, released: false } };
+  });
+  return { value: { handle } };
 }

@@ -207,7 +207,8 @@ export class SimPlugin {
       } else if (
         "execIgnoresTimeout" in a ||
         "releaseErrorsWhenGone" in a ||
-        "releaseOnlyOwn" in a
+        "releaseOnlyOwn" in a ||
+        "acquireIgnoresFence" in a
       ) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");

@@ -24,6 +24,7 @@ const INSIDE = [
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
   "releaseOnlyOwn",
+  "acquireIgnoresFence",
   "ignoreShutdown",
   "closeStdin",
 ];
