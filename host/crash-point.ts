@@ -13,6 +13,10 @@ import type { Ports } from "./ports/types.js";
 export type CrashPointName =
   /** The new database bytes are fsynced to their temp file, not yet renamed over. */
   | "store.before-rename"
+  /** A retention pass's archive segment is fsynced to its temp file, not yet renamed. */
+  | "archive.before-rename"
+  /** The segment is in place; the database commit that vouches for it is not yet written. */
+  | "archive.written"
   /** An effect's intent is durable; its request is not yet written. */
   | "effect.intent-durable"
   /** The effect's request is written to the plugin; no reply read yet. */

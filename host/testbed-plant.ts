@@ -21,6 +21,8 @@ export const PLANTS = [
   "no-dir-fsync",
   // A delivery's reply taken without its check against the request (issue 22's wrong msgId).
   "reply-check-skipped",
+  // host release of a machine that agents, jobs or their effects still call on.
+  "release-without-holders",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

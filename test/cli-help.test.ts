@@ -4,7 +4,7 @@ import { mu } from "./helpers.js";
 
 // Every command's --help, and what a namespace says without a verb, kept
 // in one file: splitting or loading the CLI in parts must not change a word
-// of it (issue 20). After a deliberate change: npx vitest run -u.
+// of it. After a deliberate change: npx vitest run -u.
 
 describe("the whole CLI's help", () => {
   it("is what the snapshot holds, command by command", async () => {

@@ -22,7 +22,7 @@ describe("the built mu binary", () => {
     expect(muProcess(["-V"], state.env).stdout).toBe(`${version}\n`);
   });
 
-  // --version skips commander for speed (issue 19); a closed stdout must
+  // --version skips commander for speed; a closed stdout must
   // still be the one line docs/cli.md documents and exit 5, never a stack trace.
   it("--version into a closed stdout is one line and exit 5", async () => {
     const child = spawn(process.execPath, [muBin, "--version"], {
@@ -137,6 +137,15 @@ describe("numbers a person types", () => {
     [["wait", "a", "--timeout", "99999999999"], /seconds from 0\.001 to 86400\b/],
     [["wait", "a", "--timeout", "soon"], /--timeout 'soon'/],
     [["host", "add", "box", "--plugin", "p", "--max-sessions", "100000"], /--max-sessions/],
+    // Plain decimal digits only: what Number() would also read is refused.
+    [["host", "exec", "box", "--timeout", "0x10", "--", "true"], /--timeout '0x10'.*plain digits/],
+    [["host", "exec", "box", "--timeout", "1e3", "--", "true"], /--timeout '1e3'/],
+    [["host", "fetch", "box", "--timeout", " 5"], /--timeout ' 5'/],
+    [["host", "push", "box", "--timeout", "+5"], /--timeout '\+5'/],
+    [["host", "exec", "box", "--timeout", "007", "--", "true"], /--timeout '007'/],
+    [["wait", "a", "--timeout", "1e3"], /--timeout '1e3'.*a \. before any fraction/],
+    [["wait", "a", "--timeout", ".5"], /--timeout '\.5'/],
+    [["host", "add", "box", "--plugin", "p", "--max-sessions", "010"], /--max-sessions '010'/],
   ])("%j is one usage line with the unit and range (exit 2)", (args, pattern) => {
     // A real process: Node's TimeoutOverflowWarning would show on its stderr.
     const r = muProcess(args, state.env);
@@ -153,6 +162,24 @@ describe("numbers a person types", () => {
       );
       expect(r.code).toBe(2);
     }
+  });
+
+  it("refuses a bad MU_*_MS in the real binary even on a verb that never reads it", () => {
+    // task list never reads the spawn's or the wait's timings: the check is up front.
+    for (const [name, bad] of [
+      ["MU_SPAWN_JOB_MS", "0x10"],
+      ["MU_WAIT_LIVENESS_MS", "1e3"],
+      ["MU_VIEW_READY_MS", "+5"],
+    ]) {
+      const r = muProcess(["task", "list"], { ...state.env, [name as string]: bad as string });
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^mu: usage: ${name}='[^']*' is not valid; give a whole number of milliseconds from 0 to 86400000, in plain digits, [^\n]*\n$`,
+        ),
+      );
+      expect(r.code).toBe(2);
+    }
+    expect(readdirSync(state.dir)).toEqual([]);
   });
 
   it("checks the testbed's signed MU_CLOCK_OFFSET_MS too, in one line from the real binary", () => {

@@ -16,7 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { tempState } from "./helpers.js";
 
-// Issue 19: the CLI bundle starts from V8's code cache made by the build.
+// The CLI bundle starts from V8's code cache made by the build.
 // A cache that no longer fits its bundle must never run: V8 compares the
 // source only by length and does not checksum the payload, so these check
 // mu's own guard (host/cli/verb-bundle.ts) with a real Node process each.

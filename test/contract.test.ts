@@ -283,7 +283,11 @@ describe("mu plugin check usage", () => {
     ],
     [["--param", "a=b"], /^mu: usage: --param is only used by the host, job and channel checks; /],
     [["--seam", "host", "--param", "ab"], /^mu: usage: --param 'ab' is not k=v; /],
-    [["--repeat", "0"], /^mu: usage: --repeat '0' is not a whole number; give 1 to 1000\n$/],
+    [
+      ["--repeat", "0"],
+      /^mu: usage: --repeat '0' is not valid; give a whole number of rounds from 1 to 1000, [^\n]*\n$/,
+    ],
+    [["--repeat", "0x10"], /^mu: usage: --repeat '0x10' is not valid; /],
   ])("%j is a usage error", async (args, pattern) => {
     const r = await mu(["plugin", "check", "sim", ...args], w.env);
     expect(r.code).toBe(2);

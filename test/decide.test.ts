@@ -260,6 +260,7 @@ describe("deliveries", () => {
     receiptExact: false,
     dedupeExact: false,
     hasMsgId: true,
+    hasText: true,
     newerWritten: false,
     jobEnded: false,
     ...over,
@@ -308,6 +309,29 @@ describe("deliveries", () => {
     [{ state: "unreachable", id: "m1" }, "delivery.receipt.other"],
   ] as const)("receipt %j: %s", (answer, row) => {
     expect(decideReceipt(answer, "m1")).toBe(row);
+  });
+
+  // not-accepted proves the message never arrived: resent where exact dedupe
+  // makes a copy still on its way harmless and nothing newer could be
+  // overtaken; else settled as not delivered once nothing can still carry it.
+  it.each([
+    [{ dedupeExact: true }, true, "delivery.receipt.not-accepted.resend"],
+    [{ dedupeExact: true }, false, "delivery.receipt.not-accepted.resend"],
+    [{ dedupeExact: true, newerWritten: true }, true, "delivery.receipt.not-accepted.settled"],
+    [{ dedupeExact: true, newerWritten: true }, false, "delivery.receipt.other"],
+    [{ dedupeExact: true, hasText: false }, true, "delivery.receipt.not-accepted.settled"],
+    [{ dedupeExact: false }, true, "delivery.receipt.not-accepted.settled"],
+    [{ dedupeExact: false }, false, "delivery.receipt.other"],
+  ] as const)("not-accepted with %j, group gone %s: %s", (over, groupEmpty, row) => {
+    const d = facts(over);
+    expect(decideReceipt({ state: "not-accepted", id: "m1" }, "m1", d, groupEmpty)).toBe(row);
+    // Another msgId, or unreachable, is never a proof of anything.
+    expect(decideReceipt({ state: "not-accepted", id: "m2" }, "m1", d, groupEmpty)).toBe(
+      "delivery.receipt.other",
+    );
+    expect(decideReceipt({ state: "unreachable", id: "m1" }, "m1", d, groupEmpty)).toBe(
+      "delivery.receipt.other",
+    );
   });
 });
 
@@ -364,12 +388,22 @@ describe("the rule table", () => {
                   receiptExact,
                   dedupeExact,
                   hasMsgId,
+                  hasText: true,
                   newerWritten,
                   jobEnded,
                 }).row,
               );
     reached.add(decideReceipt({ state: "accepted", id: "m" }, "m"));
     reached.add(decideReceipt({ state: "not-accepted", id: "m" }, "m"));
+    for (const dedupeExact of [true, false])
+      reached.add(
+        decideReceipt(
+          { state: "not-accepted", id: "m" },
+          "m",
+          { dedupeExact, newerWritten: false, hasText: true },
+          true,
+        ),
+      );
     const atStart = {
       method: "job.start",
       params: { spec: { workstream: "w", name: "a", firstPrompt: { text: "t", msgId: "m" } } },

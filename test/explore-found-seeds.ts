@@ -37,4 +37,8 @@ export const FOUND: [number, string][] = [
     11248,
     "a stop reissued by the next verb after a close that could not finish ended the job after that verb had looked at the job's unknown delivery, which then stayed pending under an agent no verb could name (plugin rm refused for good), and the stopped job's view ran on",
   ],
+  [
+    35331,
+    "a host release went through while a killed spawn's start was still pending on the machine; the resend the rules then made was refused for good by the plugin, yet the start read as one the rules might still settle, so forget refused and the plugin could never be removed",
+  ],
 ];

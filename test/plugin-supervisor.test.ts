@@ -542,6 +542,30 @@ describe("deadlines and cancel", () => {
     expect(((await pending) as NoAnswer).reason).toBe("aborted");
     expect((await proc.stop("normal", "t")).cause).toBe("aborted");
   });
+
+  // A cleanup after such a stop (a failed spawn's job.stop) must reach a plugin.
+  it("afterStop waits out a stop under way, and the next call goes to a fresh process", async () => {
+    const argv = fx.plugin("a", { onCall: { "link.exec": { noReply: true } } });
+    const { proc } = await sup.ready({ name: "a", argv });
+    const ac = new AbortController();
+    const pending = call("a", argv, "link.exec", 30_000, ac.signal).catch((e: unknown) => e);
+    await waitFor(() => fx.logOf("a").some((m) => m.method === "link.exec"));
+    ac.abort();
+    await pending;
+    expect(proc.state).not.toBe("running");
+    // Without the wait the call is refused unsent by the stopping process.
+    const refused = await call("a", argv).catch((e: unknown) => e);
+    expect((refused as NoAnswer).message).toMatch(/the plugin is stopping/);
+    await sup.afterStop("a");
+    expect(proc.state).toBe("stopped");
+    const { proc: fresh } = await sup.ready({ name: "a", argv });
+    expect(fresh).not.toBe(proc);
+    expect(fresh.state).toBe("running");
+    // A running plugin, or one never started, is left as it is.
+    await sup.afterStop("a");
+    await sup.afterStop("never-started");
+    expect(fresh.state).toBe("running");
+  });
 });
 
 // Spec, Errors and Timeouts: a written call with no answer is unknown (a read)

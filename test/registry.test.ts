@@ -1,11 +1,7 @@
 import initSqlJs from "sql.js";
 import { describe, expect, it } from "vitest";
-import {
-  channelHolder,
-  putPlugin,
-  REFERENCE_QUERIES,
-  referencesTo,
-} from "../host/plugin/registry.js";
+import { counted, pluginHolders } from "../host/hosts/holders.js";
+import { channelHolder, putPlugin } from "../host/plugin/registry.js";
 import { MIGRATIONS } from "../host/store/migrations.js";
 
 async function db() {
@@ -34,24 +30,18 @@ describe("registry", () => {
     expect(channelHolder(d, "chat", "a")).toBeUndefined();
   });
 
-  it("counts every table that names a plugin, so rm can refuse", async () => {
+  it("holds a plugin by every table that names it, the one list rm refuses on", async () => {
     const d = await db();
-    d.exec("CREATE TABLE hosts_t (plugin TEXT)");
-    d.run("INSERT INTO hosts_t VALUES ('a'), ('a')");
-    REFERENCE_QUERIES.push({
-      what: "host profile(s)",
-      sql: "SELECT count(*) FROM hosts_t WHERE plugin = ?",
-    });
-    try {
-      expect(referencesTo(d, "a")).toEqual(["2 host profile(s)"]);
-      expect(referencesTo(d, "b")).toEqual([]);
-    } finally {
-      REFERENCE_QUERIES.pop();
-    }
-    // The host and journal tables count too.
+    putPlugin(d, rec("a"));
+    putPlugin(d, rec("b"));
+    expect(pluginHolders(d, "a")).toEqual([]);
+    d.run(
+      "INSERT INTO host_profiles (name, plugin, fetch, repo, max_sessions, instance, created_at) VALUES ('box', 'a', NULL, NULL, NULL, 'i', 0), ('tpl', 'a', NULL, NULL, NULL, 'i', 0)",
+    );
     d.run(
       "INSERT INTO intents (subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, written_at) VALUES ('host:h', 'host.acquire', 'b', 'k', '{}', '', 'i', 1, 1, '1', 0)",
     );
-    expect(referencesTo(d, "b")).toEqual(["1 pending effect(s)"]);
+    expect(counted(pluginHolders(d, "a"))).toBe("2 host profile(s)");
+    expect(counted(pluginHolders(d, "b"))).toBe("1 pending effect(s)");
   });
 });

@@ -7,7 +7,7 @@ import { muProcess, tempState } from "./helpers.js";
 
 // A database as today's main leaves it (schema 4, no retention table), with
 // a long-lived crew's leftovers, driven through the real mu binary: it opens
-// and migrates, the first write runs the retention pass, and `mu state`
+// and migrates, the first writes run the retention pass, and `mu state`
 // reports the same owed things before and after, plus one line saying what
 // was archived and where (docs/cli.md "Where state lives").
 
@@ -89,17 +89,26 @@ describe("retention on a database from before it", () => {
     // A read migrates in memory only.
     expect(readFileSync(path).equals(old)).toBe(true);
 
+    const segments = () => readdirSync(state.dir).filter((n) => n.endsWith(".jsonl"));
+    // The first write migrates and draws the archive's id, moving nothing:
+    // no segment is ever written under an id the database has not kept.
     const add = muProcess(["task", "add", "t2"], state.env);
     expect(add.stderr).toBe("");
     expect(add.code).toBe(0);
-
     expect(await dump(path, "PRAGMA user_version")).toEqual([[[MIGRATIONS.length]]]);
-    expect(await dump(path, "SELECT id FROM tasks ORDER BY id")).toEqual([[["t1"], ["t2"]]]);
+    expect(await dump(path, "SELECT count(*) FROM receipts")).toEqual([[[8]]]);
+    expect(await dump(path, "SELECT archive_id IS NOT NULL FROM retention")).toEqual([[[1]]]);
+    expect(segments()).toEqual([]);
+    // The next one moves.
+    expect(muProcess(["task", "add", "t3"], state.env).code).toBe(0);
+
+    expect(await dump(path, "SELECT id FROM tasks ORDER BY id")).toEqual([
+      [["t1"], ["t2"], ["t3"]],
+    ]);
     expect(await dump(path, owned)).toEqual(ownedBefore);
     expect(await dump(path, "SELECT msg_id FROM receipts ORDER BY msg_id")).toEqual([
       [["send-gone-3"], ["send-gone-9"], ["send-live-1"], ["send-live-2"], ["send-pend-1"]],
     ]);
-    const segments = () => readdirSync(state.dir).filter((n) => n.endsWith(".jsonl"));
     const [first, ...more] = segments();
     expect(first).toMatch(/^mu\.db\.archive-[0-9a-f]{8}-000001\.jsonl$/);
     expect(more).toEqual([]);
@@ -123,7 +132,8 @@ describe("retention on a database from before it", () => {
     const kept = readFileSync(segment);
     renameSync(path, `${path}.aside`);
     await schema4Db(path);
-    expect(muProcess(["task", "add", "t3"], state.env).code).toBe(0);
+    expect(muProcess(["task", "add", "t4"], state.env).code).toBe(0);
+    expect(muProcess(["task", "add", "t5"], state.env).code).toBe(0);
     expect(segments()).toHaveLength(2);
     expect(readFileSync(segment).equals(kept)).toBe(true);
   });
@@ -133,7 +143,7 @@ describe("retention's variables", () => {
   it("a bad MU_RETAIN_AFTER_MS is one usage line, exit 2, and no database is made", () => {
     const r = muProcess(["task", "add", "t1"], { ...state.env, MU_RETAIN_AFTER_MS: "a week" });
     expect(r.stderr).toBe(
-      "mu: usage: MU_RETAIN_AFTER_MS='a week' is not valid; give a whole number of milliseconds from 0 to 10000000000000, e.g. MU_RETAIN_AFTER_MS=604800000\n",
+      "mu: usage: MU_RETAIN_AFTER_MS='a week' is not valid; give a whole number of milliseconds from 0 to 10000000000000, in plain digits, e.g. MU_RETAIN_AFTER_MS=604800000\n",
     );
     expect(r.code).toBe(2);
     expect(readdirSync(state.dir)).toEqual([]);

@@ -181,6 +181,8 @@ describe("the retention rule", () => {
       const afterMs = [0, DAY, 7 * DAY][seed % 3] as number;
       const env = { MU_RETAIN_AFTER_MS: String(afterMs), MU_RETAIN_EVERY_MS: String(DAY) };
       const store = openStore(w.ports(env));
+      // The database's first pass only draws the archive's id.
+      await w.clock.run(store.write(() => {}));
       let earlier = 0;
       for (let round = 0; round < 3; round++) {
         // Each round adds to the crew and runs the pass that is due by then.
@@ -285,5 +287,37 @@ describe("a retention pass cut short by a power cut", () => {
     }
     // The sweep reached both sides of the commit.
     expect([...outcomes].sort()).toEqual(["moved", "old"]);
+  });
+});
+
+describe("a receipt written in its job's creation millisecond", () => {
+  it("stays while the job runs, however old (an at-start first prompt)", async () => {
+    const w = virtualWorld(11);
+    const env = { MU_RETAIN_AFTER_MS: String(7 * DAY), MU_RETAIN_EVERY_MS: "0" };
+    const store = openStore(w.ports(env));
+    const at = w.clock.now();
+    await w.clock.run(
+      store.write((db) => {
+        db.run(
+          "INSERT INTO jobs (key, workstream, agent, host, plugin, instance, kind, view_kind, state, spec, owes_collect, created_at, updated_at) VALUES ('k1', 'w', 'a', 'h', 'p', 'i', 'k', 'detached', 'running', '{}', 0, ?, ?)",
+          [at, at],
+        );
+        for (const [id, t] of [
+          ["first-prompt", at],
+          ["before-the-job", at - 1],
+        ] as const)
+          db.run(
+            "INSERT INTO receipts (msg_id, workstream, agent, state, created_at) VALUES (?, 'w', 'a', 'accepted', ?)",
+            [id, t],
+          );
+      }),
+    );
+    await w.clock.advance(8 * DAY);
+    // Two passes: the first only draws the archive's id.
+    for (let i = 0; i < 2; i++) await w.clock.run(store.write(() => {}));
+    const { snap, archived } = await holdings(w, env);
+    expect(snap.receipts.map((r) => r.msgId)).toEqual(["first-prompt"]);
+    // Not vacuous: the one from before the job did move.
+    expect(archived.map((r) => r.msgId)).toEqual(["before-the-job"]);
   });
 });

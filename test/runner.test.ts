@@ -7,23 +7,59 @@ import { RULE_TABLE } from "../host/effects/rule-table.js";
 import { packageRoot } from "../host/package-root.js";
 import { merge } from "../sim/plugin/declaration.js";
 import { runScenario, type ScenarioResult } from "../sim/runner/execute.js";
-import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
+import { findScenarioFiles, loadScenario, selectFiles } from "../sim/runner/load.js";
 import { longestFirst } from "../sim/runner/order.js";
 import { markdown, mermaid, progressLine, sequenceDoc } from "../sim/runner/report.js";
+import { worldNote } from "../sim/runner/report-notes.js";
 
 describe("scenario files", () => {
-  it("a bad file is reported with its path and the failing field, never run", () => {
+  const withFile = (text: string, fn: (file: string) => void) => {
     const dir = mkdtempSync(join(tmpdir(), "mu-runner-"));
     try {
       const file = join(dir, "bad.yaml");
-      writeFileSync(
-        file,
-        "scenario: x\nabout: y\nproves: [a]\nsteps:\n  - mu: --version\n    exitt: 0\n",
-      );
-      expect(() => loadScenario(file)).toThrow(new RegExp(`^${file}: does not match .*/steps/0`));
+      writeFileSync(file, `scenario: x\nabout: y\nproves: [a]\n${text}`);
+      fn(file);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  };
+  const message = (file: string) => {
+    try {
+      loadScenario(file);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error("loaded a bad file");
+  };
+
+  it("a misspelt key is named with its step and the key it most likely meant, in one short line", () => {
+    withFile("steps:\n  - mu: --version\n  - mu: --version\n    signaled: SIGKILL\n", (file) => {
+      const m = message(file);
+      expect(m).toMatch(
+        new RegExp(
+          `^${file}: step 2: unknown key 'signaled' \\(did you mean 'signalled'\\?\\); known keys: mu, `,
+        ),
+      );
+      expect(m.length).toBeLessThan(400);
+    });
+  });
+
+  it("a fault's misspelt key is named by its path", () => {
+    withFile(
+      "world:\n  preset: link-only\n  instance: i\n  faults:\n    - on: link.exec\n      do: { crash: true }\n      tims: once\nsteps:\n  - mu: --version\n",
+      (file) => {
+        expect(message(file)).toMatch(
+          /: world\/faults\/0: unknown key 'tims' \(did you mean 'times'\?\)/,
+        );
+      },
+    );
+  });
+
+  it("a run chooses its files by path before loading, so a bad file elsewhere blocks only the runs that include it", () => {
+    const files = ["a/one.yaml", "b/two.yaml"].map((f) => join(packageRoot(), "scenarios", f));
+    expect(selectFiles(files, ["a/one"])).toEqual([files[0]]);
+    expect(selectFiles(files, [])).toEqual(files);
+    expect(selectFiles(files, ["nothing"])).toEqual([]);
   });
 });
 
@@ -72,6 +108,17 @@ describe("reports", () => {
     );
   });
 
+  it("says of a filtered run's unproved rows that they were not run, not that they are gaps", () => {
+    const md = markdown(
+      [result("a", ["stop.reissue"], true), result("b", ["release.reissue"], false)],
+      true,
+    );
+    expect(md).toMatch(/\| fence\.instance \| .* \| not run in this run \| - \|/);
+    expect(md).toMatch(/\| release\.reissue \| .* \| \*\*gap\*\* \| b \|/);
+    expect(md).toContain(`A filtered run: 1 of ${RULE_TABLE.length} rows were proved`);
+    expect(md).not.toContain("have no passing scenario yet");
+  });
+
   it("draws the exchange as a sequence diagram", () => {
     const d = mermaid([
       { dir: "in", msg: { jsonrpc: "2.0", id: 1, method: "initialize" } },
@@ -83,6 +130,45 @@ describe("reports", () => {
       "  plugin-->>mu: INVALID not-json",
       "  mu->>plugin: shutdown",
     ]);
+  });
+
+  it("shows how each step ended, the crash point it ran with and the journal lines mu printed", () => {
+    const steps = [
+      {
+        step: "mu host acquire h1",
+        ok: true,
+        startedAt: 0,
+        endedAt: 10,
+        exit: null,
+        signal: "SIGKILL",
+      },
+      {
+        step: "mu host status h1",
+        ok: true,
+        startedAt: 10,
+        endedAt: 20,
+        exit: 0,
+        signal: null,
+        stderr: "mu: journal: host.acquire for host:h1 (key k; id 1): acquire.lookup.found\n",
+      },
+    ];
+    const d = mermaid([], steps, 0, ["effect.reply-read", undefined]).split("\n");
+    expect(d).toContain(
+      "  Note over mu: +0.010s step 1 ends: killed by SIGKILL (crash point effect.reply-read)",
+    );
+    expect(d).toContain("  Note over mu: +0.020s step 2 ends: exit 0");
+    expect(d).toContain(
+      "  Note over mu: mu: journal: host.acquire for host:h1 (key k, id 1): acquire.lookup.found",
+    );
+  });
+
+  it("spells out the world's notes, so opposite facts never read alike", () => {
+    expect(worldNote({ eof: true, ignored: false })).toBe(
+      "the plugin saw stdin's end (EOF) and winds down",
+    );
+    expect(worldNote({ eof: true, ignored: true })).toMatch(/ignores it/);
+    expect(worldNote({ escaped: 42 })).toBe("a helper left the plugin's process group, pid 42");
+    expect(worldNote({ other: { a: 1 } })).toBe('other {"a":1}');
   });
 });
 

@@ -354,7 +354,10 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     const cl = muAt(local, ["agent", "close", "t"], env);
     expect(cl.stderr).toBe("");
     expect(cl.code).toBe(0);
-    expect(git(local, "rev-parse", "FETCH_HEAD")).toBe(git(local, "rev-parse", "HEAD"));
+    // The tree's HEAD is pinned under the job's own ref, and named on stdout.
+    const ref = /\((refs\/mu\/collected\/main\/t\/job-[0-9a-f]+)\)$/m.exec(cl.stdout)?.[1];
+    expect(ref, cl.stdout).toBeDefined();
+    expect(git(local, "rev-parse", ref as string)).toBe(git(local, "rev-parse", "HEAD"));
   });
 
   it("mu SIGKILLed once job.start's intent is durable: the same spawn settles it by job.lookup", () => {

@@ -301,14 +301,14 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     expect(muAt(local, ["host", "push", "box"], st.env).code).toBe(0);
     expect(git(remote, "rev-parse", "HEAD")).toBe(rev);
 
-    // A commit made on the host comes back into the checkout's FETCH_HEAD.
+    // A commit made on the host comes back into the checkout, as refs/mu/fetched/box.
     writeFileSync(join(remote, "b.txt"), "two\n");
     git(remote, "add", "b.txt");
     git(remote, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "two");
     const f = muAt(local, ["host", "fetch", "box"], st.env);
     expect(f.stderr).toBe("");
     expect(f.code).toBe(0);
-    expect(git(local, "rev-parse", "FETCH_HEAD")).toBe(git(remote, "rev-parse", "HEAD"));
+    expect(git(local, "rev-parse", "refs/mu/fetched/box")).toBe(git(remote, "rev-parse", "HEAD"));
   });
 
   it("mu host check passes every step", () => {

@@ -10,7 +10,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { realLiveness, realPorts } from "../host/ports/real.js";
-import { dbPath, openStore, SCHEMA_VERSION } from "../host/store/index.js";
+import { type Database, dbPath, openStore, SCHEMA_VERSION } from "../host/store/index.js";
 import { damage } from "../host/store/sqlite-file.js";
 import { sqlJs } from "../host/store/sqljs.js";
 import { muError } from "./helpers.js";
@@ -156,6 +156,28 @@ describe("transactions", () => {
   it("returns fn's value", async () => {
     expect(await store().write(() => 42)).toBe(42);
     expect(await store().read(() => "x")).toBe("x");
+  });
+
+  it("a guarded write checks on the state it commits onto, and a refusing guard commits nothing", async () => {
+    await add("a");
+    // Another writer's commit lands between this verb's read and its write.
+    const seen = await store().read((d) => d.exec("SELECT id FROM tasks")[0]?.values.length);
+    expect(seen).toBe(1);
+    await add("b");
+    const before = readFileSync(db);
+    const onlyOne = (d: Database) => {
+      const n = d.exec("SELECT count(*) FROM tasks")[0]?.values[0]?.[0];
+      if (n !== 1) throw new Error(`${n} tasks now`);
+    };
+    let ran = false;
+    await expect(
+      store().guarded([onlyOne], () => {
+        ran = true;
+      }),
+    ).rejects.toThrow("2 tasks now");
+    expect(ran).toBe(false);
+    expect(readFileSync(db).equals(before)).toBe(true);
+    expect(await store().guarded([], () => 7)).toBe(7);
   });
 });
 

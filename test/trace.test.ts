@@ -1,9 +1,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { buildProgram } from "../host/cli/program.js";
 import { packageRoot } from "../host/package-root.js";
-import { Redactor } from "../host/trace/redact.js";
+import { optionKind, Redactor } from "../host/trace/redact.js";
 import { World, type WorldConfig } from "../sim/plugin/world.js";
 import { muProcess } from "./helpers.js";
 
@@ -156,6 +158,21 @@ describe("MU_TRACE_DIR", () => {
     expect(all).toContain("[masked]");
     expect(all).not.toContain(canary);
   });
+
+  it("masks a secret across the stderr line's 400-character cut before cutting", () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}${Date.now()}`;
+    // Ten characters of the canary before the cut, the rest after it.
+    const line = `${"x".repeat(390)}${canary} and more after it`;
+    const mu = setup({ faults: [{ on: "initialize", times: "always", do: { stderr: line } }] });
+    const env = { MU_PLUGIN_CANARY: canary, MU_TRACE_CONTENT: "1" };
+    expect(mu(["plugin", "add", "sim", "--", sim, "--world", join(root, "world")], env).code).toBe(
+      0,
+    );
+    const kept = records(traces()[0] ?? "").find((r) => r.ev === "stderr")?.line as string;
+    expect(kept).toBe(`${"x".repeat(390)}[masked] a`);
+    // Not even its first four characters are left anywhere in the trace.
+    expect(traces().join("")).not.toContain(canary.slice(0, 4));
+  });
 });
 
 describe("mu plugin check's own canary", () => {
@@ -195,6 +212,37 @@ describe("what a trace keeps of mu's argv and of a message", () => {
     expect(r.argv(["agent", "spawn", "a", "--host", "box", "--send=hi there"])[5]).toMatch(
       /^--send=\[len=8 /,
     );
+    // A spawn's command is free text: it may carry a key or a prompt.
+    const spawn = r.argv(["agent", "spawn", "a", "--host", "box", "--command", "claude -p hi"]);
+    expect(spawn.slice(0, 6)).toEqual(["agent", "spawn", "a", "--host", "box", "--command"]);
+    expect(spawn[6]).toMatch(hashed);
+    expect(r.argv(["agent", "spawn", "a", "--command=claude -p hi"])[3]).toMatch(
+      /^--command=\[len=12 /,
+    );
+    // A path stays, so the invocation can run again; the script itself is hashed on the wire.
+    expect(r.argv(["host", "exec", "box", "--file", "/srv/deploy.sh", "--cwd", "/srv"])).toEqual([
+      "host",
+      "exec",
+      "box",
+      "--file",
+      "/srv/deploy.sh",
+      "--cwd",
+      "/srv",
+    ]);
+  });
+
+  it("knows how to keep the value of every option of mu that takes one", async () => {
+    const silent = { ports: undefined as never, out: () => {}, err: () => {} };
+    const { program } = await buildProgram(silent);
+    const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+    const unknown = all(program).flatMap((c) =>
+      c.options
+        .filter((o) => o.required || o.optional)
+        .flatMap((o) => [o.long, o.short])
+        .filter((f): f is string => f !== undefined && optionKind(f) === undefined)
+        .map((f) => `${c.name()} ${f}`),
+    );
+    expect(unknown).toEqual([]);
   });
 
   it("hashes free text in params, results and errors, and masks secrets everywhere", () => {

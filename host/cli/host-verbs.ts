@@ -44,7 +44,7 @@ export function addHostVerbs(host: Command, run: Run): void {
     );
   host
     .command("fetch")
-    .description("fetch a host repository's HEAD into your checkout's FETCH_HEAD")
+    .description("fetch a host repository's HEAD into your checkout, as refs/mu/fetched/<name>")
     .argument("<name>", "the host's name")
     .option(
       "--from <path>",

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { checkEnvMs } from "../env-ms.js";
 import { EXIT, type ExitCode, MuError } from "../errors.js";
 import { packageVersion } from "../package-root.js";
 import { terminator } from "../plugin/terminator.js";
@@ -62,7 +63,12 @@ export async function buildProgram(
   const run: Run = async (verb) => {
     state.code = await handle(
       io,
-      () => verb(io),
+      () => {
+        // Every MU_*_MS value, whether or not this verb reads it: a bad one
+        // is refused the first time it is set, not the day a verb needs it.
+        checkEnvMs(io.ports.env);
+        return verb(io);
+      },
       () => terminator.terminating || interrupted,
     );
   };

@@ -1,5 +1,7 @@
 import { classify } from "../errors.js";
+import { rawArgs } from "../ports/raw-argv.js";
 import { sqlJs } from "../store/sqljs.js";
+import { checkArgsUtf8 } from "./argv-utf8.js";
 import { runCli } from "./run.js";
 
 // The bin's body for every verb: main.ts loads it (as one bundled file
@@ -12,6 +14,7 @@ export async function runVerb(argv: string[]): Promise<void> {
   // met again, and reported, by the verb that opens the store.
   if (!onlyHelp(argv)) sqlJs().catch(() => {});
   try {
+    checkArgsUtf8(argv, rawArgs(argv.length));
     if (!process.env.MU_TRACE_DIR) {
       // exitCode, not exit(): let stdout drain before the process ends.
       process.exitCode = await runCli(argv);

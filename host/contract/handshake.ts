@@ -2,6 +2,7 @@ import { canonical, declarationOf } from "../plugin/load-rules.js";
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
 import { type RunContext, Session } from "./session.js";
 import { describeCall, fail, type Outcome, pass } from "./verdict.js";
+import { clip } from "./wire.js";
 
 // The handshake as every start of mu judges it (schema, digest, load rules,
 // the declaration `plugin add` recorded), twice: a plugin whose declaration
@@ -24,7 +25,7 @@ export async function handshake(
       return {
         outcome: fail(`start ${n} did not load: ${describeCall(err)}`, [
           describeCall(err),
-          ...(stderr?.line ? [`stderr: ${stderr.line.slice(0, 400)}`] : []),
+          ...(stderr?.line ? [`stderr: ${clip(stderr.line, 400)}`] : []),
         ]),
       };
     }

@@ -20,6 +20,7 @@ import {
   skip,
   type Verdict,
 } from "./verdict.js";
+import { clipMark } from "./wire.js";
 import { canary, containment, messages, probeContainment, probeMessages } from "./wire-checks.js";
 
 // The order the checks run in and when each is skipped. Seam checks that
@@ -54,7 +55,7 @@ async function timed(
   }
   // Evidence quotes what the plugin sent; the canary must not ride along
   // into the terminal, --json or a JUnit file.
-  const mask = (t: string) => t.replaceAll(ctx.canary, "<canary>");
+  const mask = (t: string) => hideCanary(t, ctx.canary);
   const v: Verdict = {
     id,
     ...o,
@@ -277,5 +278,18 @@ export async function runSuite(
   await run("messages", async () => messages(ctx));
   await run("canary", async () => canary(ctx));
   await run("containment", async () => containment(ctx));
+  return out;
+}
+
+/**
+ * The canary, whole or cut: an excerpt is clipped where the plugin's text
+ * is quoted, before this mask runs, so a canary across the cut ends in
+ * clip's mark with only its first characters; those go too.
+ */
+export function hideCanary(text: string, value: string): string {
+  let out = text.replaceAll(value, "<canary>");
+  // Three characters or fewer say nothing, and would mask ordinary words.
+  for (let n = value.length - 1; n >= 4; n--)
+    out = out.replaceAll(`${value.slice(0, n)}${clipMark}`, `<canary>${clipMark}`);
   return out;
 }

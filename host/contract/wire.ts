@@ -11,8 +11,11 @@ import { protocolChecks } from "../protocol/checks.js";
 const KEEP_BYTES = 8 * 1024 * 1024;
 const SHOW_CHARS = 240;
 
+/** What follows a clipped excerpt: the suite's canary mask looks for it. */
+export const clipMark = "… (";
+
 export function clip(s: string, max = SHOW_CHARS): string {
-  return s.length > max ? `${s.slice(0, max)}… (${s.length} chars)` : s;
+  return s.length > max ? `${s.slice(0, max)}${clipMark}${s.length} chars)` : s;
 }
 
 /** Bytes as text an author can read, with bytes that are not UTF-8 shown as \xNN. */

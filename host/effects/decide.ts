@@ -38,6 +38,8 @@ export interface DeliveryFacts {
   dedupeExact: boolean;
   /** The delivery names a msgId a receipt can be asked about. */
   hasMsgId: boolean;
+  /** The intent's params hold the message's text, so it can be sent again. */
+  hasText: boolean;
   /** A newer delivery to the same agent was written after this one. */
   newerWritten: boolean;
   /** The job the delivery was for no longer runs (stopped, closed, rolled back). */
@@ -169,12 +171,30 @@ export interface ReceiptAnswer {
   id: string;
 }
 
-/** Only an accepted receipt that echoes the asked msgId resolves a delivery. */
+export type ReceiptRow =
+  | "delivery.receipt.accepted"
+  | "delivery.receipt.not-accepted.resend"
+  | "delivery.receipt.not-accepted.settled"
+  | "delivery.receipt.other";
+
+/**
+ * What an exact receipt's answer leaves. Only an accepted one that echoes
+ * the asked msgId is a success. A not-accepted one that echoes it proves the
+ * channel never took the message: with exact dedupe, and no newer delivery it
+ * could overtake, the identical params go again (a copy still on its way is
+ * the same msgId, so the channel applies one); else, once the plugin process
+ * that got the request is gone and nothing can still carry it there, it is
+ * settled as not delivered, its text kept for the user to send again.
+ */
 export function decideReceipt(
   answer: ReceiptAnswer,
   msgId: string,
-): "delivery.receipt.accepted" | "delivery.receipt.other" {
-  return answer.state === "accepted" && answer.id === msgId
-    ? "delivery.receipt.accepted"
-    : "delivery.receipt.other";
+  d?: Pick<DeliveryFacts, "dedupeExact" | "newerWritten" | "hasText">,
+  groupEmpty = false,
+): ReceiptRow {
+  if (answer.id !== msgId) return "delivery.receipt.other";
+  if (answer.state === "accepted") return "delivery.receipt.accepted";
+  if (answer.state !== "not-accepted" || !d) return "delivery.receipt.other";
+  if (d.dedupeExact && !d.newerWritten && d.hasText) return "delivery.receipt.not-accepted.resend";
+  return groupEmpty ? "delivery.receipt.not-accepted.settled" : "delivery.receipt.other";
 }

@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import { getHost } from "../hosts/records.js";
 import { startCaps } from "../jobs/job-rules.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Ports, ProcessId } from "../ports/types.js";
@@ -18,6 +19,8 @@ export interface Witness {
 
 export function stuckForGood(db: Database, i: Intent, w: Witness): boolean {
   if (i.method !== "job.start" && i.method !== "host.acquire") return false;
+  if (startOnReleasedMachine(db, i))
+    return !w.alive(i.writer) && !(i.resolver !== null && w.alive(i.resolver));
   const reg = getPlugin(db, i.plugin);
   if (!reg) return false;
   const seams = reg.declaration.seams;
@@ -36,4 +39,15 @@ export function stuckForGood(db: Database, i: Intent, w: Witness): boolean {
 /** This invocation's view of liveness and time, for the judgement above. */
 export function witnessOf(ports: Pick<Ports, "liveness" | "clock">): Witness {
   return { alive: (id) => ports.liveness.alive(id), now: ports.clock.now() };
+}
+
+/**
+ * A start whose machine mu itself released since: no job can start there
+ * any more, and whatever it may have started went with the machine. No
+ * rule can learn which, so only a person ends it (mu agent forget).
+ */
+export function startOnReleasedMachine(db: Database, i: Intent): boolean {
+  if (i.method !== "job.start") return false;
+  const name = (i.params as { target?: { host?: { name?: unknown } } }).target?.host?.name;
+  return typeof name === "string" && getHost(db, name)?.state === "released";
 }

@@ -2,6 +2,7 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
+import { ErrorReply } from "../plugin/call-errors.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
@@ -20,8 +21,9 @@ import {
   type ReceiptAnswer,
   STUCK_FOR_GOOD,
 } from "./decide.js";
+import { startOnReleasedMachine } from "./forgettable.js";
 import { deleteIntent, type Intent, intentsFor, markResolver, sameIntent } from "./journal.js";
-import { sendEffect } from "./run-effect.js";
+import { definite, sendEffect } from "./run-effect.js";
 import { pendingVerb } from "./settle-verb.js";
 import { EFFECT_MS, READ_MS, WRITER_SPAN_MS } from "./timeouts.js";
 import { unresolved } from "./unresolved.js";
@@ -53,6 +55,10 @@ export interface SubjectRules {
   abandon?(db: Database, i: Intent, now: number): void;
   /** Why a lookup's found fails the reply check, or undefined when it passes. */
   checkFound?(hello: InitializeResult, i: Intent, found: unknown): string | undefined;
+  /** What a delivery definitely never taken leaves in the records. */
+  undelivered?(db: Database, i: Intent, now: number): void;
+  /** The line telling the user how to send an undelivered message again. */
+  sendAgain?(i: Intent): string | undefined;
   /** Why a resend's reply fails its check against the request, or undefined. */
   checkResult?(hello: InitializeResult, i: Intent, result: unknown): string | undefined;
 }
@@ -239,7 +245,18 @@ async function resolveOne(
       result = await sendEffect(ctx, i.method, i.params, EFFECT_MS);
     } catch (err) {
       // A failed resend says nothing about the first send: keep the intent.
-      throw unresolved(i, first.row, (err as Error).message, next);
+      // One refused for good on a machine mu released is stuck for good.
+      const gone =
+        err instanceof ErrorReply &&
+        err.kind === "permanent" &&
+        (await store.read((db) => startOnReleasedMachine(db, i)));
+      throw unresolved(
+        i,
+        first.row,
+        (err as Error).message,
+        next,
+        gone ? forgetVerb(i) : undefined,
+      );
     }
     const bad = rules.checkResult?.(hello, i, result);
     if (bad !== undefined)
@@ -287,13 +304,23 @@ async function resolveOne(
         next,
       );
     }
-    const row = decideReceipt(answer, msgId);
+    const row = decideReceipt(answer, msgId, delivery, facts.groupEmpty);
     if (row === "delivery.receipt.other") {
       const why =
         answer.id !== msgId
           ? `the receipt names msgId ${answer.id}, not ${msgId}`
-          : `the channel says ${answer.state}`;
+          : answer.state === "not-accepted"
+            ? "the channel says not-accepted, but the plugin process that got the request may still hold it"
+            : `the channel says ${answer.state}`;
       throw unresolved(i, row, why, next);
+    }
+    if (row === "delivery.receipt.not-accepted.resend") {
+      await resendDelivery(io, store, ctx, hello, i, row, next, rules);
+      return;
+    }
+    if (row === "delivery.receipt.not-accepted.settled") {
+      await settleUndelivered(io, store, i, row, rules);
+      return;
     }
     await settle(store, i, (db) => rules.record(db, i, answer, clock.now()));
     say(io, i, row);
@@ -348,6 +375,50 @@ async function resolveOne(
     throw unresolved(i, named, why, next, forGood);
   }
   say(io, i, named);
+}
+
+/**
+ * A delivery the channel's exact receipt says it never took, sent again with
+ * its identical params: the same msgId, so exact dedupe applies it once. A
+ * resend the plugin refused outright did nothing either: the delivery is
+ * then settled as not delivered, once no process can still carry the first.
+ */
+async function resendDelivery(
+  io: Io,
+  store: Store,
+  ctx: Parameters<typeof sendEffect>[0],
+  hello: InitializeResult,
+  i: Intent,
+  row: string,
+  next: string,
+  rules: SubjectRules,
+): Promise<void> {
+  let result: unknown;
+  try {
+    result = await sendEffect(ctx, i.method, i.params, EFFECT_MS);
+  } catch (err) {
+    if (definite(err) && ctx.intent && io.ports.liveness.groupEmpty(ctx.intent.pgid))
+      return settleUndelivered(io, store, i, "delivery.receipt.not-accepted.settled", rules);
+    throw unresolved(i, row, (err as Error).message, next);
+  }
+  const bad = rules.checkResult?.(hello, i, result);
+  if (bad !== undefined) throw unresolved(i, row, `the reply fails its check: ${bad}`, next);
+  await settle(store, i, (db) => rules.record(db, i, result, io.ports.clock.now()));
+  say(io, i, row);
+}
+
+/** A delivery that definitely never arrived: settled so, and the user told how to send it again. */
+async function settleUndelivered(
+  io: Io,
+  store: Store,
+  i: Intent,
+  row: string,
+  rules: SubjectRules,
+): Promise<void> {
+  await settle(store, i, (db) => rules.undelivered?.(db, i, io.ports.clock.now()));
+  say(io, i, row);
+  const again = rules.sendAgain?.(i);
+  if (again) io.err(`mu: ${again}\n`);
 }
 
 /** Deletes the intent and records its outcome, only if the intent is still there. */

@@ -128,9 +128,26 @@ export const RULE_TABLE: readonly RuleRow[] = [
     resolves: "success",
   },
   {
+    id: "delivery.receipt.not-accepted.resend",
+    effects: DELIVERIES,
+    situation:
+      "receipt exact; not-accepted for the asked msgId; exact dedupe; the text is in the intent; no newer delivery to the agent was written",
+    action: "resend the identical params, same msgId",
+    resolves: "as-the-reply",
+  },
+  {
+    id: "delivery.receipt.not-accepted.settled",
+    effects: DELIVERIES,
+    situation:
+      "receipt exact; not-accepted for the asked msgId; no safe resend (dedupe none, or a newer delivery was written); the plugin process the writer called is gone",
+    action: "resend nothing; receipt not-accepted, the text kept for the user to send again",
+    resolves: "definite-failure",
+  },
+  {
     id: "delivery.receipt.other",
     effects: DELIVERIES,
-    situation: "receipt exact; not-accepted or unreachable",
+    situation:
+      "receipt exact; unreachable, another msgId, or not-accepted with no safe resend while the process that got the request may still hold it",
     action: "resend nothing",
     resolves: "still-unknown",
   },

@@ -1,6 +1,7 @@
 import type { Database } from "sql.js";
 import { crashPoint } from "../crash-point.js";
 import { RefusedError, UnknownOutcomeError } from "../errors.js";
+import { pluginStill } from "../hosts/guards.js";
 import { ErrorReply, NoAnswer } from "../plugin/call-errors.js";
 import { checkRequestSize } from "../plugin/request-size.js";
 import type { Registration, Supervisor } from "../plugin/supervisor.js";
@@ -135,7 +136,9 @@ export async function runEffect(ctx: EffectContext, e: Effect, next: string): Pr
       { hint: "point the plugin back at that instance" },
     );
   }
-  const id = await ctx.store.write((db) => {
+  // The plugin again in the intent's commit: an intent must never name one
+  // that another mu removed since the verb read it.
+  const id = await ctx.store.guarded([pluginStill(ctx.reg.name)], (db) => {
     e.before?.(db);
     return writeIntent(db, {
       subject: e.subject,

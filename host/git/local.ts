@@ -1,9 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
-import { isAbsolute, resolve } from "node:path";
 import { shQuote as q } from "../sh-quote.js";
 
 // The git mu runs on its own side: resolving a rev in the caller's checkout,
-// finding and checking FETCH_HEAD, and running a profile's --fetch template.
+// reading a fetch's FETCH_HEAD, and running a profile's --fetch template.
 // These are quick local reads (except the template), so they run
 // synchronously where that keeps the caller simple.
 
@@ -14,8 +13,22 @@ export interface LocalRun {
   partial: boolean;
 }
 
-function git(cwd: string, args: string[]): { ok: boolean; out: string; err: string } {
-  const r = spawnSync("git", ["-C", cwd, ...args], { encoding: "utf8" });
+export interface GitRun {
+  ok: boolean;
+  out: string;
+  err: string;
+}
+
+/** git run synchronously in `cwd`; `input`, when given, is its stdin. */
+export function git(cwd: string, args: string[], input?: string): GitRun {
+  const r = spawnSync("git", ["-C", cwd, ...args], { encoding: "utf8", input });
+  if (r.error) return { ok: false, out: "", err: r.error.message };
+  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+/** A short sh script run synchronously, its words as $1, $2, …: a few file moves beside git. */
+export function sh(script: string, words: string[]): GitRun {
+  const r = spawnSync("/bin/sh", ["-c", script, "sh", ...words], { encoding: "utf8" });
   if (r.error) return { ok: false, out: "", err: r.error.message };
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
@@ -30,13 +43,6 @@ export function checkoutOf(cwd: string): string | null {
 export function commitOf(repo: string, rev: string): string | null {
   const r = git(repo, ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
   return r.ok && /^[0-9a-f]{40,64}$/.test(r.out) ? r.out : null;
-}
-
-/** Where this checkout keeps FETCH_HEAD (a linked worktree has its own). */
-export function fetchHeadPath(repo: string): string | null {
-  const r = git(repo, ["rev-parse", "--git-path", "FETCH_HEAD"]);
-  if (!r.ok) return null;
-  return isAbsolute(r.out) ? r.out : resolve(repo, r.out);
 }
 
 /** Runs a --fetch template with sh in `cwd`, killing its group after timeoutMs. */

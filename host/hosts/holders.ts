@@ -58,14 +58,22 @@ function effectHolders(
   arg: string,
   w: Witness | undefined,
 ): Holder[] {
-  return intentsWhere(db, where, arg).map((i) => ({
-    what: `pending ${i.method} for ${i.subject} (key ${i.key})`,
+  return intentsWhere(db, where, arg).map((i) => effectHolder(db, i, w));
+}
+
+function effectHolder(db: Database, i: Intent, w: Witness | undefined): Holder {
+  return {
+    what: `pending ${i.method} for ${i.subject} (key ${i.key}${w?.alive(i.writer) ? `; mu pid ${i.writer.pid} is at it` : ""})`,
     free: settleVerb(db, i, w),
     kind: "effect" as const,
     name: i.method,
     needs: [i.method.split(".")[0] as SeamName],
-  }));
+  };
 }
+
+/** The host an agent's effect is about: every job and channel call names it in its target. */
+const targetHost = (i: Intent) =>
+  (i.params as { target?: { host?: { name?: unknown } } }).target?.host?.name;
 
 /**
  * The verb that frees a provider host's machine: a release, except while
@@ -106,7 +114,41 @@ export function hostHolders(db: Database, name: string, w?: Witness): Holder[] {
   return out;
 }
 
-/** What keeps plugin `name` from being removed, in the order to free it. */
+/**
+ * What names host `name`'s record, its machine aside: the agents and jobs
+ * on it and every effect pending on it (an agent's calls carry the host in
+ * their target). While any is there the machine may not be released, nor
+ * the record taken over by a new acquire: each would be left calling on a
+ * machine that is gone, or on another one. `own` counts the host's own
+ * acquire and release too.
+ */
+export function recordHolders(db: Database, name: string, own: boolean, w?: Witness): Holder[] {
+  const effects = intentsWhere(db, "1 = 1").filter((i) =>
+    i.subject === `host:${name}` ? own : i.subject.startsWith("agent:") && targetHost(i) === name,
+  );
+  return [
+    ...effects.map((i) => effectHolder(db, i, w)),
+    ...agentHolders(db, (r) => r.host === name),
+  ];
+}
+
+/** "has a pending job.start for … and still runs agent crew/a": what holds a host, in words. */
+export function heldBy(holders: readonly Holder[]): string {
+  const of = (k: Holder["kind"]) => holders.filter((h) => h.kind === k);
+  const agents = of("agent").map((h) => h.name);
+  return [
+    ...of("effect").map((h) => `has a ${h.what}`),
+    ...(agents.length > 0
+      ? [`still runs ${agents.length === 1 ? "agent" : "agents"} ${agents.join(", ")}`]
+      : []),
+    ...of("machine").map((h) => `is ${h.name}`),
+  ].join(" and ");
+}
+
+/**
+ * What keeps plugin `name` from being removed, in the order to free it: the
+ * one list `plugin rm` refuses on, and a re-add checks its seams against.
+ */
 export function pluginHolders(db: Database, name: string, w?: Witness): Holder[] {
   const out = [
     ...effectHolders(db, "plugin = ?", name, w),
@@ -143,4 +185,19 @@ export function freeingHint(
   const verbs = new Map<string, string>();
   for (const h of holders) if (!verbs.has(h.free)) verbs.set(h.free, h.what);
   return `${lead}: ${[...verbs].map(([verb, what]) => (withWhat ? `${verb} (${what})` : verb)).join("; ")}`;
+}
+
+/** "2 host profile(s), 1 agent(s)": how many of each kind hold it, for a refusal's message. */
+export function counted(holders: readonly Holder[]): string {
+  const words: [Holder["kind"], string][] = [
+    ["profile", "host profile(s)"],
+    ["machine", "host record(s)"],
+    ["effect", "pending effect(s)"],
+    ["agent", "agent(s)"],
+  ];
+  return words
+    .map(([k, w]) => [holders.filter((h) => h.kind === k).length, w] as const)
+    .filter(([n]) => n > 0)
+    .map(([n, w]) => `${n} ${w}`)
+    .join(", ");
 }

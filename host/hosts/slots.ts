@@ -1,5 +1,5 @@
 import { dirname, join } from "node:path";
-import { envMs } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import { UnavailableError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
 import { type HeldLock, lockAttempts } from "../store/lock.js";
@@ -12,7 +12,7 @@ import { type HostProfile, identity } from "./profiles.js";
 // slots through one lock file per slot beside the database, each naming its
 // holder by pid and start time, so a holder that died frees its slot.
 
-export const DEFAULT_SLOT_WAIT_MS = 60_000;
+export const DEFAULT_SLOT_WAIT_MS = MS_VARIABLES.MU_SLOT_WAIT_MS.fallback;
 const POLL_MS = 50;
 
 export interface SlotBound {
@@ -24,7 +24,7 @@ export interface SlotBound {
 }
 
 export function slotWaitMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_SLOT_WAIT_MS", DEFAULT_SLOT_WAIT_MS);
+  return envMs(env, "MU_SLOT_WAIT_MS");
 }
 
 /**

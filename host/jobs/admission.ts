@@ -1,5 +1,6 @@
 import type { Database } from "sql.js";
-import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
+import { intentsFor } from "../effects/journal.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
 import { agentOf, jobsOnHost } from "./records.js";
@@ -8,15 +9,22 @@ import { agentOf, jobsOnHost } from "./records.js";
 // provider host admits a job only while ready, outside its deadline margin
 // and under maxJobs; a --task spawn claims its task.
 
-export const DEFAULT_DEADLINE_MARGIN_MS = 10 * 60_000;
+export const DEFAULT_DEADLINE_MARGIN_MS = MS_VARIABLES.MU_HOST_DEADLINE_MARGIN_MS.fallback;
 
 export function deadlineMarginMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS", DEFAULT_DEADLINE_MARGIN_MS, MAX_MARGIN_MS);
+  return envMs(env, "MU_HOST_DEADLINE_MARGIN_MS");
 }
 
 export function admit(db: Database, host: HostRecord, now: number, marginMs: number): void {
   if (host.state !== "ready") {
     throw new RefusedError("host.not-ready", "host", `host '${host.name}' is ${host.state}`, {
+      hint: `see: mu host status ${host.name}`,
+    });
+  }
+  // A release checked that nothing calls on the machine when it wrote its
+  // intent; a job admitted after that would run on a machine being released.
+  if (intentsFor(db, `host:${host.name}`).some((i) => i.method === "host.release")) {
+    throw new RefusedError("host.releasing", "host", `host '${host.name}' is being released`, {
       hint: `see: mu host status ${host.name}`,
     });
   }

@@ -4,6 +4,7 @@ import type { Ports } from "../ports/types.js";
 import { planted } from "../testbed-plant.js";
 import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import { fencedRead, type JobCall } from "./job-calls.js";
+import { jobStillRuns } from "./job-guard.js";
 import { agentOf, agentSubject, putAgent, putReceipt } from "./records.js";
 
 // One delivery to an agent, journaled like any effect: its receipt is
@@ -48,7 +49,11 @@ export async function deliver(
       key: msgId,
       params: { target, ...d.params, ...(d.withMsgId ? { msgId } : {}) },
       timeoutMs: EFFECT_MS,
-      before: (db) => putReceipt(db, receipt("sending")),
+      // In the intent's commit: the job may have been closed since the read.
+      before: (db) => {
+        jobStillRuns(db, j);
+        putReceipt(db, receipt("sending"));
+      },
       check: (res) =>
         deliveryReplyProblem(
           d.method,

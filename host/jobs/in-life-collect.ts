@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { inLifeRef } from "../git/fetch-place.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
@@ -32,13 +33,15 @@ export async function inLifeCollect(
   let failures = 0;
   let next: number | null = null;
   try {
+    const ref = inLifeRef(j.workstream, j.agent, j.key);
     const sha = await fetchInto(
       await openLink(io, sup, j.host, a.host),
       j.site,
       j.localRepo,
+      ref,
       DEFAULT_LINK_TIMEOUT_MS,
     );
-    io.out(`collected ${sha} from ${j.host}:${j.site} into ${j.localRepo} (in-life)\n`);
+    io.out(`collected ${sha} from ${j.host}:${j.site} into ${j.localRepo} (in-life, ${ref})\n`);
     const deadlineAt = facts.deadlineAt;
     if (typeof deadlineAt === "number" && now >= deadlineAt - marginMs)
       next = now + COLLECT_BACKOFF_MS;

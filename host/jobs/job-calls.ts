@@ -11,6 +11,7 @@ import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { MAX_RETRIES, mapCallError } from "../seams/call.js";
 import type { Store } from "../store/index.js";
 import { type Mux, muxFor, type Pane, type ViewCommand } from "../view/mux.js";
+import { jobStillToStop } from "./job-guard.js";
 import { jobRules, recordStopped } from "./job-rules.js";
 import { agentOf, agentSubject, type JobRecord } from "./records.js";
 
@@ -98,6 +99,9 @@ export async function stopJob(
   j: JobRecord,
   target: JobTarget,
 ): Promise<void> {
+  // A stop often cleans up after a call that timed out, which stops the
+  // plugin: it must go to a fresh process, not be refused by the old one.
+  await sup.afterStop(h.reg.name);
   await runEffect(
     { ports: io.ports, store, sup, reg: h.reg, instance: j.instance },
     {
@@ -106,6 +110,7 @@ export async function stopJob(
       key: j.key,
       params: { target, key: j.key },
       timeoutMs: EFFECT_MS,
+      before: (db) => jobStillToStop(db, j),
       done: (db) => recordStopped(db, j.key),
     },
     nextVerb(j.workstream, j.agent),
@@ -126,11 +131,12 @@ export async function fencedRead(
   method: string,
   params: Record<string, unknown>,
   timeoutMs = READ_MS,
+  signal?: AbortSignal,
 ): Promise<{ result: unknown; proc: PluginProcess }> {
   for (let attempt = 0; ; attempt++) {
     const { proc } = await jobPlugin(sup, h, j);
     try {
-      return { result: await proc.conn.request(method, params, { timeoutMs }), proc };
+      return { result: await proc.conn.request(method, params, { timeoutMs, signal }), proc };
     } catch (err) {
       if (err instanceof ErrorReply && err.kind === "retryable" && attempt < MAX_RETRIES) {
         await io.ports.clock.sleep(100 * (attempt + 1));

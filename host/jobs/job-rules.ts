@@ -13,6 +13,7 @@ import {
   putJob,
   putReceipt,
 } from "./records.js";
+import { recordUndelivered, undeliveredLine } from "./undelivered.js";
 
 // What the rule table's rows mean for an agent's records: a start found is
 // the job running (its view still to open), a start proven never to have
@@ -190,6 +191,8 @@ export const jobRules: SubjectRules = {
   },
   blocks: (i) => !DELIVERIES.includes(i.method),
   abandon: (db, i, now) => recordDelivered(db, i, now, "unknown"),
+  undelivered: recordUndelivered,
+  sendAgain: undeliveredLine,
   delivery: (db, hello, i) => {
     if (!DELIVERIES.includes(i.method)) return undefined;
     const caps = hello.seams.channel?.caps ?? {};
@@ -197,6 +200,7 @@ export const jobRules: SubjectRules = {
       receiptExact: caps.receipt === "exact",
       dedupeExact: caps.dedupe === "exact",
       hasMsgId: typeof i.params.msgId === "string",
+      hasText: typeof i.params.text === "string",
       newerWritten: newerDelivery(db, i),
       jobEnded: jobByKey(db, deliveryJobKey(i))?.state !== "running",
     };

@@ -124,3 +124,34 @@ export async function removeSite(l: OpenLink, repo: string, tree: string): Promi
     SITE_TIMEOUT_MS,
   );
 }
+
+/**
+ * Removes a collected tree, but only while its HEAD is still the commit the
+ * collect pinned: a tree that moved on since holds work no ref names yet, so
+ * it stays and the error says why. A tree already gone is fine.
+ */
+export async function removeCollectedSite(
+  l: OpenLink,
+  repo: string,
+  tree: string,
+  sha: string,
+): Promise<void> {
+  const t = onHost(tree);
+  const r = await linkRun(
+    l,
+    "link.exec",
+    {
+      script: [
+        `if [ -e ${t}/.git ]; then h=$(git -C ${t} rev-parse --verify --quiet HEAD) || h=; else h=; fi`,
+        `if [ -n "$h" ] && [ "$h" != ${q(sha)} ]; then echo "its HEAD is now $h, not the collected commit" >&2; exit 3; fi`,
+        `git -C ${onHost(repo)} worktree remove --force ${t} 2>/dev/null || rm -rf ${t}`,
+      ].join("\n"),
+      cwd: ".",
+    },
+    SITE_TIMEOUT_MS,
+  );
+  if (r.exitCode !== 0) {
+    const why = r.stderr.trim().split("\n")[0];
+    throw new Error(why || (r.exitCode === null ? "timed out" : `exit ${r.exitCode}`));
+  }
+}

@@ -63,28 +63,3 @@ export function channelHolder(db: Database, channel: string, except: string): st
     (p) => p.name !== except && p.declaration.seams.channel?.name === channel,
   )?.name;
 }
-
-/**
- * What still names a plugin and so forbids its removal. Each table family
- * that can name a plugin (host profiles, host records, jobs, effects) adds
- * its query here as it lands.
- */
-export const REFERENCE_QUERIES: { what: string; sql: string }[] = [
-  { what: "host profile(s)", sql: "SELECT count(*) FROM host_profiles WHERE plugin = ?" },
-  { what: "host record(s)", sql: "SELECT count(*) FROM hosts WHERE plugin = ?" },
-  { what: "pending effect(s)", sql: "SELECT count(*) FROM intents WHERE plugin = ?" },
-  { what: "job record(s)", sql: "SELECT count(*) FROM jobs WHERE plugin = ?" },
-  {
-    what: "agent(s) on its channel",
-    sql: "SELECT count(*) FROM agents WHERE channel_plugin = ? AND state != 'closed'",
-  },
-];
-
-export function referencesTo(db: Database, name: string): string[] {
-  const found: string[] = [];
-  for (const q of REFERENCE_QUERIES) {
-    const n = Number(db.exec(q.sql, [name])[0]?.values[0]?.[0] ?? 0);
-    if (n > 0) found.push(`${n} ${q.what}`);
-  }
-  return found;
-}

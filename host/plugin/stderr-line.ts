@@ -9,6 +9,12 @@ export class FirstLine {
   // joined, not shown as two replacement characters.
   private readonly decoder = new TextDecoder("utf-8");
 
+  /**
+   * keep: how many characters of the line to hold. A trace holds more than
+   * it shows, so a secret that starts before the cut is whole when masked.
+   */
+  constructor(private readonly keep = STDERR_LINE_MAX) {}
+
   push(chunk: Uint8Array): void {
     if (this.done) return;
     this.buf += this.decoder.decode(chunk, { stream: true });
@@ -17,8 +23,8 @@ export class FirstLine {
       this.buf = this.buf.slice(0, nl);
       this.done = true;
     }
-    if (this.buf.length > STDERR_LINE_MAX) {
-      this.buf = this.buf.slice(0, STDERR_LINE_MAX);
+    if (this.buf.length > this.keep) {
+      this.buf = this.buf.slice(0, this.keep);
       this.done = true;
     }
   }

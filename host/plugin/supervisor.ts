@@ -109,6 +109,21 @@ export class Supervisor implements Stoppable {
     });
   }
 
+  /**
+   * Waits out a stop sequence already under way for the plugin, so that the
+   * next ready() starts a fresh process rather than handing out one that
+   * refuses every call. For a call that must reach the plugin (a cleanup's
+   * stop); a plugin that is running, or not started, is left as it is.
+   */
+  async afterStop(name: string): Promise<void> {
+    const cur = this.live.get(name);
+    if (!cur) return;
+    const r = await cur.catch(() => undefined);
+    if (!r || r.proc.state === "running") return;
+    await r.proc.stop("normal", "mu is done");
+    if (this.live.get(name) === cur) this.live.delete(name);
+  }
+
   /** One call, its NoAnswer and ErrorReply left to the caller to classify. */
   async call(
     reg: Registration,

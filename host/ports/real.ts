@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, readFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { bounded, MAX_MARGIN_MS } from "../env-ms.js";
+import { envMs } from "../env-ms.js";
 import { liveProcesses } from "./proc-scan.js";
 import { realSpawner } from "./spawner.js";
 import type {
@@ -51,6 +51,27 @@ export const realFs: FileSystem = {
     } catch (err) {
       if (isCode(err, "ENOENT")) return null;
       throw err;
+    }
+  },
+  async readHead(path, maxBytes) {
+    let fh: fsp.FileHandle;
+    try {
+      fh = await fsp.open(path, "r");
+    } catch (err) {
+      if (isCode(err, "ENOENT")) return null;
+      throw err;
+    }
+    try {
+      const buf = Buffer.alloc(maxBytes);
+      let n = 0;
+      while (n < maxBytes) {
+        const { bytesRead } = await fh.read(buf, n, maxBytes - n, null);
+        if (bytesRead === 0) break;
+        n += bytesRead;
+      }
+      return new Uint8Array(buf.buffer, buf.byteOffset, n);
+    } finally {
+      await fh.close();
     }
   },
   async open(path, opts = {}) {
@@ -145,20 +166,7 @@ export function withClockOffset(
   clock: Clock,
   env: Readonly<Record<string, string | undefined>>,
 ): Clock {
-  const raw = env.MU_CLOCK_OFFSET_MS;
-  // Checked like every MU_*_MS value, but signed: a scenario may move now back.
-  const offset =
-    raw === undefined || raw === ""
-      ? 0
-      : bounded(raw, {
-          name: "MU_CLOCK_OFFSET_MS",
-          unit: "milliseconds",
-          min: -MAX_MARGIN_MS,
-          max: MAX_MARGIN_MS,
-          whole: true,
-          example: 60000,
-          code: "env.ms",
-        });
+  const offset = envMs(env, "MU_CLOCK_OFFSET_MS");
   if (offset === 0) return clock;
   return {
     now: () => clock.now() + offset,

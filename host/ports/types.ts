@@ -30,6 +30,11 @@ export interface FileSystem {
   stat(path: string): Promise<FileStat | null>;
   /** The file's bytes, or null when it does not exist. */
   readFile(path: string): Promise<Uint8Array | null>;
+  /**
+   * At most maxBytes of the file's first bytes, or null when it does not
+   * exist: a file a person names may be endless (/dev/zero, a FIFO fed forever).
+   */
+  readHead(path: string, maxBytes: number): Promise<Uint8Array | null>;
   /** Opens for writing, truncating; `exclusive` fails with EEXIST if present. */
   open(path: string, opts?: { exclusive?: boolean; mode?: number }): Promise<FileHandle>;
   rename(from: string, to: string): Promise<void>;
@@ -134,4 +139,9 @@ export interface Ports {
   crash(): Promise<never>;
   /** Testbed: mux backends that stand in for the built-in ones of the same name. */
   muxes?: Readonly<Record<string, (ports: Ports) => Mux>>;
+  /**
+   * Diagnostics no verb's outcome depends on (how long a lock was waited
+   * for): kept by a trace when one is written, dropped otherwise.
+   */
+  note?(ev: string, fields: Record<string, unknown>): void;
 }

@@ -1,7 +1,14 @@
 import type { Io } from "../cli/io.js";
 import { bounded, MAX_MS } from "../env-ms.js";
 import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
-import { commitOf, fetchHeadPath, fillTemplate, runTemplate } from "../git/local.js";
+import {
+  bringIn,
+  closeFetchPlace,
+  fetchedTip,
+  openFetchPlace,
+  pinRef,
+} from "../git/fetch-place.js";
+import { checkoutOf, fillTemplate, runTemplate } from "../git/local.js";
 import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js";
 import { identity, listProfiles } from "../hosts/profiles.js";
 import { machineBound, withSlot } from "../hosts/slots.js";
@@ -136,58 +143,72 @@ function failed(
 /** Where to look when a fetch failed: on the host, or here for a --fetch template. */
 function fetchLook(l: OpenLink, remoteCwd: string, localRepo: string): string {
   if (!l.link.fetch) {
-    return `the host's --fetch template ran here, in ${localRepo}: run it there by hand to see why`;
+    return `the host's --fetch template ran here, for ${localRepo}: run it there by hand to see why`;
   }
   return `check that ${remoteCwd} on ${l.name} has a commit: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteCwd)} log -1 --oneline`)}`;
 }
 
 /**
- * Fetches remoteCwd's HEAD into localRepo's FETCH_HEAD, through the link or,
- * when it cannot fetch, through the profile's --fetch template run here.
- * FETCH_HEAD is deleted first, so only this fetch can leave one.
+ * Fetches remoteCwd's HEAD through the link or, when it cannot fetch,
+ * through the profile's --fetch template run here, and pins it as `ref` in
+ * localRepo. The fetch runs in a fetch place of its own (see
+ * git/fetch-place.ts), so the sha returned is the tip this fetch brought,
+ * whatever other fetches run in the checkout meanwhile; once this returns,
+ * `ref` holds it.
  */
 export async function fetchInto(
   l: OpenLink,
   remoteCwd: string,
   localRepo: string,
+  ref: string,
   timeoutMs: number,
 ): Promise<string> {
-  const fetchHead = fetchHeadPath(localRepo);
-  if (fetchHead === null) throw notACheckout(localRepo);
-  await l.io.ports.fs.unlink(fetchHead);
-  let r: RunResult;
-  if (l.link.fetch) {
-    r = await linkRun(l, "link.fetch", { remoteCwd, localRepo }, timeoutMs);
-  } else {
-    const template = l.host.profile?.fetch;
-    if (!template) {
-      throw new RefusedError(
-        "host.fetch.none",
-        "host",
-        `'${l.host.reg.name}' cannot fetch and host '${l.name}' has no --fetch template`,
-        { hint: `add the host as a profile with --fetch '<template>'` },
+  if (checkoutOf(localRepo) === null) throw notACheckout(localRepo);
+  const template = l.host.profile?.fetch;
+  if (!l.link.fetch && !template) {
+    throw new RefusedError(
+      "host.fetch.none",
+      "host",
+      `'${l.host.reg.name}' cannot fetch and host '${l.name}' has no --fetch template`,
+      { hint: `add the host as a profile with --fetch '<template>'` },
+    );
+  }
+  const place = openFetchPlace(
+    localRepo,
+    `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`,
+  );
+  try {
+    let r: RunResult;
+    if (l.link.fetch) {
+      r = await linkRun(l, "link.fetch", { remoteCwd, localRepo: place }, timeoutMs);
+    } else {
+      const script = fillTemplate(template as string, { host: l.name, remoteCwd });
+      r = await holdingSlot(l, () =>
+        runTemplate(script, place, timeoutMs, { ...l.io.ports.env } as NodeJS.ProcessEnv),
       );
     }
-    const script = fillTemplate(template, { host: l.name, remoteCwd });
-    r = await holdingSlot(l, () =>
-      runTemplate(script, localRepo, timeoutMs, { ...l.io.ports.env } as NodeJS.ProcessEnv),
-    );
+    if (r.exitCode !== 0)
+      throw failed(l, "fetch", r, timeoutMs, fetchLook(l, remoteCwd, localRepo));
+    const sha = fetchedTip(place);
+    if (sha === null) {
+      // Nothing but this fetch writes in the place, so an empty one is the fetch's own doing.
+      throw new UnavailableError(
+        "host.fetch.no-head",
+        "host",
+        `the fetch from ${l.name} reported success but left no FETCH_HEAD in mu's own fetch place for ${localRepo}`,
+        {
+          hint: l.link.fetch
+            ? `no other process writes there, so '${l.host.reg.name}''s link.fetch did not fetch; tell its author`
+            : "the host's --fetch template must fetch into the directory it runs in: fix it",
+        },
+      );
+    }
+    bringIn(localRepo, place, sha);
+    pinRef(localRepo, ref, sha, `mu: fetched from ${l.name}:${remoteCwd}`);
+    return sha;
+  } finally {
+    closeFetchPlace(place);
   }
-  if (r.exitCode !== 0) throw failed(l, "fetch", r, timeoutMs, fetchLook(l, remoteCwd, localRepo));
-  const sha = commitOf(localRepo, "FETCH_HEAD");
-  if (sha === null) {
-    throw new UnavailableError(
-      "host.fetch.no-head",
-      "host",
-      `the fetch from ${l.name} reported success but left no FETCH_HEAD in ${localRepo}`,
-      {
-        hint: l.link.fetch
-          ? "the plugin's link.fetch is broken; tell its author"
-          : "fix the host's --fetch template",
-      },
-    );
-  }
-  return sha;
 }
 
 /**

@@ -1,5 +1,7 @@
+import { basename, dirname } from "node:path";
+import { crashPoint } from "../crash-point.js";
 import type { Ports } from "../ports/types.js";
-import { replaceDurably } from "./durable.js";
+import { removeDeadTemps, replaceDurably } from "./durable.js";
 
 // The archive: rows retention moved out of the database, as numbered JSON
 // Lines segments beside it (`mu.db.archive-<id>-000001.jsonl`, ...). Each segment
@@ -9,9 +11,12 @@ import { replaceDurably } from "./durable.js";
 // database commit: its rows are still in the database, so readers skip it
 // and the next pass writes the same number over it. That is what keeps a
 // moved row from being lost or counted twice, whatever the crash. The id
-// is the database's own, drawn at its first pass: a database started afresh
-// at the same path numbers its segments from 1 again without writing over
-// the ones a database before it left.
+// is the database's own, drawn and committed by its first pass, which moves
+// nothing: a segment is written only under an id the database already
+// holds, so a crashed pass's segment is written over by the next, never
+// left beside a second copy under another id. A database started afresh at
+// the same path numbers its segments from 1 again without writing over the
+// ones a database before it left.
 
 export interface ArchivedReceipt {
   table: "receipts";
@@ -39,7 +44,23 @@ export async function writeSegment(
   rows: readonly ArchivedReceipt[],
 ): Promise<void> {
   const text = rows.map((r) => `${JSON.stringify(r)}\n`).join("");
-  await replaceDurably(ports, segmentPath(dbPath, id, seq), Buffer.from(text, "utf8"));
+  await replaceDurably(
+    ports,
+    segmentPath(dbPath, id, seq),
+    Buffer.from(text, "utf8"),
+    "archive.before-rename",
+  );
+  await crashPoint("archive.written", ports);
+}
+
+/**
+ * Temp files of segments whose writer died before the rename: no name
+ * vouches for them, and the pass that would write over them may never
+ * come (nothing left to move, or a later number), so each pass removes them.
+ */
+export async function removeDeadSegmentTemps(ports: Ports, dbPath: string): Promise<void> {
+  const prefix = `${basename(dbPath)}.archive-`;
+  await removeDeadTemps(ports, dirname(dbPath), (file) => file.startsWith(prefix));
 }
 
 /**

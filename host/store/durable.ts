@@ -1,5 +1,5 @@
 import { basename, dirname, join } from "node:path";
-import { crashPoint } from "../crash-point.js";
+import { type CrashPointName, crashPoint } from "../crash-point.js";
 import type { Ports } from "../ports/types.js";
 import { planted } from "../testbed-plant.js";
 
@@ -17,18 +17,25 @@ export async function ensureDir(ports: Ports, dir: string): Promise<void> {
 /**
  * A writer killed between writing its temp file and the rename leaves the
  * temp behind. The next writer (it holds the lock, so no live writer races
- * it) removes every temp whose writer's pid no longer runs.
+ * it) removes every temp of a file `of` accepts whose writer's pid no longer
+ * runs.
  */
-async function removeDeadTemps(ports: Ports, path: string): Promise<void> {
-  const prefix = `${basename(path)}.tmp-`;
-  for (const name of await ports.fs.readdir(dirname(path))) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split("-")[0]);
+export async function removeDeadTemps(
+  ports: Ports,
+  dir: string,
+  of: (file: string) => boolean,
+): Promise<void> {
+  for (const name of await ports.fs.readdir(dir)) {
+    const at = name.lastIndexOf(TEMP);
+    if (at === -1 || !of(name.slice(0, at))) continue;
+    const pid = Number(name.slice(at + TEMP.length).split("-")[0]);
     if (Number.isInteger(pid) && pid > 0 && ports.liveness.startOf(pid) === null) {
-      await ports.fs.unlink(join(dirname(path), name)).catch(() => {});
+      await ports.fs.unlink(join(dir, name)).catch(() => {});
     }
   }
 }
+
+const TEMP = ".tmp-";
 
 /**
  * Replaces the file so that a crash at any moment leaves either the old bytes
@@ -36,11 +43,16 @@ async function removeDeadTemps(ports: Ports, path: string): Promise<void> {
  * cut: temp file in the same directory (rename is atomic only within one
  * filesystem), fsync, rename over, fsync the directory that holds the rename.
  */
-export async function replaceDurably(ports: Ports, path: string, bytes: Uint8Array): Promise<void> {
+export async function replaceDurably(
+  ports: Ports,
+  path: string,
+  bytes: Uint8Array,
+  point: CrashPointName = "store.before-rename",
+): Promise<void> {
   const dir = dirname(path);
-  await removeDeadTemps(ports, path);
+  await removeDeadTemps(ports, dir, (file) => file === basename(path));
   // Named by the writer's pid, so the next writer can tell a dead one's leftovers.
-  const tmp = `${path}.tmp-${ports.liveness.self().pid}-${ports.random.hex(4)}`;
+  const tmp = `${path}${TEMP}${ports.liveness.self().pid}-${ports.random.hex(4)}`;
   try {
     const fh = await ports.fs.open(tmp, { exclusive: true, mode: 0o600 });
     try {
@@ -49,7 +61,7 @@ export async function replaceDurably(ports: Ports, path: string, bytes: Uint8Arr
     } finally {
       await fh.close();
     }
-    await crashPoint("store.before-rename", ports);
+    await crashPoint(point, ports);
     await ports.fs.rename(tmp, path);
   } catch (err) {
     await ports.fs.unlink(tmp).catch(() => {});

@@ -32,12 +32,24 @@ export interface Store {
    * for work that continues after it returns.
    */
   write<T>(fn: (db: Database) => T): Promise<T>;
+  /**
+   * write(fn), with each guard run first in the same transaction: whatever
+   * another mu may have changed since the verb read it is checked on the
+   * very state the change commits onto. A guard refuses by throwing.
+   */
+  guarded<T>(guards: readonly ((db: Database) => void)[], fn: (db: Database) => T): Promise<T>;
 }
 
 export function openStore(ports: Ports): Store {
   const path = dbPath(ports.env);
-  return {
+  const store: Store = {
     path,
+    guarded(guards, fn) {
+      return store.write((db) => {
+        for (const g of guards) g(db);
+        return fn(db);
+      });
+    },
     async read(fn) {
       const { db, from } = await openDb(ports, path);
       // Rolled back whatever fn does, so the connection still holds `from`.
@@ -85,6 +97,7 @@ export function openStore(ports: Ports): Store {
       }
     },
   };
+  return store;
 }
 
 /** Ends a read's transaction; false if fn had already ended it (its changes may stand). */

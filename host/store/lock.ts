@@ -1,4 +1,4 @@
-import { envMs } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import type { Ports, ProcessId } from "../ports/types.js";
 import { locked } from "./failures.js";
 
@@ -22,7 +22,7 @@ import { locked } from "./failures.js";
 // GARBLED_STALE_MS of re-reads is stale. Should a holder really stall that
 // long and lose its lock, its own read-back after the write tells it so.
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = MS_VARIABLES.MU_LOCK_TIMEOUT_MS.fallback;
 const POLL_MS = 15;
 const GARBLED_STALE_MS = 1_000;
 
@@ -38,16 +38,21 @@ export interface HeldLock {
 }
 
 export function lockTimeoutMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_LOCK_TIMEOUT_MS", DEFAULT_LOCK_TIMEOUT_MS);
+  return envMs(env, "MU_LOCK_TIMEOUT_MS");
 }
 
 export async function acquireLock(ports: Ports, path: string): Promise<HeldLock> {
   const timeout = lockTimeoutMs(ports.env);
-  const deadline = ports.clock.now() + timeout;
+  const started = ports.clock.now();
+  const deadline = started + timeout;
   const attempt = lockAttempts(ports);
-  for (;;) {
+  for (let tries = 1; ; tries++) {
     const r = await attempt(path);
-    if ("release" in r) return r;
+    if ("release" in r) {
+      // Only waits are noted: a crew's contention is what the count shows.
+      if (tries > 1) ports.note?.("lock-wait", { ms: ports.clock.now() - started, tries });
+      return r;
+    }
     if (ports.clock.now() >= deadline) throw locked(path, r.holder, timeout);
     await ports.clock.sleep(POLL_MS + Math.floor(ports.random.fraction() * POLL_MS));
   }

@@ -131,6 +131,9 @@ export const MIGRATIONS: readonly string[] = [
   // the spawn finishes; a running job an older mu wrote finished its spawn
   // (or cannot be told apart from one that did), so it is not resumed.
   `UPDATE jobs SET writer_pid = NULL, writer_start = NULL WHERE state <> 'starting';`,
+  // 7: the text of a message mu settled as never delivered, kept so the
+  // user can send it again (mu state shows it while its job runs).
+  `ALTER TABLE receipts ADD COLUMN text TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,7 +1,8 @@
-import type { Database } from "sql.js";
+import type { Database, SqlJsStatic } from "sql.js";
 import type { Ports } from "../ports/types.js";
 import { corrupt, foreign, ioFailure, migrationFailed, newer } from "./failures.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
+import { applicationId, MU_APPLICATION_ID, notMine, userVersion } from "./own-schema.js";
 import { damage } from "./sqlite-file.js";
 import { sqlJs } from "./sqljs.js";
 
@@ -9,10 +10,6 @@ import { sqlJs } from "./sqljs.js";
 function oneLine(err: unknown): string {
   const msg = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
   return msg.length > 200 ? `${msg.slice(0, 200)}...` : msg;
-}
-
-function userVersion(db: Database): number {
-  return Number(db.exec("PRAGMA user_version")[0]?.values[0]?.[0] ?? 0);
 }
 
 // The bytes this process last saw pass quick_check, or last committed
@@ -74,7 +71,8 @@ export async function openDb(ports: Ports, path: string): Promise<OpenDb> {
   const bytes = await ports.fs.readFile(path).catch((err: unknown) => {
     throw ioFailure(path, err, "read");
   });
-  if (bytes === null && !freshImage) return { db: migrate(new SQL.Database(), path), from: null };
+  if (bytes === null && !freshImage)
+    return { db: migrate(SQL, new SQL.Database(), path), from: null };
   const image = bytes ?? (freshImage as Uint8Array);
   if (kept && kept.path === path && view(kept.bytes).equals(view(image))) {
     const db = kept.db;
@@ -96,8 +94,10 @@ export async function openDb(ports: Ports, path: string): Promise<OpenDb> {
     db?.close();
     throw corrupt(path, `SQLite says: ${oneLine(err)}`);
   }
-  const current = userVersion(db) === SCHEMA_VERSION;
-  return { db: migrate(db, path), from: current ? bytes : null };
+  // Bytes at the current schema and already marked are what the connection
+  // holds once migrate() is done with it; anything else it changed.
+  const current = userVersion(db) === SCHEMA_VERSION && applicationId(db) === MU_APPLICATION_ID;
+  return { db: migrate(SQL, db, path), from: current ? bytes : null };
 }
 
 /** An empty database at the current schema, once keepFreshImage ran. */
@@ -112,28 +112,13 @@ let freshImage: Uint8Array | undefined;
 export async function keepFreshImage(): Promise<void> {
   if (freshImage) return;
   const SQL = await sqlJs();
-  const db = migrate(new SQL.Database(), "(fresh image)");
+  const db = migrate(SQL, new SQL.Database(), "(fresh image)");
   freshImage = db.export();
   db.close();
 }
 
-/**
- * Why a readable SQLite file is not one of mu's, or null. mu's first
- * migration makes the plugins table and sets user_version to 1, so a file
- * at version 0 that holds anything, or at a later version without that
- * table, was made by some other program. Migrating it would add mu's
- * tables to that program's data.
- */
-function notMine(db: Database): string | null {
-  const names = (db.exec("SELECT name FROM sqlite_master")[0]?.values ?? []).map((r) => r[0]);
-  if (userVersion(db) === 0) {
-    return names.length === 0 ? null : `it holds ${names.length} objects mu never made`;
-  }
-  return names.includes("plugins") ? null : "it has no table of mu's";
-}
-
-function migrate(db: Database, path: string): Database {
-  const why = notMine(db);
+function migrate(SQL: SqlJsStatic, db: Database, path: string): Database {
+  const why = notMine(SQL, db);
   if (why) {
     db.close();
     throw foreign(path, why);
@@ -151,5 +136,9 @@ function migrate(db: Database, path: string): Database {
       throw migrationFailed(path, v + 1, err);
     }
   }
+  // Marked as mu's on its next commit: from then on it is told from another
+  // program's file by the header alone.
+  if (applicationId(db) !== MU_APPLICATION_ID)
+    db.exec(`PRAGMA application_id = ${MU_APPLICATION_ID}`);
   return db;
 }

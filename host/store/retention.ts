@@ -1,7 +1,12 @@
 import type { Database } from "sql.js";
-import { envMs, MAX_MARGIN_MS } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import type { Ports } from "../ports/types.js";
-import { type ArchivedReceipt, writeSegment } from "./archive.js";
+import {
+  type ArchivedReceipt,
+  removeDeadSegmentTemps,
+  segmentPath,
+  writeSegment,
+} from "./archive.js";
 
 // The retention rule. Every commit rewrites the whole database, so its cost
 // follows the file's size; what a long-lived crew piles up is delivery
@@ -19,9 +24,8 @@ import { type ArchivedReceipt, writeSegment } from "./archive.js";
 // So `mu state` reads nothing retention can move, and shows the same before
 // and after a pass.
 
-const DAY_MS = 86_400_000;
-export const DEFAULT_RETAIN_AFTER_MS = 7 * DAY_MS;
-export const DEFAULT_RETAIN_EVERY_MS = 3_600_000;
+export const DEFAULT_RETAIN_AFTER_MS = MS_VARIABLES.MU_RETAIN_AFTER_MS.fallback;
+export const DEFAULT_RETAIN_EVERY_MS = MS_VARIABLES.MU_RETAIN_EVERY_MS.fallback;
 /** Rows moved by one pass at most, so no one commit pays for a whole backlog. */
 export const RETAIN_BATCH = 10_000;
 
@@ -36,8 +40,8 @@ export function retentionPolicy(
   env: Readonly<Record<string, string | undefined>>,
 ): RetentionPolicy {
   return {
-    afterMs: envMs(env, "MU_RETAIN_AFTER_MS", DEFAULT_RETAIN_AFTER_MS, MAX_MARGIN_MS),
-    everyMs: envMs(env, "MU_RETAIN_EVERY_MS", DEFAULT_RETAIN_EVERY_MS, MAX_MARGIN_MS),
+    afterMs: envMs(env, "MU_RETAIN_AFTER_MS"),
+    everyMs: envMs(env, "MU_RETAIN_EVERY_MS"),
   };
 }
 
@@ -113,12 +117,28 @@ export async function retain(
   if (db.exec("SELECT 1 FROM sqlite_master WHERE name = 'retention'").length === 0) return;
   const st = retentionState(db);
   if (now < st.nextAt) return;
+  await removeDeadSegmentTemps(ports, dbPath).catch(() => {});
+  if (st.archiveId === null) {
+    // The id reaches disk with this commit, before any segment bears it: a
+    // segment under an id the database never kept could not be written over
+    // by the next pass, and its rows would be archived twice. The next
+    // commit moves the rows.
+    db.run("UPDATE retention SET next_at = ?, archive_id = ? WHERE id = 1", [
+      now,
+      ports.random.hex(4),
+    ]);
+    return;
+  }
+  const id = st.archiveId;
   db.exec("BEGIN");
   try {
     const { rowids, rows } = movableReceipts(db, now - policy.afterMs, RETAIN_BATCH);
     // A full batch leaves a backlog: the next commit takes the next batch.
     const nextAt = rows.length === RETAIN_BATCH ? now : now + policy.everyMs;
     if (rows.length === 0) {
+      // A pass cut before its commit may have left the next segment, whose
+      // rows are all still here; no later pass may come to write over it.
+      await ports.fs.unlink(segmentPath(dbPath, id, st.archiveSeq + 1)).catch(() => {});
       db.run("UPDATE retention SET next_at = ? WHERE id = 1", [nextAt]);
       db.exec("COMMIT");
       return;
@@ -128,7 +148,6 @@ export async function retain(
       JSON.stringify(rowids),
     ]);
     const seq = st.archiveSeq + 1;
-    const id = st.archiveId ?? ports.random.hex(4);
     db.run(
       "UPDATE retention SET next_at = ?, archive_id = ?, archive_seq = ?, archived = archived + ? WHERE id = 1",
       [nextAt, id, seq, rows.length],

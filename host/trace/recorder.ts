@@ -1,5 +1,5 @@
 import { LineFramer } from "../plugin/framing.js";
-import { FirstLine } from "../plugin/stderr-line.js";
+import { FirstLine, STDERR_LINE_MAX } from "../plugin/stderr-line.js";
 import type { ChildProcess, Ports, ProcessSpawner } from "../ports/types.js";
 import type { Redactor } from "./redact.js";
 import type { TraceSink } from "./trace-file.js";
@@ -55,6 +55,7 @@ export class Trace {
     return {
       ...base,
       spawner: this.spawner(base.spawner),
+      note: (ev, fields) => this.record(ev, fields),
       crash: () => {
         this.record("crash", { point: base.env.MU_CRASH_AT ?? null });
         this.ended = true;
@@ -88,12 +89,14 @@ export class Trace {
   private tap(p: number, child: ChildProcess): ChildProcess {
     const sent = new LineFramer();
     const got = new LineFramer();
-    const stderr = new FirstLine();
+    // Held past the shown cut by the longest secret, so one that starts
+    // before the cut is masked whole before the line is cut.
+    const stderr = new FirstLine(STDERR_LINE_MAX + this.redact.longest);
     let stderrDone = false;
     const noteStderr = () => {
       if (stderrDone || stderr.line === undefined) return;
       stderrDone = true;
-      this.record("stderr", { p, line: this.redact.text(stderr.line) });
+      this.record("stderr", { p, line: this.redact.text(stderr.line, STDERR_LINE_MAX) });
     };
     const lines = (dir: "out" | "in", framer: LineFramer, chunk: Uint8Array) => {
       for (const f of framer.push(chunk)) {

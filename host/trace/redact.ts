@@ -50,17 +50,26 @@ export class Redactor {
     this.secrets.sort((a, b) => b.length - a.length);
   }
 
+  /** The length of the longest secret: how far past a cut masking must look. */
+  get longest(): number {
+    return this.secrets[0]?.length ?? 0;
+  }
+
   mask(text: string): string {
     let out = text;
     for (const s of this.secrets) out = out.split(s).join("[masked]");
     return out;
   }
 
-  /** Free text: masked, then kept only when content was asked for. */
-  text(value: string): string {
+  /**
+   * Free text: masked, cut to max characters when given, then kept only
+   * when content was asked for. The cut comes after the mask: cut first, a
+   * secret across the cut would keep its first characters.
+   */
+  text(value: string, max?: number): string {
     // An empty text says nothing; its hash would only make it look like one.
     if (value === "") return value;
-    const masked = this.mask(value);
+    const masked = max === undefined ? this.mask(value) : this.mask(value).slice(0, max);
     return this.content ? masked : digest(masked);
   }
 
@@ -159,9 +168,15 @@ const TEXT_OPTIONS = new Set([
   "--exec",
 ]);
 
-/** Options of mu that take a typed value (a name, a path, a number). */
+/**
+ * Options of mu that take a typed value (a name, a path, a number). A path
+ * stays: `host exec --file`'s is what a scenario made from the trace needs
+ * to run the step again (the script itself is hashed on the wire).
+ */
 const VALUE_OPTIONS = new Set([
   "-w",
+  "--file",
+  "--cwd",
   "--workstream",
   "--host",
   "--plugin",
@@ -181,6 +196,11 @@ const VALUE_OPTIONS = new Set([
   "--repeat",
   "--junit",
 ]);
+
+/** How a trace keeps an option's value: hashed as text, kept as a value, or unknown. */
+export function optionKind(flag: string): "text" | "value" | undefined {
+  return TEXT_OPTIONS.has(flag) ? "text" : VALUE_OPTIONS.has(flag) ? "value" : undefined;
+}
 
 /** Per verb, how many words (the verb's own included) come before its free text. */
 const TEXT_AFTER: Record<string, number> = {

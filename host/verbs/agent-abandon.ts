@@ -5,7 +5,7 @@ import { MuError, RefusedError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { jobRules, rollBackSpawn } from "../jobs/job-rules.js";
-import { agentSubject, jobByKey } from "../jobs/records.js";
+import { agentSubject, jobByKey, jobOf } from "../jobs/records.js";
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
@@ -40,14 +40,14 @@ export async function agentAbandon(
     }
     const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
     const pending = await store.read((db) => intentsFor(db, agentSubject(ws, name)));
-    if (pending.some((i) => i.method === "job.start")) {
-      throw new RefusedError(
+    const pendingStart = () =>
+      new RefusedError(
         "forget.pending-start",
         "agent",
         `${ws}/${name}'s start is still pending; --abandon lets go of a job that started`,
         { hint: `settle the start with ${close}, or end it with mu agent forget ${name} -w ${ws}` },
       );
-    }
+    if (pending.some((i) => i.method === "job.start")) throw pendingStart();
     if (job.state === "running") {
       // Only a job mu cannot reach, or one its plugin no longer runs, is let go.
       let status: JobStatus | undefined;
@@ -69,13 +69,15 @@ export async function agentAbandon(
     }
     const now = io.ports.clock.now();
     const out = await store.write((db) => {
+      // Again in this commit: another mu may have closed the job meanwhile
+      // (and the name been spawned again), or begun a start.
+      if (jobOf(db, ws, name)?.key !== job.key) return { changed: true as const };
       // What is pending on it goes too: a stop that cannot be sent, a
       // delivery no job will ever take (its receipt stays unknown). Read in
       // this commit, so one another mu is at work on (written since the
       // rules ran, say) is left to it.
-      const dropped = intentsFor(db, agentSubject(ws, name)).filter(
-        (i) => i.method !== "job.start",
-      );
+      const dropped = intentsFor(db, agentSubject(ws, name));
+      if (dropped.some((i) => i.method === "job.start")) throw pendingStart();
       const busy = dropped
         .flatMap((i) => [i.writer, i.resolver])
         .find((p) => anotherLive(io.ports.liveness, p));
@@ -89,6 +91,14 @@ export async function agentAbandon(
       if (j) rollBackSpawn(db, j.key, "unknown");
       return { gone: j, dropped };
     });
+    if ("changed" in out) {
+      throw new RefusedError(
+        "agent.changed",
+        "agent",
+        `${ws}/${name}'s job ${job.key} was closed by another mu meanwhile; nothing was forgotten`,
+        { hint: `see: mu agent list` },
+      );
+    }
     if ("busy" in out) {
       throw new RefusedError(
         "effect.guard.resolver-alive",

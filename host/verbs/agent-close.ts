@@ -1,5 +1,6 @@
 import type { Io } from "../cli/io.js";
-import { UnavailableError, UsageError } from "../errors.js";
+import { MuError, UnavailableError, UsageError } from "../errors.js";
+import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
@@ -11,8 +12,8 @@ import {
   stopJob,
 } from "../jobs/job-calls.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
-import { agentOf, deleteJob, type JobRecord, jobOf, putAgent } from "../jobs/records.js";
-import { removeSite, siteRepo } from "../jobs/site.js";
+import { agentOf, deleteJob, type JobRecord, jobByKey, jobOf, putAgent } from "../jobs/records.js";
+import { removeCollectedSite, siteRepo } from "../jobs/site.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
@@ -57,7 +58,12 @@ export async function agentClose(
       // Resolved above and still starting: its start was never journaled, so
       // never sent. Nothing runs; the attempt is simply taken back.
       refuseWhileWriterLives(io, job);
-      await store.write((db) => rollBackSpawn(db, job.key));
+      // Again in the commit: a resumed spawn may have taken it over since.
+      await store.write((db) => {
+        const cur = jobByKey(db, job.key);
+        if (cur) refuseWhileWriterLives(io, cur);
+        rollBackSpawn(db, job.key);
+      });
       await settleEnded();
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
@@ -79,9 +85,10 @@ export async function agentClose(
 }
 
 /**
- * After job.stop: the tree's HEAD fetched back into the spawning checkout,
- * then the tree and the record go. A failed collect keeps both, stopped and
- * owing, so the next close tries again (mu state lists it meanwhile).
+ * After job.stop: the tree's HEAD fetched back into the spawning checkout
+ * under a ref of this job's own, then the tree and the record go. A failed
+ * collect keeps both, stopped and owing, so the next close tries again (mu
+ * state lists it meanwhile).
  */
 async function finalCollect(
   io: Io,
@@ -92,27 +99,33 @@ async function finalCollect(
 ): Promise<void> {
   const l = await openLink(io, sup, j.host, h);
   const site = j.site ?? ".";
+  const repo = j.localRepo ?? io.ports.cwd;
+  const ref = collectedRef(j.workstream, j.agent, j.key);
   let sha: string;
   try {
-    sha = await fetchInto(l, site, j.localRepo ?? io.ports.cwd, DEFAULT_LINK_TIMEOUT_MS);
+    sha = await fetchInto(l, site, repo, ref, DEFAULT_LINK_TIMEOUT_MS);
   } catch (err) {
+    // A failure on mu's side (git, a lock) names its own cause and remedy.
+    const local = err instanceof MuError && err.label === "git" ? `${err.hint}; ` : "";
     throw new UnavailableError(
       "close.collect",
       "agent",
       `${j.workstream}/${j.agent} is stopped, but its final collect failed: ${(err as Error).message}`,
       {
-        hint: `its work is still on ${j.host}; run mu agent close ${j.agent} -w ${j.workstream} again to retry`,
+        hint: `its work is still on ${j.host}; ${local}run mu agent close ${j.agent} -w ${j.workstream} again to retry`,
       },
     );
   }
-  // The collect is done: record that first, so a crash from here on never
-  // leaves a record owing a collect from a tree that is gone.
+  // The collect is done and the ref holds it: record that first, so a crash
+  // from here on never leaves a record owing a collect from a tree that is gone.
   await store.write((db) => deleteJob(db, j.key));
-  io.out(`collected ${sha} from ${j.host}:${site} into ${j.localRepo} (FETCH_HEAD)\n`);
-  const repo = siteRepo(h);
-  if (repo && j.site) {
+  io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
+  // What in-life collects kept is in the final commit now, unless the agent rewrote it.
+  dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);
+  const hostRepo = siteRepo(h);
+  if (hostRepo && j.site) {
     try {
-      await removeSite(l, repo, j.site);
+      await removeCollectedSite(l, hostRepo, j.site, sha);
     } catch (err) {
       io.err(
         `mu: close: the tree ${j.site} stays on ${j.host} (${(err as Error).message}); remove it with mu host exec\n`,

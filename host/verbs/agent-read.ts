@@ -5,6 +5,7 @@ import { EXIT, type ExitCode, MuError, NotFoundError, UnknownOutcomeError } from
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { allAgents, jobOf, receiptState } from "../jobs/records.js";
+import { undeliveredAgain } from "../jobs/undelivered.js";
 import { segmentGlob } from "../store/archive.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
@@ -194,10 +195,9 @@ export async function agentCheck(
         EXIT.ok,
       );
     }
-    return report(
-      { state: r.state, ...(r.reason ? { reason: r.reason } : {}) },
-      EXIT.unknownOutcome,
-    );
+    const again = await store.read((db) => undeliveredAgain(db, msgId));
+    const reason = again ? `not delivered; send it again: ${again}` : r.reason;
+    return report({ state: r.state, ...(reason ? { reason } : {}) }, EXIT.unknownOutcome);
   });
 }
 

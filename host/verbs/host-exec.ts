@@ -1,11 +1,18 @@
 import { resolve } from "node:path";
 import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
+import { MAX_LINE_BYTES } from "../plugin/framing.js";
 import { linkRun, loadLinkHost, openLink, timeoutOption } from "../seams/link.js";
 import { withPlugins } from "./with-plugins.js";
 
 // Run one POSIX sh script on a host through its plugin's link, for using and
 // debugging a plugin host by hand. The script's own exit code is mu's.
+
+/**
+ * The most script bytes mu reads before it knows the plugin's own limit: a
+ * request must fit one line of the transport, so no plugin is ever sent more.
+ */
+const SCRIPT_READ_MAX = MAX_LINE_BYTES;
 
 /** What `mu host exec` exits with when the script timed out, as timeout(1) does. */
 export const EXEC_TIMED_OUT = 124;
@@ -42,6 +49,7 @@ export async function hostExec(
     const r = await linkRun(l, "link.exec", { script, cwd }, timeoutMs);
     io.out(r.stdout);
     io.err(r.stderr);
+    for (const line of replaced(r, name)) io.err(line);
     if (r.partial) io.err(`mu: host: the output of the script on ${name} was cut by the plugin\n`);
     if (r.exitCode !== null) return r.exitCode;
     const after =
@@ -51,6 +59,23 @@ export async function hostExec(
     io.err(`mu: host: the script timed out after ${timeoutMs} ms; ${after}\n`);
     return EXEC_TIMED_OUT;
   });
+}
+
+/**
+ * A plugin answers in JSON text, so output bytes that were not UTF-8 reach
+ * mu already replaced by U+FFFD: mu cannot restore them, but says so rather
+ * than pass the changed output off as the script's.
+ */
+function replaced(r: { stdout: string; stderr: string }, host: string): string[] {
+  const lines: string[] = [];
+  for (const which of ["stdout", "stderr"] as const) {
+    const n = r[which].split("\uFFFD").length - 1;
+    if (n === 0) continue;
+    lines.push(
+      `mu: host: the script's ${which} on ${host} came back with ${n} U+FFFD replacement character${n === 1 ? "" : "s"}, where the plugin met bytes that were not UTF-8; pipe binary output through base64 to get it whole\n`,
+    );
+  }
+  return lines;
 }
 
 export interface ExecOptions {
@@ -81,10 +106,14 @@ async function readScript(io: Io, words: string[], given: string | undefined): P
       hint: "use one of them",
     });
   }
+  // One byte past the most mu can ever send tells "too big" from "fits"
+  // without holding more: the file may be endless (/dev/zero, a pipe).
   let bytes: Uint8Array | null;
   try {
     bytes =
-      file === "-" ? await readStdin() : await io.ports.fs.readFile(resolve(io.ports.cwd, file));
+      file === "-"
+        ? await readStdin(SCRIPT_READ_MAX + 1)
+        : await io.ports.fs.readHead(resolve(io.ports.cwd, file), SCRIPT_READ_MAX + 1);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
     throw new UsageError("host.exec.file", "usage", `cannot read --file ${file} (${code})`, {
@@ -96,6 +125,14 @@ async function readScript(io: Io, words: string[], given: string | undefined): P
       hint: "check the path",
     });
   }
+  if (bytes.length > SCRIPT_READ_MAX) {
+    throw new UsageError(
+      "host.exec.too-big",
+      "usage",
+      `${file === "-" ? "stdin" : `--file ${file}`} holds more than ${SCRIPT_READ_MAX} bytes, the most a script sent to a plugin can be`,
+      { hint: "commit it, 'mu host push' it, and run it there with a short script" },
+    );
+  }
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
@@ -106,9 +143,17 @@ async function readScript(io: Io, words: string[], given: string | undefined): P
   }
 }
 
-/** All of stdin: read as a stream, since a pipe from another process may be a socket. */
-async function readStdin(): Promise<Uint8Array> {
+/**
+ * Stdin up to `max` bytes: read as a stream, since a pipe from another
+ * process may be a socket, and left unread past that.
+ */
+async function readStdin(max: number): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  let total = 0;
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+    total += (chunk as Buffer).length;
+    if (total >= max) break;
+  }
+  return Buffer.concat(chunks).subarray(0, max);
 }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
+import { fetchedRef } from "../git/fetch-place.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import {
   fetchInto,
@@ -32,10 +33,11 @@ export async function hostFetch(
   const localRepo = localCheckout(io, opts.into);
   const h = await loadLinkHost(io, name);
   const remoteCwd = opts.from ?? h.profile?.repo ?? ".";
+  const ref = fetchedRef(name);
   const sha = await withPlugins(io, async (sup) =>
-    fetchInto(await openLink(io, sup, name, h), remoteCwd, localRepo, timeoutMs),
+    fetchInto(await openLink(io, sup, name, h), remoteCwd, localRepo, ref, timeoutMs),
   );
-  io.out(`fetched ${sha} from ${name}:${remoteCwd} into ${localRepo} (FETCH_HEAD)\n`);
+  io.out(`fetched ${sha} from ${name}:${remoteCwd} into ${localRepo} (${ref})\n`);
 }
 
 export async function hostPush(

@@ -2,7 +2,8 @@ import type { Io } from "../cli/io.js";
 import { witnessOf } from "../effects/forgettable.js";
 import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
-import { freeingHint, type Holder, hostHolders } from "../hosts/holders.js";
+import { pluginStill } from "../hosts/guards.js";
+import { freeingHint, heldBy, hostHolders } from "../hosts/holders.js";
 import { deleteProfile, getProfile, identity, putProfile } from "../hosts/profiles.js";
 import { deleteHost, getHost } from "../hosts/records.js";
 import { checkName } from "../names.js";
@@ -69,7 +70,8 @@ export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<v
       `plugin '${reg.name}' cannot fetch (its link declares fetch: false), so the host needs --fetch '<template>'`,
     );
   }
-  await store.write((db) => {
+  // The plugin again in this commit: another mu may have removed it since.
+  await store.guarded([pluginStill(reg.name, ["link"])], (db) => {
     if (getProfile(db, name) || getHost(db, name)) {
       throw new RefusedError("host.exists", "host", `a host named '${name}' already exists`, {
         hint: "pick another name, or see: mu host list",
@@ -111,17 +113,4 @@ export async function hostRm(io: Io, name: string): Promise<void> {
     else deleteProfile(db, name);
   });
   io.out(`removed ${name}\n`);
-}
-
-/** "still runs agent crew/a and is ready": what holds a host, in words. */
-function heldBy(holders: readonly Holder[]): string {
-  const of = (k: Holder["kind"]) => holders.filter((h) => h.kind === k);
-  const agents = of("agent").map((h) => h.name);
-  return [
-    ...of("effect").map((h) => `has a ${h.what}`),
-    ...(agents.length > 0
-      ? [`still runs ${agents.length === 1 ? "agent" : "agents"} ${agents.join(", ")}`]
-      : []),
-    ...of("machine").map((h) => `is ${h.name}`),
-  ].join(" and ");
 }

@@ -1,4 +1,6 @@
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
+import { type Witness, witnessOf } from "../effects/forgettable.js";
 import {
   acquiredFacts,
   EFFECT_MS,
@@ -7,9 +9,12 @@ import {
 } from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
 import { RefusedError, UsageError } from "../errors.js";
+import { pluginStill } from "../hosts/guards.js";
+import { freeingHint, heldBy, recordHolders } from "../hosts/holders.js";
 import { deleteHost, getHost, putHost } from "../hosts/records.js";
 import { checkName } from "../names.js";
 import { openStore } from "../store/index.js";
+import { planted } from "../testbed-plant.js";
 import { fenced, hostOf, registration, target } from "./provider-calls.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -31,14 +36,46 @@ function parseParams(pairs: string[]): Record<string, string> {
   return out;
 }
 
-/** A name that holds a machine, or one being acquired, takes no second acquire. */
-function refuseIfHeld(existing: { name: string; state: string } | undefined): void {
-  if (existing && (existing.state === "ready" || existing.state === "acquiring")) {
+/**
+ * A name that holds a machine, or one being acquired, takes no second
+ * acquire; nor does a released record that something still names: its
+ * agents' calls would go to the new machine's handle.
+ */
+function refuseIfHeld(db: Database, name: string, w: Witness): void {
+  const existing = getHost(db, name);
+  if (!existing) return;
+  if (existing.state === "ready" || existing.state === "acquiring") {
     throw new RefusedError(
       "host.exists",
       "host",
       `host '${existing.name}' is already acquired (${existing.state})`,
       { hint: `release it first: mu host release ${existing.name}` },
+    );
+  }
+  const holders = recordHolders(db, name, true, w);
+  if (holders.length > 0) {
+    throw new RefusedError(
+      "host.acquire.held",
+      "host",
+      `host '${name}' is ${existing.state}, but its record is still named by ${holders.map((h) => h.what).join(", ")}; nothing was acquired`,
+      { hint: freeingHint(holders, false, "free it first, or acquire under another name") },
+    );
+  }
+}
+
+/**
+ * What keeps a machine from being released: whatever still calls on it
+ * (agents, jobs, their pending effects), each with the verb that frees it.
+ */
+function refuseIfInUse(db: Database, name: string, w: Witness, env: Io["ports"]["env"]): void {
+  if (planted(env, "release-without-holders")) return;
+  const holders = recordHolders(db, name, false, w);
+  if (holders.length > 0) {
+    throw new RefusedError(
+      "host.release.in-use",
+      "host",
+      `host '${name}' ${heldBy(holders)}; nothing was released`,
+      { hint: freeingHint(holders, true) },
     );
   }
 }
@@ -54,7 +91,7 @@ export async function hostAcquire(
   const reg = await registration(store, opts.provider);
   await withPlugins(io, async (sup) => {
     await resolveHost(io, store, sup, name, `mu host acquire --provider ${opts.provider} ${name}`);
-    refuseIfHeld(await store.read((db) => getHost(db, name)));
+    await store.read((db) => refuseIfHeld(db, name, witnessOf(io.ports)));
     const { hello } = await sup.ready(reg, ["host", "link"]);
     const key = `${name}-${io.ports.random.hex(6)}`;
     const now = io.ports.clock.now();
@@ -68,8 +105,10 @@ export async function hostAcquire(
         timeoutMs: EFFECT_MS,
         before: (db) => {
           // Again under the write lock: another mu may have begun acquiring
-          // the name since the read above, and both would make a machine.
-          refuseIfHeld(getHost(db, name));
+          // the name since the read above, and both would make a machine;
+          // or spawned on the released record, which must then stay its.
+          refuseIfHeld(db, name, witnessOf(io.ports));
+          pluginStill(reg.name, ["host", "link"])(db);
           putHost(db, {
             name,
             plugin: reg.name,
@@ -127,6 +166,7 @@ export async function hostRelease(io: Io, name: string): Promise<void> {
     // another mu's hands, its call in flight: releasing the name now would
     // release nothing, and the machine it then makes would be no one's.
     if (h.state === "acquiring") throw beingAcquired(name);
+    await store.read((db) => refuseIfInUse(db, name, witnessOf(io.ports), io.ports.env));
     await fenced(sup, reg, h);
     await runEffect(
       { ports: io.ports, store, sup, reg },
@@ -136,10 +176,12 @@ export async function hostRelease(io: Io, name: string): Promise<void> {
         key: h.key,
         params: { target: target(h), key: h.key },
         timeoutMs: EFFECT_MS,
-        // Again under the write lock: an acquire may have begun since the read.
+        // Again under the write lock: an acquire may have begun since the
+        // read, or a spawn or a send on the machine.
         before: (db) => {
           const cur = getHost(db, name);
           if (cur?.key !== h.key || cur.state === "acquiring") throw beingAcquired(name);
+          refuseIfInUse(db, name, witnessOf(io.ports), io.ports.env);
         },
         done: (db) => {
           const cur = getHost(db, name);

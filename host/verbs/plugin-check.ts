@@ -9,6 +9,7 @@ import type { RunContext } from "../contract/session.js";
 import { subreaperLauncher } from "../contract/subreaper.js";
 import { type CheckedSeam, runSuite, type SuiteOptions } from "../contract/suite.js";
 import type { Verdict } from "../contract/verdict.js";
+import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
 import { getPlugin } from "../plugin/registry.js";
@@ -70,13 +71,15 @@ function parseParams(pairs: readonly string[], seams: ReadonlySet<CheckedSeam>) 
 
 function parseRepeat(s: string | undefined): number {
   if (s === undefined) return DEFAULT_REPEAT;
-  const n = Number(s);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_REPEAT) {
-    throw new UsageError("check.repeat", "usage", `--repeat '${s}' is not a whole number`, {
-      hint: `give 1 to ${MAX_REPEAT}`,
-    });
-  }
-  return n;
+  return bounded(s, {
+    name: "--repeat",
+    unit: "rounds",
+    min: 1,
+    max: MAX_REPEAT,
+    whole: true,
+    example: DEFAULT_REPEAT,
+    code: "check.repeat",
+  });
 }
 
 export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Promise<void> {

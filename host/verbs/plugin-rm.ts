@@ -1,8 +1,8 @@
 import type { Io } from "../cli/io.js";
 import { witnessOf } from "../effects/forgettable.js";
 import { NotFoundError, RefusedError } from "../errors.js";
-import { freeingHint, pluginHolders } from "../hosts/holders.js";
-import { deletePlugin, getPlugin, referencesTo } from "../plugin/registry.js";
+import { counted, freeingHint, pluginHolders } from "../hosts/holders.js";
+import { deletePlugin, getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 
 export async function pluginRm(io: Io, name: string): Promise<void> {
@@ -12,13 +12,15 @@ export async function pluginRm(io: Io, name: string): Promise<void> {
         hint: "see: mu plugin list",
       });
     }
-    const refs = referencesTo(db, name);
-    if (refs.length > 0) {
+    // One list of what holds a plugin, the one a re-add checks its seams
+    // against, read in the commit that would remove it.
+    const holders = pluginHolders(db, name, witnessOf(io.ports));
+    if (holders.length > 0) {
       throw new RefusedError(
         "plugin.in-use",
         "plugin",
-        `'${name}' is still named by ${refs.join(", ")}`,
-        { hint: freeingHint(pluginHolders(db, name, witnessOf(io.ports)), true) },
+        `'${name}' is still named by ${counted(holders)}`,
+        { hint: freeingHint(holders, true) },
       );
     }
     deletePlugin(db, name);

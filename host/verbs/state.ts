@@ -6,6 +6,7 @@ import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
 import { agentOf, agentSubject, allJobs, type JobRecord } from "../jobs/records.js";
+import { shWord } from "../sh-quote.js";
 import { segmentGlob } from "../store/archive.js";
 import { type Database, openStore } from "../store/index.js";
 import { retentionState } from "../store/retention.js";
@@ -21,7 +22,8 @@ export interface Notice {
     | "agent-gone"
     | "spawn-unfinished"
     | "spawn-unsent"
-    | "delivery-unknown";
+    | "delivery-unknown"
+    | "delivery-undelivered";
   subject: string;
   method: string;
   key: string;
@@ -176,7 +178,39 @@ export function stateNotices(
       next: `mu agent read ${String(agent)} -w ${String(ws)}`,
     }),
   );
-  return [...pending, ...owed, ...draining, ...viewless, ...unfinished, ...unsent, ...unknown];
+  // A message proved never delivered and not sent again by mu: listed with
+  // the verb that sends it again while its job runs, until a later delivery
+  // to the agent is accepted.
+  const undelivered = (
+    db.exec(
+      `SELECT r.msg_id, r.workstream, r.agent, r.created_at, r.text FROM receipts r
+       JOIN jobs j ON j.workstream = r.workstream AND j.agent = r.agent
+       WHERE r.state = 'not-accepted' AND r.text IS NOT NULL AND r.created_at >= j.created_at
+         AND NOT EXISTS (SELECT 1 FROM receipts l WHERE l.workstream = r.workstream
+           AND l.agent = r.agent AND l.state = 'accepted' AND l.msg_id <> r.msg_id
+           AND l.created_at >= r.created_at)
+       ORDER BY r.created_at`,
+    )[0]?.values ?? []
+  ).map(
+    ([msgId, ws, agent, at, text]): Notice => ({
+      kind: "delivery-undelivered",
+      subject: agentSubject(String(ws), String(agent)),
+      method: "a message",
+      key: String(msgId),
+      since: Number(at),
+      next: `mu agent send ${shWord(String(agent))} -w ${shWord(String(ws))} ${shWord(String(text))}`,
+    }),
+  );
+  return [
+    ...pending,
+    ...owed,
+    ...draining,
+    ...viewless,
+    ...unfinished,
+    ...unsent,
+    ...unknown,
+    ...undelivered,
+  ];
 }
 
 function printNotices(io: Io, notices: Notice[]): void {
@@ -218,6 +252,12 @@ function printNotices(io: Io, notices: Notice[]): void {
     if (n.kind === "delivery-unknown") {
       io.out(
         `unknown: ${n.method} to ${n.subject.slice("agent:".length)} (${n.key}) may or may not have been applied; mu never resends it; look at the agent: ${n.next}\n`,
+      );
+      continue;
+    }
+    if (n.kind === "delivery-undelivered") {
+      io.out(
+        `undelivered: a message to ${n.subject.slice("agent:".length)} (${n.key}) never reached the agent; send it again: ${n.next}\n`,
       );
       continue;
     }

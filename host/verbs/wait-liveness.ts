@@ -1,5 +1,5 @@
 import type { Io } from "../cli/io.js";
-import { envMs } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { fencedRead, type JobTarget } from "../jobs/job-calls.js";
 import { type JobRecord, jobByKey } from "../jobs/records.js";
@@ -10,7 +10,7 @@ import type { Store } from "../store/index.js";
 // or another mu closes the agent) never gets its notification, so the wait
 // asks the job itself now and then, as it does once before watching.
 
-export const DEFAULT_WAIT_LIVENESS_MS = 10_000;
+export const DEFAULT_WAIT_LIVENESS_MS = MS_VARIABLES.MU_WAIT_LIVENESS_MS.fallback;
 
 /** The reason a wait gives for an agent another mu closed while it waited. */
 export const CLOSED_MEANWHILE = "closed while the wait ran";
@@ -52,7 +52,10 @@ export function deadOutcome(label: string, s: JobStatus) {
  * Every MU_WAIT_LIVENESS_MS, each watch still open: its job's record (gone
  * once another mu closed the agent), then job.status. `ended` takes the
  * watch out of `open`. A status that fails is asked again next time: the
- * wait's own limits still hold.
+ * wait's own limits still hold. stop() cancels a status still in flight
+ * and waits for the stop sequence that cancel starts to end: left to its
+ * deadline, it would stop the plugin under the calls that follow the wait
+ * (its in-life collect), which then fail for no fault of their own.
  */
 export function pollLiveness(
   io: Io,
@@ -60,11 +63,14 @@ export function pollLiveness(
   sup: Supervisor,
   open: readonly Watched[],
   ended: (w: Watched, s: JobStatus) => void,
-): { stop(): void } {
-  const every = envMs(io.ports.env, "MU_WAIT_LIVENESS_MS", DEFAULT_WAIT_LIVENESS_MS);
+): { stop(): Promise<void> } {
+  const every = envMs(io.ports.env, "MU_WAIT_LIVENESS_MS");
   let stopped = false;
   const warned = new Set<Watched>();
   let timer: { cancel(): void } | undefined;
+  const cancel = new AbortController();
+  /** The status call in flight, and the plugin it went to. */
+  let asking: { plugin: string; done: Promise<unknown> } | undefined;
   const tick = async () => {
     const watched = [...open];
     // One read for every watched job's record.
@@ -77,8 +83,19 @@ export function pollLiveness(
         continue;
       }
       try {
-        const s = (await fencedRead(io, sup, w.host, w.job, "job.status", { target: w.target }))
-          .result as JobStatus;
+        const call = fencedRead(
+          io,
+          sup,
+          w.host,
+          w.job,
+          "job.status",
+          { target: w.target },
+          undefined,
+          cancel.signal,
+        );
+        asking = { plugin: w.host.reg.name, done: call.catch(() => undefined) };
+        const s = (await call).result as JobStatus;
+        asking = undefined;
         if (stopped || !open.includes(w) || !isDead(s)) continue;
         // A close by another mu journals its stop before sending it, and ends
         // the record only once the stop is answered: a job that reads dead
@@ -92,6 +109,7 @@ export function pollLiveness(
         if (!stopped && open.includes(w))
           ended(w, closing ? { state: "ended", reason: CLOSED_MEANWHILE } : s);
       } catch (err) {
+        asking = undefined;
         // Asked again at the next tick; said once, so a host that cannot be
         // reached does not leave the wait silent until its limit.
         if (!warned.has(w) && !stopped) {
@@ -111,9 +129,14 @@ export function pollLiveness(
   };
   if (every > 0) schedule();
   return {
-    stop() {
+    async stop() {
       stopped = true;
       timer?.cancel();
+      const inFlight = asking;
+      if (!inFlight) return;
+      cancel.abort();
+      await inFlight.done;
+      await sup.afterStop(inFlight.plugin);
     },
   };
 }

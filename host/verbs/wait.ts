@@ -153,8 +153,11 @@ export async function wait(
       const record = (channelInc: number, waitAfter?: number) =>
         writes.push(
           store.write((db) => {
+            // Only the row of the job waited on: another mu may have closed it
+            // and spawned the name again meanwhile.
             const row = agentOf(db, job.workstream, job.agent);
-            if (row) putAgent(db, { ...row, waitAfter: waitAfter ?? row.waitAfter, channelInc });
+            if (row?.jobKey === job.key)
+              putAgent(db, { ...row, waitAfter: waitAfter ?? row.waitAfter, channelInc });
           }),
         );
       proc.conn.onWatch(r.watchId, (method, params) => {
@@ -211,8 +214,11 @@ export async function wait(
       ended = await Promise.race([woken.then(() => "done" as const), limited]);
       timer?.cancel();
     } else await woken;
-    liveness.stop();
-    for (const w of [...open]) w.cancel();
+    // The watches first, out of `open`: a liveness status still in flight is
+    // cancelled next, which stops its plugin, and a watch left in `open`
+    // would read that stop as its agent's.
+    for (const w of open.splice(0)) w.cancel();
+    await liveness.stop();
     // Recorded before the result is shown: a restart reported must not be
     // reported again by the next wait.
     await Promise.all(writes);

@@ -1,4 +1,4 @@
-import { envMs } from "../env-ms.js";
+import { envMs, MS_VARIABLES } from "../env-ms.js";
 import { UsageError } from "../errors.js";
 import type { Ports } from "../ports/types.js";
 import type { Mux } from "./backend.js";
@@ -37,10 +37,10 @@ export function requireCommandLines(mux: Mux, code: string): void {
 }
 
 /** How long a new view must live before mu counts it started (MU_VIEW_READY_MS). */
-export const DEFAULT_VIEW_READY_MS = 1000;
+export const DEFAULT_VIEW_READY_MS = MS_VARIABLES.MU_VIEW_READY_MS.fallback;
 
 export function viewReadyMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_VIEW_READY_MS", DEFAULT_VIEW_READY_MS);
+  return envMs(env, "MU_VIEW_READY_MS");
 }
 
 /**

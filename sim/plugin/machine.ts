@@ -23,8 +23,14 @@ interface Target {
   host?: { name?: string; handle?: string };
 }
 
+/** The environment a script runs in: the plugin's own, never its host process's. */
+export type ScriptEnv = Readonly<Record<string, string | undefined>>;
+
 export class Machines {
-  constructor(private readonly world: World) {}
+  constructor(
+    private readonly world: World,
+    private readonly env: ScriptEnv,
+  ) {}
 
   /** A provider's machine is known by its handle, a profile's by its name. */
   private machineOf(target: unknown): string {
@@ -99,7 +105,7 @@ export class Machines {
       s.sessions = { ...s.sessions, [machine]: n };
     });
     try {
-      return await runScript(script, cwd, timeoutMs, leak);
+      return await runScript(script, cwd, timeoutMs, this.env, leak);
     } finally {
       this.world.update((s) => {
         const n = s.sessions?.[machine];
@@ -113,16 +119,28 @@ function runScript(
   script: string,
   cwd: string,
   timeoutMs: number,
+  env: ScriptEnv,
   leak?: string,
 ): Promise<RunResult> {
   return new Promise((resolve) => {
     // Stays in our process group: a plugin never detaches what it runs.
-    const child = spawn("/bin/sh", ["-c", script], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    const out = { stdout: leak ?? "", stderr: "", partial: false };
+    const child = spawn("/bin/sh", ["-c", script], {
+      cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // Bytes, decoded once at the end: a character split across two reads
+    // must not turn into two replacement characters.
+    const bytes = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    const kept = { stdout: Buffer.byteLength(leak ?? ""), stderr: 0 };
+    let partial = false;
     const take = (which: "stdout" | "stderr") => (b: Buffer) => {
-      const room = OUTPUT_MAX - out[which].length;
-      if (b.length > room) out.partial = true;
-      if (room > 0) out[which] += b.subarray(0, room).toString();
+      const room = OUTPUT_MAX - kept[which];
+      if (b.length > room) partial = true;
+      if (room > 0) {
+        bytes[which].push(b.subarray(0, room));
+        kept[which] += Math.min(room, b.length);
+      }
     };
     child.stdout.on("data", take("stdout"));
     child.stderr.on("data", take("stderr"));
@@ -130,7 +148,8 @@ function runScript(
     const finish = (exitCode: number | null) => {
       if (done) return;
       done = true;
-      resolve({ exitCode, ...out });
+      const text = (which: "stdout" | "stderr") => Buffer.concat(bytes[which]).toString("utf8");
+      resolve({ exitCode, stdout: (leak ?? "") + text("stdout"), stderr: text("stderr"), partial });
     };
     // remoteOnTimeout "stopped": everything the script started is gone before
     // the answer, so kill the whole tree, then answer.

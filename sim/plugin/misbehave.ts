@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { ScriptEnv } from "./machine.js";
 import type { World } from "./world.js";
 
 // Misbehaviours that need more than a flag in the protocol loop: each is a
@@ -19,19 +20,21 @@ export function misbehave(
   a: Misbehaviour,
   world: World,
   params: Record<string, unknown>,
+  env: ScriptEnv,
   pid: number,
 ): Promise<Outcome> {
-  if ("execIgnoresTimeout" in a) return execToCompletion(world, String(params.script ?? ""));
+  if ("execIgnoresTimeout" in a) return execToCompletion(world, String(params.script ?? ""), env);
   if ("releaseOnlyOwn" in a) return Promise.resolve(releaseOwn(world, String(params.key), pid));
   if ("acquireIgnoresFence" in a) return Promise.resolve(acquireAnyway(world, String(params.key)));
   return Promise.resolve(releaseOnce(world, String(params.key)));
 }
 
 /** A link.exec that never looks at timeoutMs: the script runs as long as it likes. */
-function execToCompletion(world: World, script: string): Promise<Outcome> {
+function execToCompletion(world: World, script: string, env: ScriptEnv): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = spawn("/bin/sh", ["-c", script], {
       cwd: world.dir,
+      env: env as NodeJS.ProcessEnv,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

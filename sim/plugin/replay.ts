@@ -223,7 +223,10 @@ export function replayFromWorld(world: World, io: SimIo): ReplayPlugin | undefin
     io.exit(2);
     return undefined;
   }
-  const plugin = new ReplayPlugin(session, replay.content ?? false, io, (dir, msg) =>
+  // A generated scenario names the recording's world as the runner's
+  // placeholder; this world stands in for it.
+  const here = mapStrings(session, new Map([["$" + "{world}", world.dir]])) as PluginSession;
+  const plugin = new ReplayPlugin(here, replay.content ?? false, io, (dir, msg) =>
     world.record(dir, msg),
   );
   plugin.start();

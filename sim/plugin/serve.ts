@@ -47,7 +47,7 @@ export class SimPlugin {
     private readonly world: World,
     private readonly io: SimIo = processIo,
   ) {
-    this.machines = new Machines(world);
+    this.machines = new Machines(world, io.env);
     this.windDown = new WindDown(world, io);
     this.muSide = new MuMessages(() => world.now() - (world.config().clockOffsetMs ?? 0));
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
@@ -212,7 +212,7 @@ export class SimPlugin {
       ) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
-        const r = await misbehave(a, this.world, msg.params ?? {}, this.io.pid);
+        const r = await misbehave(a, this.world, msg.params ?? {}, this.io.env, this.io.pid);
         if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
         canned = r;
       } else if ("leakCanary" in a) {

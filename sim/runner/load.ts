@@ -1,20 +1,22 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
 import type { LoadedScenario, Scenario } from "./scenario.js";
+import { explain, type SchemaError } from "./schema-errors.js";
 
-let check: ((v: unknown) => boolean) & {
-  errors?: { instancePath: string; message?: string }[] | null;
-};
+let check: ValidateFunction | undefined;
 
 function validator() {
   if (!check) {
     const schema = JSON.parse(
       readFileSync(join(packageRoot(), "schemas/scenario.schema.json"), "utf8"),
     );
-    check = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+    // verbose: each error carries its branch's schema, so an unknown key can be
+    // matched to the keys that branch knows.
+    check = new Ajv2020({ allErrors: true, strict: true, verbose: true }).compile(schema);
   }
   return check;
 }
@@ -32,17 +34,29 @@ export function loadScenario(file: string): LoadedScenario {
   }
   const v = validator();
   if (!v(doc)) {
-    const why = (v.errors ?? [])
-      .map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`)
-      .join("; ");
-    throw new ScenarioFileError(`${file}: does not match schemas/scenario.schema.json: ${why}`);
+    throw new ScenarioFileError(
+      `${file}: ${explain((v.errors ?? []) as SchemaError[])} (schemas/scenario.schema.json)`,
+    );
   }
   const s = doc as Scenario;
-  const rel = relative(join(packageRoot(), "scenarios"), file).replace(/\.ya?ml$/, "");
+  const rel = idOf(file);
   if (s.scenario !== rel) {
     throw new ScenarioFileError(`${file}: scenario id '${s.scenario}' should be its path '${rel}'`);
   }
   return { ...s, file };
+}
+
+/** A file's scenario id: its path under scenarios/, without the extension. */
+export function idOf(file: string): string {
+  return relative(join(packageRoot(), "scenarios"), file).replace(/\.ya?ml$/, "");
+}
+
+/**
+ * The files whose id holds any of the parts (all without parts). Chosen by
+ * path, before loading: a bad file elsewhere does not block a filtered run.
+ */
+export function selectFiles(files: readonly string[], parts: readonly string[]): string[] {
+  return files.filter((f) => parts.length === 0 || parts.some((p) => idOf(f).includes(p)));
 }
 
 /** Every scenario file under dir, in a stable order. */

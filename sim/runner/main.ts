@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { parseOrUsage } from "../cli-args.js";
 import { runScenario, type ScenarioResult } from "./execute.js";
-import { findScenarioFiles, loadScenario, ScenarioFileError } from "./load.js";
+import { findScenarioFiles, loadScenario, ScenarioFileError, selectFiles } from "./load.js";
 import { longestFirst, writeTimings } from "./order.js";
 import { progressLine, writeReports } from "./report.js";
 import type { LoadedScenario } from "./scenario.js";
@@ -40,30 +40,27 @@ const repeat = Number(values.repeat);
 const jobs = Number(values.jobs);
 const tty = process.stdout.isTTY === true;
 
-function chosen(all: LoadedScenario[]): LoadedScenario[] {
-  const parts = [...positionals, ...(values.filter ? [values.filter] : [])];
-  return all.filter((s) => parts.length === 0 || parts.some((p) => s.scenario.includes(p)));
-}
-
 async function main(): Promise<number> {
   if (!Number.isInteger(repeat) || repeat < 1 || !Number.isInteger(jobs) || jobs < 1) {
     process.stderr.write("scenarios: --repeat and --jobs take a whole number of at least 1\n");
     return 2;
   }
-  const all: LoadedScenario[] = [];
-  for (const f of findScenarioFiles(join(root, "scenarios"))) {
+  let picked: LoadedScenario[] = [];
+  const bad: string[] = [];
+  const parts = [...positionals, ...(values.filter ? [values.filter] : [])];
+  for (const f of selectFiles(findScenarioFiles(join(root, "scenarios")), parts)) {
     try {
-      all.push(loadScenario(f));
+      picked.push(loadScenario(f));
     } catch (err) {
-      // A bad scenario file is reported, never run.
-      if (err instanceof ScenarioFileError) {
-        process.stderr.write(`scenarios: ${err.message}\n`);
-        return 2;
-      }
-      throw err;
+      if (!(err instanceof ScenarioFileError)) throw err;
+      bad.push(err.message);
     }
   }
-  let picked = chosen(all);
+  // A bad scenario file is reported, never run; every bad one at once.
+  if (bad.length > 0) {
+    for (const b of bad) process.stderr.write(`scenarios: ${b}\n`);
+    return 2;
+  }
   if (viaProxy) {
     for (const s of picked) {
       const why = whyNotViaProxy(s);
@@ -105,7 +102,7 @@ async function main(): Promise<number> {
   await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
   if (tty) process.stdout.write("\r\x1b[K");
   results.sort((a, b) => a.scenario.scenario.localeCompare(b.scenario.scenario));
-  const dir = writeReports(reports, results);
+  const dir = writeReports(reports, results, parts.length > 0);
   writeTimings(reports, dir, results);
   const failed = results.filter((r) => !r.ok);
   for (const r of failed)

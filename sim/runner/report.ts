@@ -2,6 +2,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RULE_TABLE } from "../../host/effects/rule-table.js";
 import type { ScenarioResult, StepRecord } from "./execute.js";
+import { cut, journalLines, stepEnd, worldNote } from "./report-notes.js";
 
 /** Text that stays inside one Markdown table cell. */
 const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -42,8 +43,14 @@ export function coverage(
   return new Map([...rows].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-export function markdown(results: ScenarioResult[]): string {
+/**
+ * The run's summary. A filtered run (`filtered`) says of a rule row none of
+ * its scenarios proved that it was not run, not that it has no proof.
+ */
+export function markdown(results: ScenarioResult[], filtered = false): string {
   const cov = coverage(results);
+  const none = filtered ? "not run in this run" : "**gap**";
+  const unproved = RULE_TABLE.filter((r) => !cov.get(r.id)?.passed.length).length;
   const passed = results.filter((r) => r.ok).length;
   const lines = [
     "# mu scenarios",
@@ -67,11 +74,13 @@ export function markdown(results: ScenarioResult[]): string {
     "|---|---|---|---|---|",
     ...RULE_TABLE.map((row) => {
       const c = cov.get(row.id);
-      const by = c?.passed.join(", ") || "**gap**";
+      const by = c?.passed.join(", ") || (c ? "**gap**" : none);
       return `| ${row.id} | ${row.effects.join(", ")} | ${row.situation} | ${by} | ${c?.failed.join(", ") || "-"} |`;
     }),
     "",
-    `${RULE_TABLE.filter((r) => !cov.get(r.id)?.passed.length).length} of ${RULE_TABLE.length} rows have no passing scenario yet.`,
+    filtered
+      ? `A filtered run: ${RULE_TABLE.length - unproved} of ${RULE_TABLE.length} rows were proved by the scenarios it ran; run them all for the whole table.`
+      : `${unproved} of ${RULE_TABLE.length} rows have no passing scenario yet.`,
     "",
     "## Other rules and decisions",
     "",
@@ -129,6 +138,7 @@ export function place(transcript: unknown[], steps: StepRecord[], t0?: number): 
 
 const noteText = (s: string) =>
   s.replace(/[;#\n]/g, (c) => (c === "#" ? "id " : c === ";" ? "," : " "));
+
 const secs = (ms: number | null) => (ms === null ? "" : `+${(ms / 1000).toFixed(3)}s `);
 
 /**
@@ -137,7 +147,12 @@ const secs = (ms: number | null) => (ms === null ? "" : `+${(ms / 1000).toFixed(
  * and each plugin process's start marked, so a restart's id 1 is not taken
  * for the first one's.
  */
-export function mermaid(transcript: unknown[], steps: StepRecord[] = [], t0?: number): string {
+export function mermaid(
+  transcript: unknown[],
+  steps: StepRecord[] = [],
+  t0?: number,
+  crashAt: readonly (string | undefined)[] = [],
+): string {
   const lines = [
     "sequenceDiagram",
     "  participant mu",
@@ -154,9 +169,13 @@ export function mermaid(transcript: unknown[], steps: StepRecord[] = [], t0?: nu
     for (;;) {
       const begin = steps[stepOpen]?.startedAt ?? Infinity;
       const end = stepsClosed < stepOpen ? (steps[stepsClosed]?.endedAt ?? Infinity) : Infinity;
-      if (end < t && end <= begin) {
+      if (end <= t && end < Infinity && end <= begin) {
+        const s = steps[stepsClosed];
         stepsClosed++;
-        lines.push(`  Note over mu: ${secs(rel(end))}step ${stepsClosed} ends`);
+        lines.push(
+          `  Note over mu: ${secs(rel(end))}step ${stepsClosed} ends${noteText(stepEnd(s, crashAt[stepsClosed - 1]))}`,
+        );
+        for (const j of journalLines(s)) lines.push(`  Note over mu: ${noteText(cut(j))}`);
       } else if (stepOpen < steps.length && begin <= t) {
         const s = steps[stepOpen] as StepRecord;
         stepOpen++;
@@ -188,7 +207,7 @@ export function mermaid(transcript: unknown[], steps: StepRecord[] = [], t0?: nu
             ? `error #${String(m.id)} ${String((m.error as { data?: { kind?: string } })?.data?.kind ?? "")}`
             : "id" in m
               ? `result #${String(m.id)}`
-              : Object.keys(m).join(",")
+              : worldNote(m)
     ).replace(/[;#]/g, (c) => (c === "#" ? "id " : ","));
     const text = `${secs(where.ms)}${label}`;
     if (e.dir === "in") lines.push(`  mu->>plugin: ${text}`);
@@ -205,7 +224,10 @@ export function sequenceDoc(r: ScenarioResult): string {
   if (r.transcript.length === 0) {
     return `${head}No plugin traffic: no step of this scenario started the plugin, so there is no exchange to draw.\n`;
   }
-  return `${head}\`\`\`mermaid\n${mermaid(r.transcript, r.steps, r.startedAt)}\`\`\`\n`;
+  const crashAt = r.scenario.steps.map((s) =>
+    "mu" in s ? (s.env as Record<string, string> | undefined)?.MU_CRASH_AT : undefined,
+  );
+  return `${head}\`\`\`mermaid\n${mermaid(r.transcript, r.steps, r.startedAt, crashAt)}\`\`\`\n`;
 }
 
 /** The live progress line; between one scenario's end and the next's start nothing runs, and it says nothing of it. */
@@ -220,11 +242,11 @@ export function progressLine(
   return `[${done}/${total}] ${done - failed} passed, ${failed} failed${now}`;
 }
 
-export function writeReports(base: string, results: ScenarioResult[]): string {
+export function writeReports(base: string, results: ScenarioResult[], filtered = false): string {
   const runId = new Date().toISOString().replace(/[:.]/g, "-");
   const dir = join(base, runId);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "summary.md"), markdown(results));
+  writeFileSync(join(dir, "summary.md"), markdown(results, filtered));
   writeFileSync(join(dir, "junit.xml"), junit(results));
   for (const r of results) {
     const each = join(dir, r.scenario.scenario);

@@ -7,17 +7,18 @@ import type { ShStep } from "./scenario.js";
 
 /** A child's whole output and how it ended. */
 export function collect(child: ChildProcess): Promise<Ran> {
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (b: Buffer) => {
-    stdout += b;
-  });
-  child.stderr?.on("data", (b: Buffer) => {
-    stderr += b;
-  });
+  // Decoded once at the end: a character split across two reads must not
+  // read as two replacement characters.
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on("data", (b: Buffer) => out.push(b));
+  child.stderr?.on("data", (b: Buffer) => err.push(b));
+  const text = (bs: Buffer[]) => Buffer.concat(bs).toString("utf8");
   return new Promise((done, fail) => {
     child.on("error", fail);
-    child.on("close", (exit, signal) => done({ exit, signal, stdout, stderr }));
+    child.on("close", (exit, signal) =>
+      done({ exit, signal, stdout: text(out), stderr: text(err) }),
+    );
   });
 }
 

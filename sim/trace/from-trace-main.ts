@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { Document, isMap, isSeq } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
 import { parseOrUsage } from "../cli-args.js";
@@ -34,10 +34,13 @@ function main(): void {
   const files = parsed.positionals;
   if (files.length === 0) fail("name the trace files (from MU_TRACE_DIR) to convert");
   const out = typeof parsed.values.out === "string" ? resolve(parsed.values.out) : undefined;
-  // The runner wants a scenario's id to be its path under scenarios/.
-  const id = out
-    ? relative(join(packageRoot(), "scenarios"), out).replace(/\.ya?ml$/, "")
-    : `field/${basename(files[0] ?? "trace").replace(/\.ndjson$/, "")}`;
+  // The runner wants a scenario's id to be its path under scenarios/; a
+  // file written elsewhere is named as a field one, never by its path.
+  const under = out ? relative(join(packageRoot(), "scenarios"), out) : "";
+  const id =
+    out && !under.startsWith("..") && !isAbsolute(under)
+      ? under.replace(/\.ya?ml$/, "")
+      : `field/${basename(out ?? files[0] ?? "trace").replace(/\.(ndjson|ya?ml)$/, "")}`;
   const invs = files.map(readTrace);
   const when = new Date(Math.min(...invs.map((i) => i.at))).toISOString();
   const doc = new Document(toScenario(invs, { id, when }));

@@ -107,6 +107,11 @@ export class VirtualFs implements FileSystem {
     }
   }
 
+  async readHead(path: string, maxBytes: number): Promise<Uint8Array | null> {
+    const all = await this.readFile(path);
+    return all === null ? null : all.subarray(0, maxBytes);
+  }
+
   async open(path: string, opts: { exclusive?: boolean; mode?: number } = {}): Promise<FileHandle> {
     this.step(`open ${path}`);
     const fd = this.vol.openSync(path, opts.exclusive ? "wx" : "w", opts.mode ?? 0o600);

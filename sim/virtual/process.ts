@@ -115,6 +115,7 @@ export class VirtualMu {
     return {
       stat: (p) => this.gate(() => base.stat(p)),
       readFile: (p) => this.gate(() => base.readFile(p)),
+      readHead: (p, n) => this.gate(() => base.readHead(p, n)),
       open: (p, o) => this.gate(async () => handle(await base.open(p, o))),
       rename: (a, b) => this.gate(() => base.rename(a, b)),
       unlink: (p) => this.gate(() => base.unlink(p)),

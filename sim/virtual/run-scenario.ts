@@ -1,4 +1,4 @@
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -91,6 +91,9 @@ async function runIn(
     vars: {},
     sim: SIM,
   };
+  // mu's environment as the real runner builds it, so its plugin inherits
+  // the same: nothing of the caller's but PATH.
+  const base = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: join(places.root, "home") };
   const { received, seen } = arrivalWaiter(world);
   const background: Promise<string[]>[] = [];
   /** Every plugin group started, and what outlived the mu that stopped it. */
@@ -119,7 +122,7 @@ async function runIn(
       args.map((a) => expand(places, a)),
       {
         ports: proc.ports({
-          ...w.ports(env, resolve(places.root, expand(places, cwd ?? "."))),
+          ...w.ports({ ...base, ...env }, resolve(places.root, expand(places, cwd ?? "."))),
           spawner,
           muxes,
         }),

@@ -1,5 +1,5 @@
 import { READ_MS } from "../../effects/resolve.js";
-import { envMs } from "../../env-ms.js";
+import { envMs, MS_VARIABLES } from "../../env-ms.js";
 import { MuError } from "../../errors.js";
 import { deliver } from "../../jobs/deliver.js";
 import { fencedRead } from "../../jobs/job-calls.js";
@@ -14,10 +14,10 @@ import type { OpenedView } from "./view.js";
 // MU_SPAWN_JOB_MS. The view must live through its window, and an on-send
 // kind then gets its first prompt as a journaled channel.send.
 
-export const DEFAULT_SPAWN_JOB_MS = 30_000;
+export const DEFAULT_SPAWN_JOB_MS = MS_VARIABLES.MU_SPAWN_JOB_MS.fallback;
 
 function spawnJobMs(env: Readonly<Record<string, string | undefined>>): number {
-  return envMs(env, "MU_SPAWN_JOB_MS", DEFAULT_SPAWN_JOB_MS);
+  return envMs(env, "MU_SPAWN_JOB_MS");
 }
 
 export async function awaitReady(
@@ -84,7 +84,7 @@ async function awaitBaseline(
         const b = baseline as { runs: number; incarnation?: number };
         await store.write((db) => {
           const a = agentOf(db, j.workstream, j.agent);
-          if (!a) return;
+          if (a?.jobKey !== j.key) return;
           if (delivered) putAgent(db, { ...a, channelInc: a.channelInc ?? b.incarnation ?? null });
           else putAgent(db, { ...a, waitAfter: b.runs, channelInc: b.incarnation ?? a.channelInc });
         });

@@ -1,5 +1,6 @@
 import type { Io } from "../../cli/io.js";
 import { RefusedError } from "../../errors.js";
+import { hostStill, pluginStill } from "../../hosts/guards.js";
 import { getHost } from "../../hosts/records.js";
 import { admit, claimTask, deadlineMarginMs } from "../../jobs/admission.js";
 import { resolveAgent } from "../../jobs/job-calls.js";
@@ -63,7 +64,11 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
     // never sent, unless the mu that wrote it is still at work on it.
     const stale = before.job;
     refuseWhileWriterLives(io, stale);
-    await store.write((db) => rollBackSpawn(db, stale.key));
+    await store.write((db) => {
+      const cur = jobByKey(db, stale.key);
+      if (cur) refuseWhileWriterLives(io, cur);
+      rollBackSpawn(db, stale.key);
+    });
     return undefined;
   }
   if (!before.job) return undefined;
@@ -122,15 +127,13 @@ export async function writeRecord(
   const { job, atStart, key, msgId, spec } = start;
   const now = io.ports.clock.now();
   const margin = deadlineMarginMs(io.ports.env);
-  return store.write((db) => {
+  // The host as it is now, in this commit: another mu may have removed it
+  // (or its plugin), or found it lost or drained, since the verb began.
+  const guards = [hostStill(opts.host, h), pluginStill(h.reg.name, ["job", "channel"])];
+  return store.guarded(guards, (db) => {
     if (jobOf(db, ws, name)) throw exists(ws, name, "already exists");
-    // The host as it is now, in this commit: it may have been found lost
-    // or drained since the verb began.
     const host = h.provider ? getHost(db, opts.host) : undefined;
-    if (h.provider) {
-      if (!host) throw new Error(`host ${opts.host} vanished during the spawn`);
-      admit(db, host, now, margin);
-    }
+    if (host) admit(db, host, now, margin);
     if (opts.task !== undefined) claimTask(db, opts.task, `${ws}/${name}`);
     const incarnation = (agentOf(db, ws, name)?.incarnation ?? 0) + 1;
     const j: JobRecord = {

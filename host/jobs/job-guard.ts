@@ -1,0 +1,36 @@
+import type { Database } from "sql.js";
+import { intentsFor } from "../effects/journal.js";
+import { RefusedError } from "../errors.js";
+import { agentSubject, type JobRecord, jobOf } from "./records.js";
+
+// What another mu can change about an agent between a verb's read and the
+// commit of its effect's intent: the job may have been stopped or closed
+// (and the name spawned again under a new key). Run in that commit.
+
+type JobRef = Pick<JobRecord, "key" | "workstream" | "agent">;
+
+function changed(j: JobRef, what: string): RefusedError {
+  const close = `mu agent close ${j.agent} -w ${j.workstream}`;
+  return new RefusedError(
+    "agent.changed",
+    "agent",
+    `${j.workstream}/${j.agent}'s job ${j.key} was ${what} by another mu meanwhile; nothing was sent`,
+    { hint: `see: mu agent read ${j.agent} -w ${j.workstream} (or ${close})` },
+  );
+}
+
+/** The name's job is still this one, not stopped: a delivery may still reach it. */
+export function jobStillRuns(db: Database, j: JobRef): void {
+  const cur = jobOf(db, j.workstream, j.agent);
+  if (cur?.key !== j.key || cur.state === "stopped") throw changed(j, "stopped or closed");
+}
+
+/** The job is still recorded, not stopped, and no other mu's stop of it is pending. */
+export function jobStillToStop(db: Database, j: JobRef): void {
+  const cur = jobOf(db, j.workstream, j.agent);
+  if (cur?.key !== j.key || cur.state === "stopped") throw changed(j, "stopped or closed");
+  const other = intentsFor(db, agentSubject(j.workstream, j.agent)).some(
+    (i) => i.method === "job.stop" && i.key === j.key,
+  );
+  if (other) throw changed(j, "being stopped");
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { openStore } from "../host/store/index.js";
+import { acquireLock } from "../host/store/lock.js";
+import { danglingRecords } from "../sim/stress/dangling.js";
+import { quantile } from "../sim/stress/figures.js";
+import { virtualWorld } from "../sim/virtual/ports.js";
+
+// The crew stress run's own parts: what it counts as a lock wait, what it
+// calls a record naming something gone, and its percentiles.
+
+describe("a wait for the database lock", () => {
+  it("is noted with how long it took, and an uncontended lock notes nothing", async () => {
+    const w = virtualWorld();
+    await w.fs.mkdirp("/state");
+    const notes: { ev: string; fields: Record<string, unknown> }[] = [];
+    const ports = {
+      ...w.ports(),
+      note: (ev: string, fields: Record<string, unknown>) => notes.push({ ev, fields }),
+    };
+    const first = await w.clock.run(acquireLock(ports, "/state/mu.db.lock"));
+    expect(notes).toEqual([]);
+    const second = acquireLock(ports, "/state/mu.db.lock");
+    await w.clock.advance(200);
+    await first.release();
+    await w.clock.advance(100);
+    await (await second).release();
+    expect(notes).toHaveLength(1);
+    expect(notes[0]?.ev).toBe("lock-wait");
+    expect(notes[0]?.fields.ms as number).toBeGreaterThanOrEqual(200);
+  });
+});
+
+describe("records that name something gone", () => {
+  const world = virtualWorld();
+  const store = () => openStore(world.ports());
+  const now = 1;
+
+  it("are none in a database whose records hold together, and each one is named", async () => {
+    await world.clock.run(
+      store().write((db) => {
+        db.run("INSERT INTO plugins VALUES ('sim', '[]', '{}', 'sim-1', '1.0.0', ?, ?)", [
+          now,
+          now,
+        ]);
+        db.run(
+          "INSERT INTO host_profiles (name, plugin, instance, created_at) VALUES ('box', 'sim', 'sim-1', ?)",
+          [now],
+        );
+      }),
+    );
+    expect(await world.clock.run(store().read(danglingRecords))).toEqual([]);
+    await world.clock.run(
+      store().write((db) => {
+        db.run(
+          "INSERT INTO host_profiles (name, plugin, instance, created_at) VALUES ('box2', 'gone', 'x', ?)",
+          [now],
+        );
+        db.run(
+          `INSERT INTO agents (workstream, name, incarnation, job_key, host, channel_plugin, channel, state, created_at)
+           VALUES ('main', 'a', 1, 'k', 'nowhere', 'sim', 'sim', 'live', ?)`,
+          [now],
+        );
+      }),
+    );
+    expect(await world.clock.run(store().read(danglingRecords))).toEqual([
+      "agent on a host that is gone: main/a names 'nowhere'",
+      "agent whose job is gone: main/a names 'k'",
+      "host profile of a plugin that is gone: box2 names 'gone'",
+    ]);
+  });
+});
+
+it("takes percentiles by nearest rank", () => {
+  const xs = Array.from({ length: 100 }, (_, i) => i + 1);
+  expect(quantile(xs, 0.5)).toBe(50);
+  expect(quantile(xs, 0.99)).toBe(99);
+  expect(quantile([7], 0.99)).toBe(7);
+  expect(quantile([], 0.5)).toBeNaN();
+});
