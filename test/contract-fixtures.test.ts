@@ -55,8 +55,10 @@ const BREAKS = [
 const NOT_DECLARED = [
   "host.lifecycle",
   "host.idempotency",
+  "host.replay",
   "job.lifecycle",
   "job.idempotency",
+  "job.replay",
   "channel.lifecycle",
 ];
 

@@ -14,43 +14,58 @@ import { mu, muBin, tempState } from "./helpers.js";
 // every check; each broken variant fails exactly the check aimed at it.
 
 /** The variant table, also in docs/plugin-check.md. */
-const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId; headline?: RegExp }[] = [
+const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId[]; headline?: RegExp }[] = [
   {
     variant: "leaks the canary to stderr",
     faults: [{ on: "initialize", times: "always", do: { leakCanary: "stderr" } }],
-    fails: "canary",
+    fails: ["canary"],
   },
   {
     variant: "leaks the canary in a reply",
     faults: [{ on: "link.checkSteps", times: "always", do: { leakCanary: "reply" } }],
-    fails: "canary",
+    fails: ["canary"],
   },
   {
     variant: "escapes its group with setsid",
     faults: [{ on: "initialize", times: "always", do: { setsidHelper: true } }],
-    fails: "containment",
+    fails: ["containment"],
   },
   {
     variant: "ignores EOF (and shutdown)",
     faults: [{ on: "initialize", times: "always", do: { ignoreEof: true } }],
-    fails: "eof",
+    fails: ["eof"],
   },
   {
     variant: "a second release of a released host errors",
     faults: [{ on: "host.release", times: "always", do: { releaseErrorsWhenGone: true } }],
-    fails: "host.idempotency",
+    // The replay check's second release, from a new process, meets it too.
+    fails: ["host.idempotency", "host.replay"],
     headline:
       /: a second host\.release of the released host: host\.release answered an error \(\w[\w-]*\): /,
   },
   {
+    variant: "a release of a host another process acquired errors",
+    faults: [{ on: "host.release", times: "always", do: { releaseOnlyOwn: true } }],
+    fails: ["host.replay"],
+    headline:
+      /^FAIL {2}host\.replay {7}host\.release from a new process that never acquired the host: host\.release answered an error \(permanent\): /,
+  },
+  {
+    variant: "an acquire that ignores a fenced lookup's none",
+    faults: [{ on: "host.acquire", times: "always", do: { acquireIgnoresFence: true } }],
+    fails: ["host.replay"],
+    headline:
+      /^FAIL {2}host\.replay {7}a host\.acquire after a fenced host\.lookup of its key answered none took effect$/,
+  },
+  {
     variant: "link.exec does not enforce timeoutMs",
     faults: [{ on: "link.exec", times: "always", do: { execIgnoresTimeout: true } }],
-    fails: "link.timeout",
+    fails: ["link.timeout"],
   },
   {
     variant: "a lookup that answers none for a started job",
     faults: [{ on: "job.lookup", times: "always", do: { reply: { none: true } } }],
-    fails: "job.idempotency",
+    fails: ["job.idempotency", "job.replay"],
     headline: /: job\.lookup of a started job answered \{"none":true\}, not found$/,
   },
   {
@@ -62,21 +77,26 @@ const VARIANTS: { variant: string; faults: Fault[]; fails: CheckId; headline?: R
         do: { reply: { state: "accepted", id: "msg-someone-else" } },
       },
     ],
-    fails: "channel.lifecycle",
+    fails: ["channel.lifecycle"],
     headline: /answered state accepted for msgId msg-someone-else, not accepted for /,
   },
   {
     variant: "an unknown field in a reply",
     faults: [{ on: "link.checkSteps", times: "always", do: { invalid: "unknown-field" } }],
-    fails: "messages",
+    fails: ["messages"],
   },
 ];
 
-/** A provider that declares both lookup and exact dedupe, so no host check is skipped. */
+/** A provider whose acquire and start declare both lookup and exact dedupe, so every path runs. */
 const CORRECT: WorldConfig = {
   preset: "provider-full",
   instance: "sim-1",
-  hello: { seams: { host: { acquire: { dedupe: { exact: true, windowMs: 600_000 } } } } },
+  hello: {
+    seams: {
+      host: { acquire: { dedupe: { exact: true, windowMs: 600_000 } } },
+      job: { start: { dedupe: { exact: true, windowMs: 600_000 } } },
+    },
+  },
 };
 
 const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
@@ -174,21 +194,21 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
         expect(
           failed.map(([id]) => id),
           r.stdout,
-        ).toEqual([fails]);
+        ).toEqual(fails);
         expect(Object.values(got).filter((v) => v === "skip")).toEqual([]);
         expect(r.code).toBe(4);
         expect(r.stderr).toMatch(
           new RegExp(
-            `^mu: check: 'sim' failed 1 of ${CHECK_IDS.length} checks \\(${fails.replace(".", "\\.")}\\); [^\\n]+\\n$`,
+            `^mu: check: 'sim' failed ${fails.length} of ${CHECK_IDS.length} checks \\(${fails.join(", ").replaceAll(".", "\\.")}\\); [^\\n]+\\n$`,
           ),
         );
         // The failure shows its evidence under the FAIL line.
         const lines = r.stdout.split("\n");
-        const at = lines.findIndex((l) => l.startsWith(`FAIL  ${fails} `));
+        const at = lines.findIndex((l) => l.startsWith(`FAIL  ${fails[0]} `));
         if (headline) expect(lines[at], r.stdout).toMatch(headline);
         expect(lines[at + 1], r.stdout).toMatch(/^ {8}\S/);
         expect(readFileSync(join(w.dir, "junit.xml"), "utf8")).toContain(
-          `failures="1" skipped="0"`,
+          `failures="${fails.length}" skipped="0"`,
         );
       } finally {
         w.done();
@@ -305,6 +325,8 @@ describe("mu plugin check usage", () => {
     const got = results(r.stdout);
     expect(got["host.lifecycle"]).toBe("skip");
     expect(got["host.idempotency"]).toBe("skip");
+    expect(got["host.replay"]).toBe("skip");
+    expect(got["job.replay"]).toBe("skip");
     expect(got["link.timeout"]).toBe("skip");
     expect(got["job.lifecycle"]).toBe("skip");
     expect(got["channel.lifecycle"]).toBe("skip");

@@ -53,9 +53,25 @@ export function addPluginVerbs(plugin: Command, run: Run): void {
     .option("--repeat <n>", "rounds of the idempotency checks (default 10)")
     .option("--junit <file>", "also write the checklist as JUnit XML")
     .option("--json", "print JSON")
+    .addHelpText("after", CHECK_HELP)
     .action(async (name: string, opts: import("../verbs/plugin-check.js").CheckOptions) => {
       await run(async (io) =>
         (await import("../verbs/plugin-check.js")).pluginCheck(io, name, opts),
       );
     });
 }
+
+const CHECK_HELP = `
+Checks, in this order (each skipped, saying why, where the declaration or
+the seams named leave it out):
+  any plugin  handshake, eof; after the rest: messages, canary, containment
+  link        link.exec, link.push, link.fetch, link.timeout
+  host        host.lifecycle, host.idempotency, host.replay (with --seam host)
+  job         job.lifecycle, job.idempotency, job.replay (with --seam job)
+  channel     channel.lifecycle (with --seam channel)
+The replay checks ask each question of a new plugin process, the one that
+made the effect killed, as after a crash of mu.
+
+Exit codes: 0 nothing failed, 4 a check failed, 2 a usage error, 3 no such
+plugin or host. What each check proves: docs/plugin-check.md; the promises
+behind them: docs/protocol.md.`;

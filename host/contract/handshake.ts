@@ -41,6 +41,16 @@ export async function handshake(
       ]),
     };
   }
+  // mu files every host, job and effect under the instance; one that moves
+  // between starts of the same configuration orphans them all.
+  if (a.instance !== b.instance) {
+    return {
+      outcome: fail(
+        `the two starts named different instances (${a.instance}, then ${b.instance}); mu files every record under it`,
+        [`start 1: instance ${a.instance}`, `start 2: instance ${b.instance}`],
+      ),
+    };
+  }
   const seams = Object.keys(a.seams).join(", ");
   return {
     outcome: pass(

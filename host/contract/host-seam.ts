@@ -113,7 +113,7 @@ export async function withMachine<T>(
 
 type Status = { state: string; handle?: string; reason?: string; remedy?: string };
 
-async function statusUntil(s: Session, m: Machine, want: "up" | "gone"): Promise<Status> {
+export async function statusUntil(s: Session, m: Machine, want: "up" | "gone"): Promise<Status> {
   const until = s.now() + SETTLE_MS;
   for (;;) {
     const st = (await must("host.status", s.call("host.status", { target: m.target }))) as Status;

@@ -12,7 +12,7 @@ import { clip } from "./wire.js";
 // started job and answers none for a key never used; a repeat inside the
 // dedupe window returns the first reply. Every job started is stopped.
 
-const EFFECT_MS = 60_000;
+export const EFFECT_MS = 60_000;
 const SETTLE_MS = 30_000;
 const POLL_MS = 250;
 
@@ -57,14 +57,14 @@ function specFor(job: JobSeam, name: string, params: Record<string, string>, msg
   };
 }
 
-export async function startJob(
-  s: Session,
+/** The params of one job.start on a fresh agent name; the key is the caller's or a new one. */
+export function startCall(
   ctx: RunContext,
   job: JobSeam,
   where: Target,
   params: Record<string, string>,
-): Promise<{ started: StartedJob; params: Record<string, unknown> }> {
-  const key = newKey(ctx);
+  key = newKey(ctx),
+) {
   const name = `check-${randomBytes(3).toString("hex")}`;
   const msgId = `msg-check-${randomBytes(6).toString("hex")}`;
   const target: JobTarget = {
@@ -72,7 +72,21 @@ export async function startJob(
     job: { kind: job.kind, key },
     agent: { workstream: "mu-check", name, incarnation: 1 },
   };
-  const call = { target, key, spec: specFor(job, name, params, msgId) };
+  return { target, key, spec: specFor(job, name, params, msgId), msgId };
+}
+
+export async function startJob(
+  s: Session,
+  ctx: RunContext,
+  job: JobSeam,
+  where: Target,
+  params: Record<string, string>,
+): Promise<{ started: StartedJob; params: Record<string, unknown> }> {
+  const { msgId, ...call } = startCall(ctx, job, where, params);
+  // The started job's target is a copy: the handle the reply names goes
+  // there, never into the params a repeat must send again byte for byte.
+  const target = structuredClone(call.target);
+  const key = call.key;
   const reply = (await must(
     "job.start",
     s.call("job.start", call, EFFECT_MS),

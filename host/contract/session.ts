@@ -160,6 +160,13 @@ export class Session {
     this.scan();
     return finish(this.sup, this.log);
   }
+
+  /** Ends this start as mu's death would: SIGKILL to the whole group, no stop sequence. */
+  kill(): Promise<void> {
+    this.scan();
+    this.proc.killNow();
+    return finish(this.sup, this.log);
+  }
 }
 
 async function finish(sup: Supervisor, log: StartLog): Promise<void> {

@@ -2,7 +2,9 @@ import type { InitializeResult, LinkSeam, SeamName } from "../protocol/declarati
 import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
+import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
+import { jobReplay } from "./job-replay.js";
 import { jobIdempotency, jobLifecycle } from "./job-seam.js";
 import { linkFetch, linkPush } from "./link-git.js";
 import { linkExec } from "./link-roundtrip.js";
@@ -224,6 +226,13 @@ export async function runSuite(
     ),
   );
 
+  await run(
+    "host.replay",
+    hostCheck("host.replay", (s, h) =>
+      hostReplay(ctx, s, opts.params, h.seams.host?.acquire ?? { lookup: false, fenceKey: false }),
+    ),
+  );
+
   // Job and channel checks start real jobs: only for the seams named. A
   // provider's jobs run on a machine the check acquires, so --seam host too.
   const jobCheck = (
@@ -250,6 +259,10 @@ export async function runSuite(
     jobCheck("job.idempotency", "job", (s, h) =>
       jobIdempotency(ctx, s, h, opts.params, opts.repeat),
     ),
+  );
+  await run(
+    "job.replay",
+    jobCheck("job.replay", "job", (s, h) => jobReplay(ctx, s, h, opts.params)),
   );
   await run(
     "channel.lifecycle",

@@ -34,6 +34,8 @@ const ACTIONS = [
   "closeStdin",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
+  "releaseOnlyOwn",
+  "acquireIgnoresFence",
 ];
 
 /** The first thing wrong with the world in `dir`, as one line, or null. */

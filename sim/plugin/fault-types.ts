@@ -79,7 +79,9 @@ export type Action =
   | { closeStdout: true }
   // Broken variants the contract suite must catch (sim/plugin/misbehave.ts).
   | { execIgnoresTimeout: true }
-  | { releaseErrorsWhenGone: true };
+  | { releaseErrorsWhenGone: true }
+  | { releaseOnlyOwn: true }
+  | { acquireIgnoresFence: true };
 
 export interface Fault {
   on: string;

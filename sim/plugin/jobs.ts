@@ -40,6 +40,9 @@ function targetJob(jobs: Record<string, SimJob> | undefined, target: unknown, ki
   return handle === j.handle ? j : undefined;
 }
 
+/** What start answers for a key a fenced lookup already answered none for. */
+const FENCED: Record<string, unknown> = {};
+
 export class Jobs {
   constructor(
     private readonly world: World,
@@ -78,10 +81,15 @@ export class Jobs {
         const h = Object.values(this.world.state().hosts ?? {}).find((x) => x.handle === on);
         if (on !== undefined && h?.released && !this.decl()?.outlivesHost)
           return { refused: `sim: the machine ${on} is gone; no job can start on it` };
-        return { value: this.start(params) };
+        const reply = this.start(params);
+        if (reply === FENCED)
+          return {
+            refused: `sim: key ${String(params.key)} was fenced by a lookup; nothing started`,
+          };
+        return { value: reply };
       }
       case "job.lookup":
-        return { value: this.lookup(String(params.key)) };
+        return { value: this.lookup(String(params.key), params.fence === true) };
       case "job.status":
         return { value: this.status(params.target) };
       case "job.stop":
@@ -118,6 +126,10 @@ export class Jobs {
         reply = seen.result as Record<string, unknown>;
         return;
       }
+      if (s.fenced?.[`job:${key}`] !== undefined && !s.jobs?.[key]) {
+        reply = FENCED;
+        return;
+      }
       const effect = `job.start:${key}`;
       s.effects[effect] = (s.effects[effect] ?? 0) + 1;
       const handle = `sim-job-${key}-${s.effects[effect]}`;
@@ -139,8 +151,13 @@ export class Jobs {
     return reply;
   }
 
-  private lookup(key: string): unknown {
-    const j = this.world.state().jobs?.[key];
+  private lookup(key: string, fence: boolean): unknown {
+    let j: SimJob | undefined;
+    const now = this.world.now();
+    this.world.update((s) => {
+      j = s.jobs?.[key];
+      if (!j && fence) s.fenced = { ...s.fenced, [`job:${key}`]: now };
+    });
     if (!j) return { none: true };
     // A reply kind's found repeats its start reply; a file kind's is the handle alone.
     if (this.decl()?.handle === "file") return { found: { handle: j.handle } };

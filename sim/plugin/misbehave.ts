@@ -6,7 +6,11 @@ import type { World } from "./world.js";
 // plausible plugin bug the contract suite exists to catch, kept out of
 // serve.ts so the correct behaviour there stays easy to read.
 
-type Misbehaviour = { execIgnoresTimeout: true } | { releaseErrorsWhenGone: true };
+type Misbehaviour =
+  | { execIgnoresTimeout: true }
+  | { releaseErrorsWhenGone: true }
+  | { releaseOnlyOwn: true }
+  | { acquireIgnoresFence: true };
 
 type Outcome =
   | { value: unknown }
@@ -17,8 +21,11 @@ export function misbehave(
   world: World,
   params: Record<string, unknown>,
   env: ScriptEnv,
+  pid: number,
 ): Promise<Outcome> {
   if ("execIgnoresTimeout" in a) return execToCompletion(world, String(params.script ?? ""), env);
+  if ("releaseOnlyOwn" in a) return Promise.resolve(releaseOwn(world, String(params.key), pid));
+  if ("acquireIgnoresFence" in a) return Promise.resolve(acquireAnyway(world, String(params.key)));
   return Promise.resolve(releaseOnce(world, String(params.key)));
 }
 
@@ -63,4 +70,49 @@ function releaseOnce(world: World, key: string): Outcome {
       data: { kind: "permanent" },
     },
   };
+}
+
+/**
+ * A release that knows only the machines its own process acquired, as a
+ * plugin whose handles live in memory would: after a restart, mu's reissued
+ * release meets an error instead of the machine going.
+ */
+function releaseOwn(world: World, key: string, pid: number): Outcome {
+  const h = world.state().hosts?.[key];
+  if (h && h.by !== pid)
+    return {
+      error: {
+        code: -32000,
+        message: `sim: this process acquired no machine under key ${key}`,
+        data: { kind: "permanent" },
+      },
+    };
+  world.update((s) => {
+    const mine = s.hosts?.[key];
+    if (mine && !mine.released) {
+      mine.released = true;
+      s.effects[`host.release:${key}`] = (s.effects[`host.release:${key}`] ?? 0) + 1;
+    }
+  });
+  return { value: null };
+}
+
+/**
+ * An acquire that never looks at fences: a key a fenced lookup answered
+ * none for still gets a machine when its acquire arrives late.
+ */
+function acquireAnyway(world: World, key: string): Outcome {
+  let handle = "";
+  world.update((s) => {
+    const h = s.hosts?.[key];
+    if (h) {
+      handle = h.handle;
+      return;
+    }
+    const effect = `host.acquire:${key}`;
+    s.effects[effect] = (s.effects[effect] ?? 0) + 1;
+    handle = `sim-${key}-${s.effects[effect]}`;
+    s.hosts = { ...s.hosts, [key]: { handle, released: false } };
+  });
+  return { value: { handle } };
 }

@@ -110,6 +110,8 @@ export class SimPlugin {
       const made = method === "host.acquire" ? s.hosts?.[key] : s.jobs?.[key];
       if (made && made.instance === undefined && this.spoken !== undefined)
         made.instance = this.spoken;
+      const host = method === "host.acquire" ? s.hosts?.[key] : undefined;
+      if (host && host.by === undefined) host.by = this.io.pid;
     });
   }
 
@@ -202,10 +204,15 @@ export class SimPlugin {
           this.io.closeInput?.();
           this.io.ignoreTermination();
         }
-      } else if ("execIgnoresTimeout" in a || "releaseErrorsWhenGone" in a) {
+      } else if (
+        "execIgnoresTimeout" in a ||
+        "releaseErrorsWhenGone" in a ||
+        "releaseOnlyOwn" in a ||
+        "acquireIgnoresFence" in a
+      ) {
         // Imported here, not at the top, so this hook stays out of the import block others edit.
         const { misbehave } = await import("./misbehave.js");
-        const r = await misbehave(a, this.world, msg.params ?? {}, this.io.env);
+        const r = await misbehave(a, this.world, msg.params ?? {}, this.io.env, this.io.pid);
         if ("error" in r) return this.send({ jsonrpc: "2.0", id, error: r.error });
         canned = r;
       } else if ("leakCanary" in a) {
@@ -263,10 +270,22 @@ export class SimPlugin {
     switch (method) {
       case "initialize":
         return { value: this.hello() };
-      case "host.acquire":
-        return { value: this.acquire(params) };
+      case "host.acquire": {
+        const result = this.acquire(params);
+        if (result === undefined)
+          return {
+            refused: `sim: key ${String(params.key)} was fenced by a lookup; no machine made`,
+          };
+        return { value: result };
+      }
       case "host.lookup": {
-        const h = this.world.state().hosts?.[String(params.key)];
+        const key = String(params.key);
+        const now = this.world.now();
+        let h: { handle: string; released: boolean } | undefined;
+        this.world.update((s) => {
+          h = s.hosts?.[key];
+          if (!h && params.fence === true) s.fenced = { ...s.fenced, [`host:${key}`]: now };
+        });
         return { value: h && !h.released ? { found: { handle: h.handle } } : { none: true } };
       }
       case "host.release":
@@ -346,7 +365,7 @@ export class SimPlugin {
   /**
    * Creates a machine, unless an exact repeat of a recent acquire asks again:
    * then the first result comes back and nothing new is made, as a plugin
-   * that declares exact dedupe promises.
+   * that declares exact dedupe promises. Undefined: the key is fenced.
    */
   private acquire(params: Record<string, unknown>): unknown {
     const key = String(params.key);
@@ -362,6 +381,7 @@ export class SimPlugin {
         result = seen.result;
         return;
       }
+      if (s.fenced?.[`host:${key}`] !== undefined && !s.hosts?.[key]) return;
       const effect = `host.acquire:${key}`;
       s.effects[effect] = (s.effects[effect] ?? 0) + 1;
       const handle = `sim-${key}-${s.effects[effect]}`;

@@ -34,6 +34,8 @@ export interface SimHost {
   instance?: string;
   /** Gone by the provider's doing (loseHost), not released by mu. */
   lost?: boolean;
+  /** The pid of the plugin process that made it. */
+  by?: number;
 }
 
 export interface SimView {
@@ -94,6 +96,11 @@ export interface WorldState {
   dedupe?: Record<string, { sha: string; result: unknown; at: number }>;
   /** When a call for each dedupe key first arrived at any sim process (sim/plugin/dedupe.ts). */
   keyArrived?: Record<string, number>;
+  /**
+   * Keys a fenced lookup answered none for ("job:<key>", "host:<key>"): a
+   * start or acquire of one arriving later makes nothing and is refused.
+   */
+  fenced?: Record<string, number>;
   /** Jobs by start key. */
   jobs?: Record<string, SimJob>;
   /** Agents' channel sessions by "<workstream>/<name>". */

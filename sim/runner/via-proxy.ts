@@ -23,6 +23,8 @@ const INSIDE = [
   "patchReply",
   "execIgnoresTimeout",
   "releaseErrorsWhenGone",
+  "releaseOnlyOwn",
+  "acquireIgnoresFence",
   "ignoreShutdown",
   "closeStdin",
 ];

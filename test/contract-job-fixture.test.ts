@@ -1,0 +1,173 @@
+import { spawn } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHECK_IDS } from "../host/contract/verdict.js";
+import { packageRoot } from "../host/package-root.js";
+import { muBin, tempState } from "./helpers.js";
+
+// `mu plugin check` against a job plugin not built on the sim
+// (test/fixtures/job-plugin.mjs): its backend is a directory every process
+// shares, it dedupes on the key and every param, and it fences keys. Correct,
+// it passes every check it declares; each way it can be broken fails exactly
+// the check aimed at it.
+
+const BREAKS = [
+  {
+    broken: "memory-dedupe",
+    fails: "job.replay",
+    headline: /the identical job\.start sent to a new process did not return the first reply$/,
+  },
+  {
+    broken: "memory-jobs",
+    fails: "job.replay",
+    headline: /the identical job\.start sent to a new process did not return the first reply$/,
+  },
+  {
+    broken: "forget-stopped",
+    fails: "job.replay",
+    headline:
+      /^job\.lookup from a new process after the job was stopped answered \{"none":true\}, not found with handle fx-/,
+  },
+  {
+    broken: "stop-in-memory",
+    fails: "job.replay",
+    headline: /^job\.stop answered null, yet job\.status from a new process reads running$/,
+  },
+  {
+    broken: "ignore-fence",
+    fails: "job.replay",
+    headline: /^a job\.start after a fenced job\.lookup of its key answered none took effect$/,
+  },
+  {
+    broken: "fence-after-effect",
+    fails: "job.replay",
+    headline:
+      /^a fenced job\.start answered permanent, which says nothing happened, yet job\.lookup then found the job$/,
+  },
+  {
+    broken: "random-instance",
+    fails: "handshake",
+    headline: /^the two starts named different instances \(fx-\w+, then fx-\w+\)/,
+  },
+] as const;
+
+/** What the fixture cannot do: it declares the job seam only. */
+const NOT_DECLARED = [
+  "link.exec",
+  "link.push",
+  "link.fetch",
+  "link.timeout",
+  "host.lifecycle",
+  "host.idempotency",
+  "host.replay",
+  "channel.lifecycle",
+];
+
+const CHECK = ["plugin", "check", "jfx", "--seam", "job", "--repeat", "2"];
+
+function run(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [muBin, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** The fixture installed as mu-plugin-jfx and registered, broken as asked. */
+async function registered(broken?: string) {
+  // Named so the suite's teardown finds anything this test leaves running.
+  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+  const exe = join(dir, "mu-plugin-jfx");
+  copyFileSync(join(packageRoot(), "test/fixtures/job-plugin.mjs"), exe);
+  chmodSync(exe, 0o755);
+  const home = join(dir, "backend");
+  mkdirSync(home);
+  const state = tempState();
+  const argv = [
+    exe,
+    ...["--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json")],
+    ...["--home", home],
+    ...(broken ? ["--break", broken] : []),
+  ];
+  const add = await run(["plugin", "add", "jfx", "--", ...argv], state.env);
+  expect(add.stderr).toBe("");
+  return {
+    env: state.env,
+    done() {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const LINE = /^(ok {2}|FAIL|skip) {2}(\S+) +(.*)$/;
+
+function results(stdout: string): Record<string, { mark: string; detail: string }> {
+  const out: Record<string, { mark: string; detail: string }> = {};
+  for (const l of stdout.split("\n")) {
+    const m = LINE.exec(l);
+    if (m?.[1] && m[2]) out[m[2]] = { mark: m[1].trim(), detail: m[3] ?? "" };
+  }
+  return out;
+}
+
+describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
+  it("the correct plugin, deduping on the key and every param, passes every check it declares", async () => {
+    const w = await registered();
+    try {
+      const r = await run(CHECK, w.env);
+      expect(r.stderr).toBe("");
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      expect(Object.keys(got)).toEqual([...CHECK_IDS]);
+      for (const id of CHECK_IDS)
+        expect([id, got[id]?.mark]).toEqual([id, NOT_DECLARED.includes(id) ? "skip" : "ok"]);
+      expect(got["job.idempotency"]?.detail).toMatch(
+        /a repeat inside the 600000 ms window returns the first reply/,
+      );
+      expect(got["job.replay"]?.detail).toMatch(
+        /the identical start returned the first reply; lookup found it running and stopped; a start after a fenced none was refused \(permanent\) and made nothing$/,
+      );
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+
+  it.each(BREAKS)(
+    "$broken fails exactly $fails",
+    async (b) => {
+      const w = await registered(b.broken);
+      try {
+        const r = await run(CHECK, w.env);
+        const got = results(r.stdout);
+        const failed = Object.entries(got).filter(([, v]) => v.mark === "FAIL");
+        expect(
+          failed.map(([id]) => id),
+          r.stdout,
+        ).toEqual([b.fails]);
+        expect(got[b.fails]?.detail, r.stdout).toMatch(b.headline);
+        expect(r.code).toBe(4);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^mu: check: 'jfx' failed 1 of \\d+ checks \\(${b.fails.replace(".", "\\.")}\\); `,
+          ),
+        );
+      } finally {
+        w.done();
+      }
+    },
+    120_000,
+  );
+});
