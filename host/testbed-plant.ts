@@ -38,6 +38,13 @@ export const PLANTS = [
   "no-dir-fsync",
   // A delivery's reply taken without its check against the request (issue 22's wrong msgId).
   "reply-check-skipped",
+  // A refusal decided on a read and not checked again in the write that
+  // commits: host acquire's check that the name is free, made only before
+  // the lock, so two acquires of one name both make a machine.
+  "check-outside-lock",
+  // host release that lets the machine go while something still holds it
+  // (a live agent, a pending effect): its refusal skipped.
+  "release-without-holders",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

@@ -2,6 +2,7 @@ import FakeTimers from "@sinonjs/fake-timers";
 import { withClockOffset } from "../../host/ports/real.js";
 import type { Clock, Liveness, Ports, ProcessId, ProcessSpawner } from "../../host/ports/types.js";
 import { VirtualFs } from "./fs.js";
+import type { Interleaver } from "./interleave.js";
 import { seededRandom } from "./rng.js";
 
 // The virtual engine's world below mu: a clock that only moves when the
@@ -13,6 +14,8 @@ export class VirtualClock implements Clock {
   readonly fake = FakeTimers.createClock(Date.UTC(2026, 0, 1));
   /** Jumps to the next timer so far: what waiting costs the engine in real work. */
   jumps = 0;
+  /** The seeded scheduler, when the run has one: its waiters go on before time moves. */
+  interleaver: Interleaver | undefined;
 
   now(): number {
     return this.fake.now;
@@ -51,6 +54,13 @@ export class VirtualClock implements Clock {
     while (!done && this.fake.now < until) {
       await new Promise((r) => setImmediate(r));
       if (done) break;
+      // An invocation ready to go on goes before any timer: time moves only
+      // once every one of them waits on it.
+      if (this.interleaver?.waiting) {
+        this.interleaver.release();
+        movedAt = Date.now();
+        continue;
+      }
       // Real work under way (a module's first import), or no virtual timer
       // to wait for: real time passes and virtual time stands still, so how
       // long real work took never shows in the run, and the same seed gives
