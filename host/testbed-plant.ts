@@ -43,7 +43,10 @@ export const PLANTS = [
   // the lock, so two acquires of one name both make a machine.
   "check-outside-lock",
   // host release that lets the machine go while something still holds it
-  // (a live agent, a pending effect): its refusal skipped.
+  // (a live agent, a pending effect): its refusal skipped. Its switch goes
+  // in that refusal, which host release does not make yet: until it does,
+  // release lets a held machine go with or without the plant
+  // (test/explore.test.ts marks the race unguarded).
   "release-without-holders",
 ] as const;
 

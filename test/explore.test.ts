@@ -190,6 +190,24 @@ describe("the explorer", () => {
     expect(JSON.stringify(workload(8))).not.toBe(JSON.stringify(workload(7)));
   });
 
+  it("interleaves several mu by the seed it is given, the same way for the same seed", async () => {
+    // Two acquires of one name: which of them the scheduler lets commit
+    // first is the one that wins, and the other is refused.
+    const race = workload(50, {}, { concurrent: true });
+    expect(
+      race.steps
+        .filter((st) => "mu" in st && st.background)
+        .map((st) => String((st as { mu: string }).mu)),
+    ).toEqual(["host acquire --provider sim h1"]);
+    const exits = async (interleave: number) => {
+      const o = await runVirtual({ ...race, interleave }, { lenient: true });
+      return o.ran ? o.exits.join(",") : o.why;
+    };
+    const one = await exits(1);
+    expect(await exits(2)).not.toBe(one);
+    expect(await exits(1)).toBe(one);
+  }, 120_000);
+
   it("finds the planted bug, shrinks it, and the scenario it writes fails in the real engine", async () => {
     const found = await explore(1, 500, { env: PLANT });
     expect(found, "the planted bug was not found in 500 runs").toBeDefined();
