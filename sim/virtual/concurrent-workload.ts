@@ -14,6 +14,17 @@ import { anyFault, pick, type Rand, Script } from "./workload-script.js";
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
 const SIM = "${sim} --world ${world}";
+/** The second plugin: the sim again, under a name of its own, on a world of its own that says so. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
+const SIM2 = "${bin:mu-plugin-sim2} --world ${world}/w2";
+const WORLD2 = JSON.stringify({
+  preset: "provider-full",
+  instance: "sim-1",
+  hello: {
+    plugin: { name: "sim2" },
+    seams: { channel: { name: "sim2" }, job: { channel: "sim2" } },
+  },
+});
 
 interface Race {
   name: string;
@@ -44,15 +55,15 @@ export const RACES: Race[] = [
   },
   {
     name: "host add racing plugin rm",
-    setup: [`plugin add p2 -- ${SIM}`],
-    verbs: ["host add box2 --plugin p2", "plugin rm p2"],
+    setup: [`plugin add sim2 -- ${SIM2}`],
+    verbs: ["host add box2 --plugin sim2", "plugin rm sim2"],
     calls: [],
     aside: ["plugin list", "host list"],
   },
   {
     name: "host acquire racing plugin rm",
-    setup: [`plugin add p2 -- ${SIM}`],
-    verbs: ["host acquire --provider p2 h3", "plugin rm p2"],
+    setup: [`plugin add sim2 -- ${SIM2}`],
+    verbs: ["host acquire --provider sim2 h3", "plugin rm sim2"],
     calls: ["host.acquire"],
     aside: ["plugin list", "host list"],
   },
@@ -108,7 +119,14 @@ export function concurrentWorkload(
   const w = new Script(r, []);
   w.verb(`plugin add sim -- ${SIM}`, false);
   w.verb("host add box --plugin sim", false);
-  for (const v of race.setup) w.verb(v, false);
+  for (const v of race.setup) {
+    if (v.includes("mu-plugin-sim2"))
+      w.steps.push(
+        { sh: `mkdir -p \${world}/w2 && echo '${WORLD2}' > \${world}/w2/world.json` },
+        { install: { as: "mu-plugin-sim2" } },
+      );
+    w.verb(v, false);
+  }
   const [x, y] = race.verbs;
   const [first, second] = r() < 0.5 ? [x, y] : [y, x];
   const faults: Fault[] = [];
@@ -136,7 +154,7 @@ export function concurrentWorkload(
   for (const h of ["h1", "h3"])
     for (const v of ["status", "forget", "release", "rm"]) w.verb(`host ${v} ${h}`, false);
   w.verb("host rm box2", false);
-  w.verb("plugin rm p2", false);
+  w.verb("plugin rm sim2", false);
   // Everything can be closed and removed: a new agent spawns, takes a
   // delivery and a send, closes, and the host and the plugin go.
   liveness(w, r, false, counter(), 300, false);

@@ -73,7 +73,7 @@ export class VirtualMu {
     if (this.dead) return never;
     if (this.sched) {
       const sched = this.sched;
-      return sched.turn().then(() => this.ungated(op));
+      return sched.turn(this.id.pid).then(() => this.ungated(op));
     }
     return this.ungated(op);
   }
@@ -121,7 +121,7 @@ export class VirtualMu {
           if (this.dead) return;
           if (!this.sched) return fn();
           // Cancelled while it waited for its turn: as if it never fired.
-          void this.sched.turn().then(() => {
+          void this.sched.turn(this.id.pid).then(() => {
             if (!cancelled && !this.dead) fn();
           });
         });
