@@ -114,7 +114,9 @@ export class VirtualMu {
       now: () => base.now(),
       // Woken, it waits for its turn again, as another may be ready too.
       sleep: (ms) =>
-        this.gate(() => base.sleep(ms)).then((v) => (this.sched ? this.gate(async () => v) : v)),
+        this.sched
+          ? this.gate(() => base.sleep(ms)).then(() => this.gate(async () => {}))
+          : this.gate(() => base.sleep(ms)),
       setTimer: (ms, fn) => {
         let cancelled = false;
         const t = base.setTimer(ms, () => {
