@@ -54,13 +54,6 @@ export class VirtualClock implements Clock {
     while (!done && this.fake.now < until) {
       await new Promise((r) => setImmediate(r));
       if (done) break;
-      // An invocation ready to go on goes before any timer: time moves only
-      // once every one of them waits on it.
-      if (this.interleaver?.waiting) {
-        this.interleaver.release();
-        movedAt = Date.now();
-        continue;
-      }
       // Real work under way (a module's first import), or no virtual timer
       // to wait for: real time passes and virtual time stands still, so how
       // long real work took never shows in the run, and the same seed gives
@@ -73,10 +66,24 @@ export class VirtualClock implements Clock {
         await new Promise((r) => setTimeout(r, 1));
         continue;
       }
-      if (real || this.fake.countTimers() === 0) {
+      if (real) {
         if (Date.now() - movedAt > STUCK_MS)
           throw new Error(`stuck: no virtual timer and no progress for ${STUCK_MS} ms`);
-        if (!real) await new Promise((r) => setTimeout(r, 1));
+        continue;
+      }
+      // An invocation ready to go on goes before any timer: time moves only
+      // once every one of them waits on it. Only once no real work is under
+      // way, as a module that a busy machine loads later would otherwise
+      // change whose turn it is.
+      if (this.interleaver?.waiting) {
+        this.interleaver.release();
+        movedAt = Date.now();
+        continue;
+      }
+      if (this.fake.countTimers() === 0) {
+        if (Date.now() - movedAt > STUCK_MS)
+          throw new Error(`stuck: no virtual timer and no progress for ${STUCK_MS} ms`);
+        await new Promise((r) => setTimeout(r, 1));
         continue;
       }
       // Nothing but a virtual timer can move the run on now: jump straight to
