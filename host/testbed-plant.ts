@@ -2,6 +2,23 @@
 // bug that was found and fixed, so the explorer can prove it still finds that
 // class. Inert unless MU_TESTBED_PLANT names the plant; the list below is
 // what test/explore.test.ts checks the explorer finds and shrinks.
+//
+// Only the testbed's build holds them. The bundle users run
+// (dist/mu/run-verb.cjs) is built with MU_TESTBED_BUILD defined as false
+// (scripts/build.mjs): TESTBED_BUILD is then the constant false, every
+// `TESTBED_BUILD && planted(...)` folds away with its plant's name, and an
+// installed mu has no code that reads MU_TESTBED_PLANT at all. tsc's files,
+// which the virtual engine and the explorer import, leave it undefined.
+
+declare const MU_TESTBED_BUILD: boolean | undefined;
+
+/**
+ * False in the shipped bundle. Every call of planted() is written
+ * `TESTBED_BUILD && planted(...)`: the bundler drops the call only where the
+ * constant stands beside it (test/testbed-plant-build.test.ts checks none is left).
+ */
+export const TESTBED_BUILD: boolean =
+  typeof MU_TESTBED_BUILD === "undefined" ? true : MU_TESTBED_BUILD;
 
 export const PLANTS = [
   // A keyed effect resent without its lookup (a second machine or job).
@@ -21,6 +38,10 @@ export const PLANTS = [
   "no-dir-fsync",
   // A delivery's reply taken without its check against the request (issue 22's wrong msgId).
   "reply-check-skipped",
+  // A refusal decided on a read and not checked again in the write that
+  // commits: host acquire's check that the name is free, made only before
+  // the lock, so two acquires of one name both make a machine.
+  "check-outside-lock",
   // host release of a machine that agents, jobs or their effects still call on.
   "release-without-holders",
 ] as const;
@@ -28,5 +49,5 @@ export const PLANTS = [
 export type Plant = (typeof PLANTS)[number];
 
 export function planted(env: Readonly<Record<string, string | undefined>>, plant: Plant): boolean {
-  return env.MU_TESTBED_PLANT === plant;
+  return TESTBED_BUILD && env.MU_TESTBED_PLANT === plant;
 }

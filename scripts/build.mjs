@@ -120,6 +120,9 @@ function oneFile(build, input, what, output) {
     input: join(root, input),
     platform: "node",
     plugins: [lazyBuiltins(["node:crypto", "node:child_process"])],
+    // What users run holds no planted bug: host/testbed-plant.ts reads this
+    // as the constant false, and the bundler drops every plant with it.
+    transform: { define: { MU_TESTBED_BUILD: "false" } },
     onLog(level, log, handler) {
       if (level === "warn") throw new Error(`build: bundling ${what}: ${log.message}`);
       handler(level, log);

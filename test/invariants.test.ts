@@ -43,6 +43,8 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   deadViews: [],
   lostCommits: [],
   outlived: [],
+  dangling: [],
+  otherMachine: [],
   muSlips: [],
   ...over,
 });
@@ -73,6 +75,16 @@ describe("the explorer's invariants", () => {
       /job job-1 runs, but mu neither/,
     ],
     ["a call across the fence", { crossings: ['{"method":"host.release"}'] }, /another instance/],
+    [
+      "a call about a job to another machine",
+      { otherMachine: ['{"method":"job.status","job":"job-1","on":"m1","named":"m2"}'] },
+      /about a job went to another machine than the job's/,
+    ],
+    [
+      "a record naming what is gone",
+      { dangling: ["agent main/c names host box, which is gone"] },
+      /a record names what is gone: agent main\/c names host box/,
+    ],
     [
       "a delivery reported made on a reply naming another msgId",
       { wrongReplies: ["msg-1"], output: "sent msg-1 to main/a (baseline 0)\n" },

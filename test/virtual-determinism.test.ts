@@ -14,15 +14,20 @@ import { runVirtual } from "../sim/virtual/run-scenario.js";
 // cancel watches (a sim's watch once carried its real pid), 559 leaves a
 // start no rule can settle; 559 and 18 hold a writer alive while another mu
 // runs beside it (two runs interleaved); each also loads verbs on first use.
+// 6c and 50c are the concurrent family's (a c after the seed): a release
+// racing a send, and two acquires of one name, interleaved by the seeded
+// scheduler at every disk operation and timer.
 
 const run = promisify(execFile);
-const SEEDS = [541, 559, 567, 18];
+const SEEDS = ["541", "559", "567", "18", "6c", "50c"];
 
 async function here(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const seed of SEEDS) {
-    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed) });
-    out[seed] = digest(await runVirtual(s, { lenient: true }));
+  for (const arg of SEEDS) {
+    const seed = Number.parseInt(arg, 10);
+    const families = arg.endsWith("c") ? { concurrent: true } : {};
+    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed) }, families);
+    out[arg] = digest(await runVirtual(s, { lenient: true }));
   }
   return out;
 }
@@ -31,7 +36,7 @@ describe("the virtual engine's determinism", () => {
   it("gives a seed's run byte for byte in another process, stalled at random", async () => {
     const mine = await here();
     const fixture = join(packageRoot(), "test/fixtures/seed-digest.mjs");
-    const other = await run(process.execPath, [fixture, ...SEEDS.map(String)], {
+    const other = await run(process.execPath, [fixture, ...SEEDS], {
       env: { ...process.env, MU_TESTBED_REAL_JITTER_MS: "5" },
       timeout: 300_000,
     });

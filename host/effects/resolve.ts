@@ -7,7 +7,7 @@ import { getPlugin } from "../plugin/registry.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
 import type { Store } from "../store/index.js";
-import { planted } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import {
   type DeliveryFacts,
   decideFirst,
@@ -80,9 +80,9 @@ function say(io: Io, i: Intent, row: string): void {
  * `resend-no-msgid` resends a delivery nothing can dedupe (host/testbed-plant.ts).
  */
 function plantedBug(env: Readonly<Record<string, string | undefined>>, first: First): First {
-  if (planted(env, "resend-without-lookup") && first.row === "keyed")
+  if (TESTBED_BUILD && planted(env, "resend-without-lookup") && first.row === "keyed")
     return { row: "acquire.dedupe.inside", ask: "resend" };
-  if (planted(env, "resend-no-msgid") && first.row === "delivery.no-msgid")
+  if (TESTBED_BUILD && planted(env, "resend-no-msgid") && first.row === "delivery.no-msgid")
     return { row: "delivery.resend", ask: "resend" };
   return first;
 }

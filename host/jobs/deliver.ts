@@ -1,7 +1,7 @@
 import { EFFECT_MS } from "../effects/resolve.js";
 import { runEffect } from "../effects/run-effect.js";
 import type { Ports } from "../ports/types.js";
-import { planted } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import { fencedRead, type JobCall } from "./job-calls.js";
 import { jobStillRuns } from "./job-guard.js";
@@ -71,9 +71,10 @@ export async function deliver(
           putAgent(db, {
             ...a,
             waitAfter: after ?? a.waitAfter,
-            channelInc: planted(io.ports.env, "fresh-keeps-incarnation")
-              ? (r?.incarnation ?? a.channelInc)
-              : incarnationAfter(d.method, r?.incarnation, a.channelInc),
+            channelInc:
+              TESTBED_BUILD && planted(io.ports.env, "fresh-keeps-incarnation")
+                ? (r?.incarnation ?? a.channelInc)
+                : incarnationAfter(d.method, r?.incarnation, a.channelInc),
           });
         }
       },

@@ -1,7 +1,7 @@
 import { basename, dirname, join } from "node:path";
 import { type CrashPointName, crashPoint } from "../crash-point.js";
 import type { Ports } from "../ports/types.js";
-import { planted } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 
 /**
  * Creates the database's directory (0700: the DB holds plugin argv and task
@@ -57,7 +57,7 @@ export async function replaceDurably(
     const fh = await ports.fs.open(tmp, { exclusive: true, mode: 0o600 });
     try {
       await fh.write(bytes);
-      if (!planted(ports.env, "no-temp-fsync")) await fh.sync();
+      if (!(TESTBED_BUILD && planted(ports.env, "no-temp-fsync"))) await fh.sync();
     } finally {
       await fh.close();
     }
@@ -67,5 +67,5 @@ export async function replaceDurably(
     await ports.fs.unlink(tmp).catch(() => {});
     throw err;
   }
-  if (!planted(ports.env, "no-dir-fsync")) await ports.fs.syncDir(dir);
+  if (!(TESTBED_BUILD && planted(ports.env, "no-dir-fsync"))) await ports.fs.syncDir(dir);
 }

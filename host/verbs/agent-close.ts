@@ -18,7 +18,7 @@ import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
 import { openStore } from "../store/index.js";
-import { planted } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { livesThroughWindow, muxFor, requireCommandLines, viewReadyMs } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./spawn/record.js";
 import { withPlugins } from "./with-plugins.js";
@@ -168,9 +168,10 @@ export async function agentReattach(
     const openedAt = io.ports.clock.now();
     const pane = await openPane(mux, ws, name, view, `run mu agent reattach ${name} -w ${ws}`);
     const old = agent?.pane ?? null;
-    const lives = planted(io.ports.env, "reattach-without-window")
-      ? await mux.alive(pane.id)
-      : await livesThroughWindow(mux, io.ports, pane.id, openedAt);
+    const lives =
+      TESTBED_BUILD && planted(io.ports.env, "reattach-without-window")
+        ? await mux.alive(pane.id)
+        : await livesThroughWindow(mux, io.ports, pane.id, openedAt);
     if (!lives) {
       await mux.kill(pane.id);
       throw new UnavailableError(

@@ -9,7 +9,7 @@ import { deleteHost, getHost } from "../hosts/records.js";
 import { checkName } from "../names.js";
 import { getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
-import { planted } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { withPlugins } from "./with-plugins.js";
 
 export interface AddOptions {
@@ -102,7 +102,7 @@ export async function hostRm(io: Io, name: string): Promise<void> {
     // Removing a host that agents, a pending effect or an acquired machine
     // still need would leave them unreachable and the plugin unremovable.
     const holders = hostHolders(db, name, witnessOf(io.ports)).filter(
-      (h) => h.kind !== "agent" || !planted(io.ports.env, "host-rm-live-agents"),
+      (h) => h.kind !== "agent" || !(TESTBED_BUILD && planted(io.ports.env, "host-rm-live-agents")),
     );
     if (holders.length > 0) {
       throw new RefusedError("host.rm.in-use", "host", `host '${name}' ${heldBy(holders)}`, {

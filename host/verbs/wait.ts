@@ -9,7 +9,7 @@ import { agentOf, putAgent } from "../jobs/records.js";
 import { agentRef } from "../names.js";
 import { terminator } from "../plugin/terminator.js";
 import { openStore, type Store } from "../store/index.js";
-import { planted } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import {
   CLOSED_MEANWHILE,
   deadOutcome,
@@ -175,7 +175,8 @@ export async function wait(
             facts: { runs: o.runs, lastText: o.lastText ?? null, lastError: o.lastError ?? null },
           });
           // Only the incarnation is learnt (one a fresh left unknown, say).
-          if (planted(io.ports.env, "wait-uses-settle")) record(o.incarnation, o.runs);
+          if (TESTBED_BUILD && planted(io.ports.env, "wait-uses-settle"))
+            record(o.incarnation, o.runs);
           else if (o.incarnation !== agent?.channelInc) record(o.incarnation);
         } else {
           outcomes.push({

@@ -21,3 +21,23 @@ export function subjectInstance(s: WorldState, method: string, p: Params): strin
   const handle = str(target?.host?.handle);
   return Object.values(s.hosts ?? {}).find((h) => h.handle === handle)?.instance;
 }
+
+/**
+ * A call about a job that names a machine other than the one the job was
+ * started on: what the call says, and where the job runs. mu must never
+ * cause one: every call about a recorded job goes to the machine it was
+ * recorded under, even once that name belongs to another machine.
+ */
+export function otherMachine(
+  s: WorldState,
+  method: string,
+  p: Params,
+): { method: string; job: string; on: string; named: string } | undefined {
+  if (method === "job.start") return undefined;
+  const target = p.target as { host?: { handle?: unknown }; job?: { key?: unknown } } | undefined;
+  const key = str(target?.job?.key);
+  const named = str(target?.host?.handle);
+  if (key === undefined || named === undefined) return undefined;
+  const on = s.jobs?.[key]?.host;
+  return on !== undefined && on !== named ? { method, job: key, on, named } : undefined;
+}

@@ -7,7 +7,7 @@ import { merge, PRESETS } from "./declaration.js";
 import { noteArrival, repeatOf } from "./dedupe.js";
 import { contradicted, firedFaults, invalidLine } from "./fault-script.js";
 import type { Action, InvalidKind } from "./fault-types.js";
-import { subjectInstance } from "./fence-watch.js";
+import { otherMachine, subjectInstance } from "./fence-watch.js";
 import { holdUntilReleased } from "./hold.js";
 import { hostHandle, Jobs } from "./jobs.js";
 import { Machines } from "./machine.js";
@@ -100,6 +100,8 @@ export class SimPlugin {
     const made = subjectInstance(this.world.state(), method, params);
     if (made !== undefined && this.spoken !== undefined && made !== this.spoken)
       this.world.record("note", { otherInstance: { method, made, spoken: this.spoken } });
+    const crossed = otherMachine(this.world.state(), method, params);
+    if (crossed) this.world.record("note", { otherMachine: crossed });
   }
 
   /** A new machine or job remembers the instance it was made under. */

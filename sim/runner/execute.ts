@@ -37,6 +37,8 @@ export interface RunOptions {
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/mu.cjs");
+/** mu with the planted bugs in (mu-testbed.ts): only a step that names a plant needs it. */
+const testbedBin = () => join(packageRoot(), "dist/sim/runner/mu-testbed.js");
 
 function seen(box: Sandbox, afterSeen: string): boolean {
   const { method, n } = seenTarget(afterSeen);
@@ -58,7 +60,8 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     ...box.env,
     ...step.env,
   };
-  const child = spawn(process.execPath, [muBin(), ...argv(step.mu).map((a) => expand(box, a))], {
+  const bin = env.MU_TESTBED_PLANT ? testbedBin() : muBin();
+  const child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
     env,
     cwd: step.cwd === undefined ? box.root : resolve(box.root, expand(box, step.cwd)),
     stdio: ["ignore", "pipe", "pipe"],

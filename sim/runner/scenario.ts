@@ -75,6 +75,12 @@ export interface Scenario {
   virtualOnly?: string;
   /** The virtual engine's hang guard for one step, in virtual ms. */
   hangAfterMs?: number;
+  /**
+   * The virtual engine only: the seed of its schedule, which picks the mu
+   * invocation that goes on at each disk operation, timer and lock wait.
+   * Without it they go on in the order they became ready.
+   */
+  interleave?: number;
   steps: Step[];
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { Families } from "./workloads.js";
 
 // Seeds run in N child processes, handed out in order. The answer is the one
 // a single worker gives: the lowest seed that breaks an invariant, with every
@@ -23,6 +24,7 @@ export async function runPool(
   env: Record<string, string>,
   until: number,
   onRun?: (seed: number) => void,
+  families: Families = {},
 ): Promise<PoolResult> {
   let next = 0;
   let worst: { seed: number; lines: string[] } | undefined;
@@ -49,7 +51,7 @@ export async function runPool(
         given++;
         last = seed;
         onRun?.(seed);
-        child.send({ seed, env });
+        child.send({ seed, env, families });
       };
       child.on("message", (m: { seed: number; broken: string[] }) => {
         if (m.broken.length === 0) held.add(m.seed);

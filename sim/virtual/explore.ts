@@ -3,7 +3,7 @@ import type { LoadedScenario } from "../runner/scenario.js";
 import { type PoolResult, runPool } from "./explore-pool.js";
 import { canaryFor, invariants } from "./invariants.js";
 import { needsRealEngine, runVirtual, type VirtualOutcome } from "./run-scenario.js";
-import { workload } from "./workloads.js";
+import { type Families, workload } from "./workloads.js";
 
 // The explorer: seeded random workloads (workloads.ts) under random faults,
 // run on the virtual engine, each checked against the invariants a user
@@ -74,6 +74,8 @@ function kept(steps: LoadedScenario["steps"], i: number): boolean {
   const st = steps[i];
   if (!st) return false;
   if ("world" in st && st.world.clockOffsetMs !== undefined) return true;
+  // A join ends what ran in the background: a run without it would end with them still running.
+  if ("join" in st) return true;
   for (let j = steps.length - 1; j >= 0; j--) {
     const x = steps[j];
     if (x && "world" in x && x.world.faults?.length === 0) return i >= j;
@@ -109,6 +111,8 @@ export async function shrink(s: LoadedScenario, broken?: string): Promise<Loaded
 
 export interface ExploreOptions {
   env?: Record<string, string>;
+  /** Families beside the default two (workloads.ts): --concurrent. */
+  families?: Families;
   onRun?: (seed: number) => void;
   /** Stop starting runs after this many wall milliseconds. */
   timeLimitMs?: number;
@@ -138,13 +142,14 @@ export async function exploreSeeds(
 ): Promise<Explored> {
   const until = opts.timeLimitMs === undefined ? Infinity : Date.now() + opts.timeLimitMs;
   const env = opts.env ?? {};
+  const families = opts.families ?? {};
   const pool =
     (opts.workers ?? 1) > 1
-      ? await runPool(seeds, opts.workers ?? 1, env, until, opts.onRun)
-      : await inOrder(seeds, env, until, opts.onRun);
+      ? await runPool(seeds, opts.workers ?? 1, env, until, opts.onRun, families)
+      : await inOrder(seeds, env, until, opts.onRun, families);
   if (!pool.broken) return { held: pool.held, last: pool.last };
   const { seed, lines } = pool.broken;
-  const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env });
+  const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env }, families);
   const small = await shrink(s, lines[0]);
   const o = await runVirtual(small, { lenient: true });
   const finding = {
@@ -162,6 +167,7 @@ async function inOrder(
   env: Record<string, string>,
   until: number,
   onRun?: (seed: number) => void,
+  families: Families = {},
 ): Promise<PoolResult> {
   let held = 0;
   let last: number | undefined;
@@ -169,7 +175,7 @@ async function inOrder(
     if (Date.now() >= until) break;
     last = seed;
     onRun?.(seed);
-    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env });
+    const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env }, families);
     // One run in ten is repeated, to catch a run that is not a function of its seed.
     const broken = await check(s, seed % 10 === 0);
     if (broken.length > 0) return { broken: { seed, lines: broken }, held, last };
@@ -198,6 +204,7 @@ export function toYaml(f: Finding): string {
     `about: ${JSON.stringify(`Found by the explorer (seed ${f.seed}): ${f.broken[0] ?? ""}`)}`,
     `proves: ["explore.invariants"]`,
     `world: ${JSON.stringify(s.world)}`,
+    ...(s.interleave !== undefined ? [`interleave: ${s.interleave}`] : []),
     ...(s.env && Object.keys(s.env).length > 0 ? [`env: ${JSON.stringify(s.env)}`] : []),
     "steps:",
     ...s.steps.map((st) => {

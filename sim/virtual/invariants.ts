@@ -106,6 +106,12 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   for (const d of o.deadViews) broken.push(`a reattach left no live view: ${d}`);
   for (const c of o.crossings)
     broken.push(`a call went to another instance than its subject's: ${c}`);
+  for (const c of o.otherMachine)
+    broken.push(`a call about a job went to another machine than the job's: ${c}`);
+  // Whatever order concurrent commits came in, once no mu runs no record
+  // may name what is gone: a verb that decided on one read and committed
+  // in a later write would leave one (read-back.ts).
+  for (const d of o.dangling) broken.push(`a record names what is gone: ${d}`);
   // A reply naming another msgId or incarnation is never a success: the verb
   // that got it must not report the delivery made.
   for (const id of o.wrongReplies)

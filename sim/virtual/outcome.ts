@@ -48,6 +48,10 @@ export type VirtualOutcome =
       lostCommits: string[];
       /** mu invocations that exited by themselves while a plugin process they started still ran. */
       outlived: string[];
+      /** Records naming a host, profile, plugin or job that is gone, seen after a join or at the end. */
+      dangling: string[];
+      /** Calls about a job that named another machine than the one it was started on. */
+      otherMachine: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -64,6 +68,7 @@ export type RunFacts = Pick<
   | "deadViews"
   | "lostCommits"
   | "outlived"
+  | "dangling"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */
@@ -93,6 +98,7 @@ export function outcomeOf(db: ReadBack, world: World, facts: RunFacts): Ran {
       .map((l) => JSON.stringify(l.msg))
       .join("\n"),
     crossings: notes("otherInstance").map((v) => JSON.stringify(v)),
+    otherMachine: notes("otherMachine").map((v) => JSON.stringify(v)),
     wrongReplies: notes("wrongReply").map((v) => String(v)),
     muSlips: muSlips(transcript),
   };

@@ -2,6 +2,7 @@ import FakeTimers from "@sinonjs/fake-timers";
 import { withClockOffset } from "../../host/ports/real.js";
 import type { Clock, Liveness, Ports, ProcessId, ProcessSpawner } from "../../host/ports/types.js";
 import { VirtualFs } from "./fs.js";
+import type { Interleaver } from "./interleave.js";
 import { seededRandom } from "./rng.js";
 
 // The virtual engine's world below mu: a clock that only moves when the
@@ -13,6 +14,8 @@ export class VirtualClock implements Clock {
   readonly fake = FakeTimers.createClock(Date.UTC(2026, 0, 1));
   /** Jumps to the next timer so far: what waiting costs the engine in real work. */
   jumps = 0;
+  /** The seeded scheduler, when the run has one: its waiters go on before time moves. */
+  interleaver: Interleaver | undefined;
 
   now(): number {
     return this.fake.now;
@@ -63,10 +66,24 @@ export class VirtualClock implements Clock {
         await new Promise((r) => setTimeout(r, 1));
         continue;
       }
-      if (real || this.fake.countTimers() === 0) {
+      if (real) {
         if (Date.now() - movedAt > STUCK_MS)
           throw new Error(`stuck: no virtual timer and no progress for ${STUCK_MS} ms`);
-        if (!real) await new Promise((r) => setTimeout(r, 1));
+        continue;
+      }
+      // An invocation ready to go on goes before any timer: time moves only
+      // once every one of them waits on it. Only once no real work is under
+      // way, as a module that a busy machine loads later would otherwise
+      // change whose turn it is.
+      if (this.interleaver?.waiting) {
+        this.interleaver.release();
+        movedAt = Date.now();
+        continue;
+      }
+      if (this.fake.countTimers() === 0) {
+        if (Date.now() - movedAt > STUCK_MS)
+          throw new Error(`stuck: no virtual timer and no progress for ${STUCK_MS} ms`);
+        await new Promise((r) => setTimeout(r, 1));
         continue;
       }
       // Nothing but a virtual timer can move the run on now: jump straight to

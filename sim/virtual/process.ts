@@ -7,6 +7,7 @@ import type {
   ProcessId,
   ProcessSpawner,
 } from "../../host/ports/types.js";
+import type { Interleaver } from "./interleave.js";
 import type { VirtualProcesses } from "./ports.js";
 
 // One mu invocation of the virtual engine, as a process that can die. Its
@@ -32,7 +33,11 @@ export class VirtualMu {
     this.announce = done;
   });
 
-  constructor(private readonly processes: VirtualProcesses) {
+  constructor(
+    private readonly processes: VirtualProcesses,
+    /** The run's seeded scheduler: each operation of this process waits for its turn. */
+    private readonly sched?: Interleaver,
+  ) {
     this.id = processes.start();
   }
 
@@ -66,6 +71,15 @@ export class VirtualMu {
 
   private gate<T>(op: () => Promise<T>): Promise<T> {
     if (this.dead) return never;
+    if (this.sched) {
+      const sched = this.sched;
+      return sched.turn(this.id.pid).then(() => this.ungated(op));
+    }
+    return this.ungated(op);
+  }
+
+  private ungated<T>(op: () => Promise<T>): Promise<T> {
+    if (this.dead) return never;
     return op().then(
       (v) => (this.dead ? never : v),
       (err) => (this.dead ? never : Promise.reject(err)),
@@ -98,11 +112,28 @@ export class VirtualMu {
   private clock(base: Clock): Clock {
     return {
       now: () => base.now(),
-      sleep: (ms) => this.gate(() => base.sleep(ms)),
-      setTimer: (ms, fn) =>
-        base.setTimer(ms, () => {
-          if (!this.dead) fn();
-        }),
+      // Woken, it waits for its turn again, as another may be ready too.
+      sleep: (ms) =>
+        this.sched
+          ? this.gate(() => base.sleep(ms)).then(() => this.gate(async () => {}))
+          : this.gate(() => base.sleep(ms)),
+      setTimer: (ms, fn) => {
+        let cancelled = false;
+        const t = base.setTimer(ms, () => {
+          if (this.dead) return;
+          if (!this.sched) return fn();
+          // Cancelled while it waited for its turn: as if it never fired.
+          void this.sched.turn(this.id.pid).then(() => {
+            if (!cancelled && !this.dead) fn();
+          });
+        });
+        return {
+          cancel: () => {
+            cancelled = true;
+            t.cancel();
+          },
+        };
+      },
     };
   }
 

@@ -14,13 +14,14 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
+import { Interleaver } from "./interleave.js";
 import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, type VirtualOutcome } from "./outcome.js";
 import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
 import { VirtualMu } from "./process.js";
-import { readBack, viewDied } from "./read-back.js";
+import { danglingRecords, readBack, viewDied } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 
@@ -72,6 +73,8 @@ async function runIn(
   real: RealDir | undefined,
 ): Promise<VirtualOutcome> {
   const w = virtualWorld(opts.seed);
+  const interleaver = s.interleave === undefined ? undefined : new Interleaver(s.interleave);
+  w.clock.interleaver = interleaver;
   const t0 = w.clock.now();
   const worldFs = real?.worldFs ?? (createFsFromVolume(new Volume()) as unknown as WorldFs);
   const worldDir = real?.worldDir ?? "/world";
@@ -109,7 +112,7 @@ async function runIn(
     drive = true,
   ): Promise<Ran> => {
     // Every invocation is a process of its own: its locks and intents name it.
-    const proc = new VirtualMu(w.processes);
+    const proc = new VirtualMu(w.processes, interleaver);
     if (cut) w.fs.crashAfter(cut, () => proc.kill());
     const mine: PluginGroup[] = [];
     const kill = () => proc.kill();
@@ -155,6 +158,11 @@ async function runIn(
   const signals: (string | null)[] = [];
   const deadViews: string[] = [];
   const lostCommits: string[] = [];
+  /** Records naming what is gone, looked for whenever no mu runs (the explorer's check). */
+  const dangling = new Set<string>();
+  const lookForDangling = async () => {
+    if (opts.lenient) for (const d of await danglingRecords(w)) dangling.add(d);
+  };
   let output = "";
   let failure: string | undefined;
   /** The DB's bytes as the last damage step left them. */
@@ -172,6 +180,7 @@ async function runIn(
     if ("join" in st) {
       const all = await w.clock.run(Promise.all(background.splice(0)), s.hangAfterMs);
       for (const p of all.flat()) problem(i, p);
+      await lookForDangling();
       continue;
     }
     if ("mu" in st) {
@@ -268,6 +277,7 @@ async function runIn(
       for (const p of await checkWorld(observed, want)) problem(i, p);
     }
   }
+  await lookForDangling();
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   // An agent's view left open is a process the real runner would find behind.
   const views = livePanes(w.processes, panes);
@@ -286,5 +296,6 @@ async function runIn(
     deadViews,
     lostCommits,
     outlived,
+    dangling: [...dangling],
   });
 }

@@ -3,7 +3,9 @@ import { merge } from "../plugin/declaration.js";
 import type { Fault } from "../plugin/fault-types.js";
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { concurrentWorkload } from "./concurrent-workload.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
+import { liveness } from "./liveness.js";
 import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
 import {
@@ -231,49 +233,41 @@ function agentWorkload(
   return { world, env: { MU_MUX: "sim" }, steps: w.steps };
 }
 
-/**
- * mu stays usable, whatever came before: with no fault left, a new agent
- * (z, a name the workload never uses, so an agent it left unresolvable
- * does not stand in the way) spawns, takes a delivery of any kind and then a send, a wait on its settled
- * turn returns, and again, and every record can be ended through verbs.
- */
-function liveness(
-  w: Script,
-  r: Rand,
-  atStart: boolean,
-  next: () => number,
-  turnMs: number,
-  machine: boolean,
-): void {
-  // The profile may have been removed: add it back (refused when it is
-  // there). On a provider, a new machine: the first may be lost.
-  if (machine) w.must("host acquire --provider sim h2");
-  else w.verb("host add box --plugin sim", false);
-  const host = machine ? "h2" : "box";
-  w.must(`agent spawn z --host ${host}${atStart ? ` --send first-${next()}` : ""}`);
-  w.must(
-    pick(r, [
-      `agent send z live-${next()}`,
-      `agent send z live-${next()} --steer`,
-      `agent send z live-${next()} --fresh`,
-      `agent command z compact --instructions live-${next()}`,
-    ]),
-  );
-  w.must(`agent send z after-${next()}`);
-  // Three queued turns must settle inside the virtual engine's 120 s a step:
-  // with minute-long turns they cannot, so those runs do not wait.
-  if (turnMs <= 300) {
-    w.must("wait z --timeout 60");
-    w.must("wait z --timeout 60");
-  }
-  w.must("agent close z");
-  if (machine) w.must("host release h2");
-  w.must(`host rm ${host}`);
-  w.must("plugin rm sim");
+/** Which families a seed may draw from beside the two every run has. */
+export interface Families {
+  /** Several mu at once (concurrent-workload.ts), in about a third of the seeds. */
+  concurrent?: boolean;
+  /** Only these of its races (their names in concurrent-workload.ts), in every seed. */
+  races?: string[];
 }
 
+/** How often a seed draws the concurrent family, when it is on. */
+const CONCURRENT = 0.35;
+
 /** One random workload: a world and the steps mu runs in it. */
-export function workload(seed: number, env: Record<string, string> = {}): LoadedScenario {
+export function workload(
+  seed: number,
+  env: Record<string, string> = {},
+  families: Families = {},
+): LoadedScenario {
+  // Drawn from a stream of its own: with the family on, every other seed's
+  // workload is the one it always was.
+  const c = rng(seed ^ 0x0c0c_0a11);
+  const share = families.races ? 1 : CONCURRENT;
+  if (families.concurrent && c() < share) {
+    const w = concurrentWorkload(c, families.races);
+    return {
+      scenario: `found/seed-${seed}`,
+      about: `explorer seed ${seed}, several mu at once`,
+      proves: ["explore.invariants"],
+      world: w.world,
+      env: { ...w.env, ...env },
+      // Which invocation goes on at each step of theirs is the seed's too.
+      interleave: seed,
+      steps: w.steps,
+      file: "",
+    };
+  }
   const r = rng(seed);
   // Each nemesis draws from a stream of its own, so the rest of a seed's
   // workload is drawn as it was before that nemesis existed.

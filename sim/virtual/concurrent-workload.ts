@@ -1,0 +1,171 @@
+import type { Fault } from "../plugin/fault-types.js";
+import type { LoadedScenario, Step } from "../runner/scenario.js";
+import { liveness } from "./liveness.js";
+import { anyFault, pick, type Rand, Script } from "./workload-script.js";
+
+// The explorer's concurrent family: several mu at once on one host, plugin
+// or agent, as a crew or a script looping with `&` runs them. A seed picks a
+// race (two verbs that each change what the other decides on), which of the
+// two starts first, sometimes a third verb beside them, how long the plugin
+// holds a call of theirs (so one meets the other at another point), and
+// now and then a fault; the engine's seeded scheduler then picks, at every
+// disk operation, timer and lock wait, which of them goes on. Afterwards
+// everything is closed and removed, and mu must still be usable.
+
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
+const SIM = "${sim} --world ${world}";
+/** The second plugin: the sim again, under a name of its own, on a world of its own that says so. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
+const SIM2 = "${bin:mu-plugin-sim2} --world ${world}/w2";
+const WORLD2 = JSON.stringify({
+  preset: "provider-full",
+  instance: "sim-1",
+  hello: {
+    plugin: { name: "sim2" },
+    seams: { channel: { name: "sim2" }, job: { channel: "sim2" } },
+  },
+});
+
+interface Race {
+  name: string;
+  /** What must be there before the race: run one at a time, never killed. */
+  setup: string[];
+  /** The verbs that race. */
+  verbs: [string, string];
+  /** The calls the first verb makes that the plugin may hold for a while. */
+  calls: string[];
+  /** A verb that may run beside them, reading what they change. */
+  aside: string[];
+}
+
+export const RACES: Race[] = [
+  {
+    name: "spawn racing host rm",
+    setup: [],
+    verbs: ["agent spawn c --host box", "host rm box"],
+    calls: ["job.start", "channel.watch"],
+    aside: ["agent list", "state"],
+  },
+  {
+    name: "spawn racing host release",
+    setup: ["host acquire --provider sim h1"],
+    verbs: ["agent spawn c --host h1", "host release h1"],
+    calls: ["job.start", "host.release"],
+    aside: ["host status h1", "agent list"],
+  },
+  {
+    name: "host add racing plugin rm",
+    setup: [`plugin add sim2 -- ${SIM2}`],
+    verbs: ["host add box2 --plugin sim2", "plugin rm sim2"],
+    calls: [],
+    aside: ["plugin list", "host list"],
+  },
+  {
+    name: "host acquire racing plugin rm",
+    setup: [`plugin add sim2 -- ${SIM2}`],
+    verbs: ["host acquire --provider sim2 h3", "plugin rm sim2"],
+    calls: ["host.acquire"],
+    aside: ["plugin list", "host list"],
+  },
+  {
+    name: "two closes",
+    setup: ["agent spawn a --host box"],
+    verbs: ["agent close a", "agent close a"],
+    calls: ["job.stop"],
+    aside: ["agent read a", "agent list"],
+  },
+  {
+    name: "send racing close",
+    setup: ["agent spawn a --host box"],
+    verbs: ["agent send a hello-1", "agent close a"],
+    calls: ["channel.send", "job.stop"],
+    aside: ["agent read a", "wait a --timeout 2"],
+  },
+  {
+    name: "two acquires of one name",
+    setup: [],
+    verbs: ["host acquire --provider sim h1", "host acquire --provider sim h1"],
+    calls: ["host.acquire"],
+    aside: ["host status h1", "host list"],
+  },
+  {
+    name: "host release racing a send",
+    setup: ["host acquire --provider sim h1", "agent spawn a --host h1"],
+    verbs: ["host release h1", "agent send a hello-1"],
+    calls: ["host.release", "channel.send"],
+    aside: ["agent read a", "host status h1"],
+  },
+  {
+    name: "two spawns of one name",
+    setup: [],
+    verbs: ["agent spawn c --host box", "agent spawn c --host box"],
+    calls: ["job.start"],
+    aside: ["agent list", "agent read c"],
+  },
+];
+
+/** How long the plugin holds the first verb's call: not at all, a moment, or well into the second verb. */
+const HOLDS = [0, 0, 200, 3_000];
+
+/** One race, drawn from its seed: the set-up, the verbs at once, then the settle and the liveness check. */
+export function concurrentWorkload(
+  r: Rand,
+  only?: readonly string[],
+): Pick<LoadedScenario, "world" | "steps" | "env"> {
+  const race = pick(
+    r,
+    RACES.filter((x) => !only || only.includes(x.name)),
+  );
+  const w = new Script(r, []);
+  w.verb(`plugin add sim -- ${SIM}`, false);
+  w.verb("host add box --plugin sim", false);
+  for (const v of race.setup) {
+    if (v.includes("mu-plugin-sim2"))
+      w.steps.push(
+        { sh: `mkdir -p \${world}/w2 && echo '${WORLD2}' > \${world}/w2/world.json` },
+        { install: { as: "mu-plugin-sim2" } },
+      );
+    w.verb(v, false);
+  }
+  const [x, y] = race.verbs;
+  const [first, second] = r() < 0.5 ? [x, y] : [y, x];
+  const faults: Fault[] = [];
+  const call = race.calls.length > 0 ? pick(r, race.calls) : undefined;
+  const hold = pick(r, HOLDS);
+  if (call && hold > 0) faults.push({ on: call, do: { delayMs: hold } });
+  // Now and then a fault too, on a call of either verb.
+  if (call && r() < 0.15) faults.push({ on: pick(r, race.calls), do: anyFault(r) });
+  if (faults.length > 0) w.setFaults(faults);
+  const racing: Step[] = [{ mu: first, background: true } as Step];
+  if (r() < 0.3) racing.push({ mu: pick(r, race.aside), background: true } as Step);
+  racing.push({ mu: second } as Step, { join: true });
+  w.steps.push(...racing);
+  // Settle: no faults, past every in-flight bound; every agent read, closed
+  // and forgotten, every machine looked at, released and removed, the
+  // second plugin and the profiles removed. Any of these may find nothing
+  // to do (exit 3) or be refused for a reason the next one ends.
+  w.clear();
+  w.pass(40_000);
+  for (const a of ["a", "c"]) {
+    w.verb(`agent read ${a}`, false);
+    w.verb(`agent close ${a}`, false);
+    w.verb(`agent forget ${a}`, false);
+  }
+  for (const h of ["h1", "h3"])
+    for (const v of ["status", "forget", "release", "rm"]) w.verb(`host ${v} ${h}`, false);
+  w.verb("host rm box2", false);
+  w.verb("plugin rm sim2", false);
+  // Everything can be closed and removed: a new agent spawns, takes a
+  // delivery and a send, closes, and the host and the plugin go.
+  liveness(w, r, false, counter(), 300, false);
+  return {
+    world: { preset: "provider-full", instance: "sim-1", turnMs: 300 },
+    env: { MU_MUX: "sim" },
+    steps: w.steps,
+  };
+}
+
+function counter(): () => number {
+  let n = 100;
+  return () => ++n;
+}
