@@ -98,28 +98,15 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
   },
 ];
 
-// The races mu guards against today (concurrent-workload.ts): every
-// interleaving the seeds draw holds. The others (a spawn or a send racing
-// host rm or host release, host add or host acquire racing plugin rm) are
-// races mu still loses, so the concurrent family stays off by default
-// (npm run explore -- --concurrent runs it).
-const GUARDED = [
-  "two closes",
-  "send racing close",
-  "two acquires of one name",
-  "two spawns of one name",
-];
 
-// A race mu loses, planted (host/testbed-plant.ts) and found among the
-// concurrent family's races that show it. `unguarded`: mu loses that race
-// without the plant too, so the shrunk run is not expected to hold without it.
+// A race mu would lose, planted (host/testbed-plant.ts) and found among the
+// concurrent family's races that show it; without the plant the shrunk run holds.
 const RACED: {
   plant: string;
   races: string[];
   seeds: number;
   broken: RegExp;
   verbs: number;
-  unguarded?: boolean;
 }[] = [
   {
     plant: "check-outside-lock",
@@ -134,7 +121,6 @@ const RACED: {
     seeds: 20,
     broken: /the job of agent main\/[ac] still runs on machine h1, which mu released/,
     verbs: 3,
-    unguarded: true,
   },
 ];
 
@@ -143,8 +129,8 @@ describe("the explorer", () => {
     expect(await explore(1, 40)).toBeUndefined();
   }, 300_000);
 
-  it("holds every invariant over the races mu guards, several mu at once", async () => {
-    const found = await explore(1, 24, { families: { concurrent: true, races: GUARDED } });
+  it("holds every invariant over every race of several mu at once", async () => {
+    const found = await explore(1, 24, { families: { concurrent: true } });
     expect(found?.broken ?? []).toEqual([]);
   }, 300_000);
 
@@ -158,7 +144,6 @@ describe("the explorer", () => {
       expect(found.scenario.interleave).toBe(found.seed);
       const verbs = workloadVerbs(found.scenario);
       expect(verbs.length, verbs.join("; ")).toBeLessThanOrEqual(f.verbs);
-      if (f.unguarded) return;
       const { MU_TESTBED_PLANT: _p, ...env } = found.scenario.env ?? {};
       expect(await check({ ...found.scenario, env })).toEqual([]);
     }, 600_000);

@@ -6,7 +6,7 @@ import { parseOrUsage } from "../cli-args.js";
 import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 // npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME]
-//                    [--concurrent] [--workers N] [--shard I/N] [--json FILE] [--out DIR]
+//                    [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR]
 // npm run explore -- --merge results/*.json [--out DIR]
 // Seeded runs on the virtual engine; the first run that breaks an invariant
 // is reported with the seed that replays it, shrunk, and written out as a
@@ -15,13 +15,14 @@ import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 const { values, positionals } = parseOrUsage(
   "explore",
-  "usage: node dist/sim/virtual/explore-main.js [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--concurrent] [--workers N] [--shard I/N] [--json FILE] [--out DIR], or --merge FILE... [--out DIR]",
+  "usage: node dist/sim/virtual/explore-main.js [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR], or --merge FILE... [--out DIR]",
   {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
     "time-limit": { type: "string" },
     plant: { type: "string" },
-    concurrent: { type: "boolean", default: false },
+    // Off only to replay a seed as a one-mu-at-a-time explorer drew it.
+    serial: { type: "boolean", default: false },
     out: { type: "string" },
     workers: { type: "string" },
     shard: { type: "string" },
@@ -109,7 +110,7 @@ const t0 = Date.now();
 const tty = process.stderr.isTTY;
 const out = await exploreSeeds(seeds, {
   env,
-  families: { concurrent: values.concurrent },
+  families: { concurrent: !values.serial },
   workers,
   ...(limit !== undefined ? { timeLimitMs: limit * 1000 } : {}),
   onRun: (s) => {
@@ -119,7 +120,7 @@ const out = await exploreSeeds(seeds, {
 if (tty) process.stderr.write("\n");
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 const replay = (f: Finding) =>
-  `npm run explore -- --seed ${f.seed} --runs 1${values.plant ? ` --plant ${values.plant}` : ""}${values.concurrent ? " --concurrent" : ""}`;
+  `npm run explore -- --seed ${f.seed} --runs 1${values.plant ? ` --plant ${values.plant}` : ""}${values.serial ? " --serial" : ""}`;
 if (values.json) {
   const result: ResultFile = {
     seed,

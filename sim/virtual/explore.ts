@@ -111,7 +111,7 @@ export async function shrink(s: LoadedScenario, broken?: string): Promise<Loaded
 
 export interface ExploreOptions {
   env?: Record<string, string>;
-  /** Families beside the default two (workloads.ts): --concurrent. */
+  /** Families beside the default two (workloads.ts): several mu at once, off with --serial. */
   families?: Families;
   onRun?: (seed: number) => void;
   /** Stop starting runs after this many wall milliseconds. */
