@@ -18,7 +18,7 @@ beforeAll(() => {
 });
 afterAll(() => st.done());
 
-/** Every sh block between `heading` and the next heading of its level or above. */
+/** Every sh block between `heading` and the next heading of its level or above (a phrase: the next block). */
 function shBlocks(file: string, heading: string): string {
   const text = readFileSync(join(packageRoot(), file), "utf8");
   const at = text.indexOf(heading);
@@ -28,7 +28,8 @@ function shBlocks(file: string, heading: string): string {
   const section = next === -1 ? rest : rest.slice(0, next);
   const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
   if (blocks.length === 0) throw new Error(`no sh block under ${file}'s "${heading}"`);
-  return blocks.join("");
+  // A heading owns every block under it; a phrase in the text only the one it introduces.
+  return heading.startsWith("#") ? blocks.join("") : (blocks[0] as string);
 }
 
 function run(script: string) {

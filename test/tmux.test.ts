@@ -94,7 +94,9 @@ describe("the tmux mux backend", () => {
     const b = mu("agent", "spawn", "b", "--host", "box");
     expect(b.code).toBe(0);
     expect(viewOf(b.stdout)).toBe(viewOf(a.stdout));
-    expect(mu("agent", "list").stdout).toMatch(/^main\/a\tbox\trunning\t%\d+@\d+ \(gone\)\n/);
+    expect(mu("agent", "list").stdout).toMatch(
+      /^main\/a\tbox\trunning\t%\d+@\d+ \(gone: mu agent reattach main\/a\)\n/,
+    );
     expect(mu("agent", "close", "a").code).toBe(0);
     const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
     expect(panes.trim()).toBe("b 0");
@@ -111,7 +113,7 @@ describe("the tmux mux backend", () => {
       for (const mu of mus) expect(mu("agent", "spawn", "a", "--host", "box").code).toBe(0);
       const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
       expect(panes.trim().split("\n")).toEqual(["a 0", "a 0"]);
-      for (const mu of mus) expect(mu("agent", "list").stdout).not.toContain("(gone)");
+      for (const mu of mus) expect(mu("agent", "list").stdout).not.toContain("(gone");
     } finally {
       other.done();
     }

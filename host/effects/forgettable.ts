@@ -1,6 +1,6 @@
 import type { Database } from "sql.js";
 import { getHost } from "../hosts/records.js";
-import { startCaps } from "../jobs/job-rules.js";
+import { startCaps } from "../jobs/start-caps.js";
 import { getPlugin } from "../plugin/registry.js";
 import type { Ports, ProcessId } from "../ports/types.js";
 import { decideFirst, STUCK_FOR_GOOD } from "./decide.js";

@@ -2,7 +2,6 @@ import type { Database } from "sql.js";
 import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
-import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
 import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import {
   agentOf,
@@ -13,25 +12,18 @@ import {
   putJob,
   putReceipt,
 } from "./records.js";
+import { isAtStart, startCaps } from "./start-caps.js";
 import { recordUndelivered, undeliveredLine } from "./undelivered.js";
 
 // What the rule table's rows mean for an agent's records: a start found is
 // the job running (its view still to open), a start proven never to have
 // happened rolls the attempt back, a stop answered ends the record.
 
-interface StartParams {
-  key: string;
-  spec: { workstream: string; name: string; firstPrompt?: { text: string; msgId: string } };
-}
-
 interface Started {
   handle?: string;
   view?: Record<string, unknown>;
   baseline?: { runs: number; incarnation?: number };
 }
-
-export const isAtStart = (i: Pick<Intent, "method" | "params">) =>
-  i.method === "job.start" && (i.params as unknown as StartParams).spec?.firstPrompt !== undefined;
 
 /** Why a start reply (or a lookup's found) does not do for its request, or undefined. */
 export function startReplyProblem(
@@ -162,16 +154,6 @@ function newerDelivery(db: Database, i: Intent): boolean {
 function deliveryJobKey(i: Intent): string {
   const t = i.params.target as { job?: { key?: string } } | undefined;
   return String(t?.job?.key ?? "");
-}
-
-/** What a start is resolved by: an at-start one is never resent, so only a lookup can resolve it. */
-export function startCaps(
-  seams: InitializeResult["seams"],
-  i: Pick<Intent, "method" | "params">,
-): KeyCaps | undefined {
-  const start = seams.job?.start;
-  if (start && isAtStart(i) && !start.lookup) return undefined;
-  return start;
 }
 
 export const jobRules: SubjectRules = {

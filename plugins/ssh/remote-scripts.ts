@@ -72,7 +72,8 @@ while :; do
   sleep 0.1
 done
 if [ -d "$d" ]; then
-  printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$held" "$(wc -c < "$d/out" 2>/dev/null | tr -d ' ' || echo 0)" "$(wc -c < "$d/err" 2>/dev/null | tr -d ' ' || echo 0)"
+  # A run killed before its launcher made out or err counts that stream as empty.
+  printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$held" "$(cat "$d/out" 2>/dev/null | wc -c | tr -d ' ')" "$(cat "$d/err" 2>/dev/null | wc -c | tr -d ' ')"
   head -c "$lim" "$d/out" 2>/dev/null
   head -c "$lim" "$d/err" 2>/dev/null
   rm -rf "$d"
