@@ -98,7 +98,6 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
   },
 ];
 
-
 // A race mu would lose, planted (host/testbed-plant.ts) and found among the
 // concurrent family's races that show it; without the plant the shrunk run holds.
 const RACED: {
