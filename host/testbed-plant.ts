@@ -23,20 +23,20 @@ export const TESTBED_BUILD: boolean =
 export const PLANTS = [
   // A keyed effect resent without its lookup (a second machine or job).
   "resend-without-lookup",
-  // A delivery without a msgId (command, abort, answer) resent after a crash (issue 15.1).
+  // A delivery without a msgId (command, abort, answer) resent after a crash.
   "resend-no-msgid",
-  // A fresh whose new incarnation is never learned (issue 15.3).
+  // A fresh whose new incarnation is never learned.
   "fresh-keeps-incarnation",
-  // A wait that records its settle as the next wait's baseline (issue 15.4).
+  // A wait that records its settle as the next wait's baseline.
   "wait-uses-settle",
-  // host rm of a profile that live agents still need (issue 15.5).
+  // host rm of a profile that live agents still need.
   "host-rm-live-agents",
-  // A reattach that looks at its new view once, not through the readiness window (issue 15.2).
+  // A reattach that looks at its new view once, not through the readiness window.
   "reattach-without-window",
-  // A commit whose temp file, or whose directory after the rename, is not fsynced (issue 22's power cut).
+  // A commit whose temp file, or whose directory after the rename, is not fsynced (power cut).
   "no-temp-fsync",
   "no-dir-fsync",
-  // A delivery's reply taken without its check against the request (issue 22's wrong msgId).
+  // A delivery's reply taken without its check against the request (wrong msgId).
   "reply-check-skipped",
   // A refusal decided on a read and not checked again in the write that
   // commits: host acquire's check that the name is free, made only before

@@ -10,7 +10,7 @@ import { mu, muBin, tempState } from "./helpers.js";
 // `mu plugin check` against plugins not built on the sim: a small link
 // plugin written from the spec (test/fixtures/link-plugin.mjs) passes every
 // check it declares, and each way it can be broken fails exactly the check
-// aimed at it (issue 21).
+// aimed at it.
 
 const BREAKS = [
   {

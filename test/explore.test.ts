@@ -37,7 +37,7 @@ function workloadVerbs(s: LoadedScenario): string[] {
     .filter((mu) => !/^(plugin add|host add) /.test(mu));
 }
 
-// Each bug of issue 15 the virtual engine can express, kept as a plant
+// Each fixed bug the virtual engine can express, kept as a plant
 // (host/testbed-plant.ts): the explorer finds it within a bounded number of
 // seeds and shrinks the workload to the few verbs that show it.
 const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] = [
@@ -69,7 +69,7 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
     broken: /a reattach left no live view: 'agent reattach [ab]' exited 0/,
     verbs: 2,
   },
-  // A power cut: a commit that returned must survive it (issue 22's faults).
+  // A power cut: a commit that returned must survive it (faults).
   {
     plant: "no-dir-fsync",
     seeds: 40,
@@ -82,7 +82,7 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
     broken: /a commit that returned was lost: host \S+, recorded before/,
     verbs: 3,
   },
-  // A send or interrupt answered naming another msgId or incarnation (issue 22's nemesis).
+  // A send or interrupt answered naming another msgId or incarnation (nemesis).
   {
     plant: "reply-check-skipped",
     seeds: 80,

@@ -276,7 +276,7 @@ describe("the stop sequence", () => {
     ]);
   });
 
-  // Spec, Process: every stop is the one sequence, whatever begins it (issue 15.9).
+  // Spec, Process: every stop is the one sequence, whatever begins it.
   it("is the whole sequence when the plugin closes its stdout first: $/cancel, shutdown", async () => {
     const argv = fx.plugin("mute", { closeStdoutOn: "link.exec" });
     const { proc } = await sup.ready({ name: "mute", argv });
@@ -570,7 +570,7 @@ describe("deadlines and cancel", () => {
 
 // Spec, Errors and Timeouts: a written call with no answer is unknown (a read)
 // or an unknown outcome (an effect); one never written is a definite refusal.
-// The stop is still the one sequence (issue 15.14).
+// The stop is still the one sequence.
 describe("a plugin that closes its stdin (EPIPE on mu's write)", () => {
   const exec = {
     method: "link.exec",

@@ -161,7 +161,7 @@ describe("mu plugin add / list / rm (real processes)", () => {
 });
 
 // The exit codes in docs/cli.md (1 means an unknown outcome) and the one-line rule; the
-// plugin's stop sequence is kept (issue 15.14).
+// plugin's stop sequence is kept.
 describe("mu's own stdout closed by its reader (EPIPE)", () => {
   it("does not crash: the verb finishes, the plugin gets its stop sequence, exit 5 in one line", async () => {
     const argv = fx.plugin("p", {
@@ -195,7 +195,7 @@ describe("mu's own stdout closed by its reader (EPIPE)", () => {
 });
 
 // Spec, Process and Timeouts: mu tracks the group, and the deadline plus one
-// grace bounds every call (issue 15.10).
+// grace bounds every call.
 describe("a helper that escaped the plugin's group (setsid) and holds its pipes", () => {
   const helpers: number[] = [];
   afterEach(() => {
@@ -233,7 +233,7 @@ describe("a helper that escaped the plugin's group (setsid) and holds its pipes"
   });
 });
 
-// Spec, Transport: one message per line, at most 1 MiB (issue 15.11).
+// Spec, Transport: one message per line, at most 1 MiB.
 describe("a request too long for the 1 MiB line once encoded", () => {
   // Each control character becomes six bytes (\u0001) in JSON; two arguments
   // keep each under the kernel's limit for one argv string.

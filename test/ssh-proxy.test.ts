@@ -7,7 +7,7 @@ import { processesOf, simLauncher } from "../sim/runner/sandbox.js";
 import { tempState } from "./helpers.js";
 import { git, harnessArgs, muAt, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
 
-// The replay table's rows against the REAL ssh plugin (issue 18): the fault
+// The replay table's rows against the REAL ssh plugin: the fault
 // proxy (mu-plugin-sim --proxy) stands between the real mu and mu-plugin-ssh,
 // which reaches a private sshd on 127.0.0.1; the world's fault script is set
 // per case. What the remote really did is read from the plugin's own files

@@ -66,7 +66,7 @@ describe("the tmux mux backend", () => {
 
   // tmux turns '.' in a session name into '_', so a workstream named with a
   // dot must be named in a form tmux keeps, or its second agent would find no
-  // session and make a duplicate one (issue 15 item 13).
+  // session and make a duplicate one.
   it("keeps a workstream with a dot in one session, one window per agent", () => {
     const mu = boxed();
     for (const name of ["a.1", "b"]) {

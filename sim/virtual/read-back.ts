@@ -12,7 +12,7 @@ import type { VirtualWorld } from "./ports.js";
 
 /**
  * After a reattach that exited 0: whether the view it recorded is dead once
- * the readiness window has passed (issue 15.2: a reattach reported success
+ * the readiness window has passed (a reattach reported success
  * with a view that died a moment later). The explorer's check only; it lets
  * that window of virtual time pass.
  */
