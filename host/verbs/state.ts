@@ -139,14 +139,17 @@ export function stateNotices(
     .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
-  // prompt were done: its writer is cleared only once they are.
+  // prompt were done: its writer is cleared only once they are. One whose
+  // first prompt was journaled has nothing left for a spawn to do: that
+  // delivery is listed on its own, with the check that settles it.
   const unfinished = jobs
     .filter(
       (j) =>
         j.state === "running" &&
         j.writer !== null &&
         !alive(j.writer) &&
-        agentOf(db, j.workstream, j.agent)?.state === "live",
+        agentOf(db, j.workstream, j.agent)?.state === "live" &&
+        !firstPromptJournaled(db, j),
     )
     .map(spawnAgain("spawn-unfinished"));
   // A record a spawn wrote and died before journaling its start: nothing
@@ -271,4 +274,14 @@ function printNotices(io: Io, notices: Notice[]): void {
       `pending: ${n.method} for ${n.subject} (key ${n.key}) since ${new Date(n.since).toISOString()}; run: ${n.next}\n`,
     );
   }
+}
+
+/** A delivery to the job's agent that the channel may have taken: the same test a resumed spawn makes. */
+function firstPromptJournaled(db: Database, j: JobRecord): boolean {
+  return (
+    db.exec(
+      "SELECT 1 FROM receipts WHERE workstream = ? AND agent = ? AND created_at >= ? AND state <> 'not-accepted'",
+      [j.workstream, j.agent, j.createdAt],
+    ).length > 0
+  );
 }
