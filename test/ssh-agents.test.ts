@@ -17,6 +17,11 @@ function filesUnder(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
+/** Every file and directory under dir, relative to it. */
+function entriesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).sort();
+}
+
 describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180_000 }, () => {
   function agentPlugin(): Wire {
     return plugin(harnessArgs);
@@ -283,7 +288,8 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
 
   afterAll(() => st?.done());
 
-  it("mu plugin check ssh --host box --seam link --seam job --seam channel passes (the issue's acceptance check)", () => {
+  it("mu plugin check ssh --host box --seam link --seam job --seam channel passes, and leaves nothing on the remote", () => {
+    const before = new Set(entriesUnder(sshd.home));
     const r = muAt(
       local,
       [
@@ -305,6 +311,13 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     );
     expect(r.stdout).not.toMatch(/FAIL|skip\s+link/);
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^cleaned: removed through link.exec /m);
+    // Only the plugin's own directories may stay, emptied, each named with its command.
+    const made = entriesUnder(sshd.home).filter((e) => !before.has(e));
+    const unnamed = made.filter((e) => !r.stdout.includes(`rmdir '${e}'`));
+    expect(unnamed, "what the check left in the remote home, unnamed").toEqual([]);
+    for (const e of made) expect(readdirSync(join(sshd.home, e))).toEqual([]);
+    expect(r.stdout.match(/^left:.*/gm) ?? []).toHaveLength(made.length);
   });
 
   it("mu host check runs the link's steps and the job's harness step", () => {

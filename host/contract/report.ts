@@ -1,3 +1,4 @@
+import type { Cleanup } from "./leftovers.js";
 import type { Verdict } from "./verdict.js";
 
 // The checklist three ways: lines for a person, JSON for a script, JUnit for
@@ -20,6 +21,14 @@ export function line(v: Verdict): string {
 export function summary(name: string, vs: readonly Verdict[]): string {
   const n = (r: Verdict["result"]) => vs.filter((v) => v.result === r).length;
   return `${name}: ${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped`;
+}
+
+/** What the run removed again, and what it could not, each with the command that removes it. */
+export function cleanupLines(c: Cleanup): string[] {
+  return [
+    ...c.removed.map((r) => `cleaned: ${r}`),
+    ...c.left.map((l) => `left:    ${l.what}${l.command ? `; remove it with: ${l.command}` : ""}`),
+  ];
 }
 
 const xml = (s: string) =>

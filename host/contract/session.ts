@@ -12,6 +12,7 @@ import type { Clock, Ports, ProcessSpawner } from "../ports/types.js";
 import { protocolChecks } from "../protocol/checks.js";
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
 import { type Escapee, sweep, type Watch } from "./escapees.js";
+import { type Made, tally } from "./leftovers.js";
 import type { Launcher } from "./subreaper.js";
 import type { Target } from "./target.js";
 import { WireLog } from "./wire.js";
@@ -38,6 +39,8 @@ export interface RunContext {
   linkTarget?: Target;
   /** Why there is no launcher, for the containment line. */
   noLauncher?: string;
+  /** Every job key the starts asked for, so the end of the run can clear them. */
+  made: Made;
 }
 
 export interface StartLog {
@@ -144,8 +147,11 @@ export class Session {
 
   /** One request on this start's connection; the escapee scan runs after each. */
   async call(method: string, params: Record<string, unknown>, timeoutMs = READ_TIMEOUT_MS) {
+    tally(this.ctx.made, method, params);
     try {
-      return await this.proc.conn.request(method, params, { timeoutMs });
+      const reply = await this.proc.conn.request(method, params, { timeoutMs });
+      tally(this.ctx.made, method, params, reply);
+      return reply;
     } finally {
       this.scan();
     }

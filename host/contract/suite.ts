@@ -6,6 +6,7 @@ import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
 import { jobReplay } from "./job-replay.js";
 import { jobIdempotency, jobLifecycle } from "./job-seam.js";
+import { type Cleanup, tidy } from "./leftovers.js";
 import { linkFetch, linkPush } from "./link-git.js";
 import { linkExec } from "./link-roundtrip.js";
 import { linkTimeout, timeoutFor } from "./link-timeout.js";
@@ -86,7 +87,7 @@ export async function runSuite(
   ctx: RunContext,
   opts: SuiteOptions,
   emit: (v: Verdict) => void,
-): Promise<Verdict[]> {
+): Promise<{ verdicts: Verdict[]; cleanup: Cleanup }> {
   const out: Verdict[] = [];
   const run = async (id: CheckId, body: () => Promise<Outcome>) => {
     out.push(await timed(ctx, id, body, emit));
@@ -278,7 +279,12 @@ export async function runSuite(
   await run("messages", async () => messages(ctx));
   await run("canary", async () => canary(ctx));
   await run("containment", async () => containment(ctx));
-  return out;
+  // After every verdict: the sweep's own start is judged by nothing.
+  const declared = (["link", "job"] as const).filter((n) => loaded?.seams[n]);
+  const cleanup = loaded
+    ? await tidy(ctx, loaded, () => Session.open(ctx, "cleanup", declared))
+    : { removed: [], left: [] };
+  return { verdicts: out, cleanup };
 }
 
 /**

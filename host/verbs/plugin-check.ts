@@ -4,7 +4,8 @@ import { join, resolve } from "node:path";
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
-import { junit, line, summary } from "../contract/report.js";
+import { type Cleanup, nothingMade } from "../contract/leftovers.js";
+import { cleanupLines, junit, line, summary } from "../contract/report.js";
 import type { RunContext } from "../contract/session.js";
 import { subreaperLauncher } from "../contract/subreaper.js";
 import { type CheckedSeam, runSuite, type SuiteOptions } from "../contract/suite.js";
@@ -100,6 +101,7 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
     canary: `canary-${io.ports.random.hex(16)}`,
     runId: io.ports.random.hex(4),
     logs: [],
+    made: nothingMade(),
   };
   if (aim) ctx.linkTarget = aim.target;
   const launcher = subreaperLauncher(io.ports.env);
@@ -113,14 +115,15 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
   };
   const forget = terminator.beforeRaise(cleanup);
   let verdicts: Verdict[];
+  let cleaned: Cleanup;
   try {
-    verdicts = await runSuite(
+    ({ verdicts, cleanup: cleaned } = await runSuite(
       ctx,
       { seams, params, repeat, ...(aim ? { host: aim } : {}) },
       (v) => {
         if (!opts.json) io.out(`${line(v)}\n`);
       },
-    );
+    ));
   } finally {
     forget();
     cleanup();
@@ -128,8 +131,15 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
   const failed = verdicts.filter((v) => v.result === "fail");
   if (opts.junit !== undefined)
     await writeJunit(io, resolve(io.ports.cwd, opts.junit), junit(name, verdicts));
-  if (opts.json) printJson(io, { plugin: name, ok: failed.length === 0, repeat, checks: verdicts });
-  else io.out(`${summary(name, verdicts)}\n`);
+  if (opts.json)
+    printJson(io, {
+      plugin: name,
+      ok: failed.length === 0,
+      repeat,
+      checks: verdicts,
+      cleanup: cleaned,
+    });
+  else io.out(`${[summary(name, verdicts), ...cleanupLines(cleaned)].join("\n")}\n`);
   if (failed.length > 0) {
     throw new RefusedError(
       "check.failed",

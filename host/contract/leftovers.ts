@@ -1,0 +1,143 @@
+import { canonical } from "../plugin/load-rules.js";
+import type { InitializeResult } from "../protocol/declaration.js";
+import { exec } from "./link-roundtrip.js";
+import type { RunContext, Session } from "./session.js";
+import { profileTarget, type Target } from "./target.js";
+import { describeCall } from "./verdict.js";
+
+// What the suite made through the plugin, and its removal at the end. A
+// stopped job is still the plugin's to remember (a later lookup must find
+// it), and protocol v1 has no call to forget one; so where the plugin's
+// backend has a link, the suite removes by name what this run made there:
+// every name it gave carries the run id, which nothing else can.
+
+/** The jobs the suite's starts asked for, by key, and whether a stop proved each gone. */
+export interface Made {
+  jobs: Map<string, { target: unknown; stopped: boolean }>;
+  fenced: Set<string>;
+}
+
+export const nothingMade = (): Made => ({ jobs: new Map(), fenced: new Set() });
+
+/** Session.call's tally: a start counts before it is answered, since it may take effect anyway. */
+export function tally(
+  made: Made,
+  method: string,
+  params: Record<string, unknown>,
+  reply?: unknown,
+) {
+  const key = typeof params.key === "string" ? params.key : undefined;
+  if (!key) return;
+  if (method === "job.start") {
+    const known = made.jobs.get(key);
+    if (!known) made.jobs.set(key, { target: structuredClone(params.target), stopped: false });
+    else if (reply === undefined) known.stopped = false;
+    const handle = (reply as { handle?: unknown } | null | undefined)?.handle;
+    const job = (known?.target as { job?: Record<string, unknown> } | undefined)?.job;
+    if (job && typeof handle === "string") job.handle = handle;
+  } else if (method === "job.stop" && reply === null) {
+    const j = made.jobs.get(key);
+    if (j) j.stopped = true;
+  } else if (method === "job.lookup" && params.fence === true) made.fenced.add(key);
+}
+
+export interface Cleanup {
+  removed: string[];
+  left: { what: string; command?: string }[];
+}
+
+/** How deep under the login directory the sweep looks: a plugin's state directory is rarely deeper. */
+const DEPTH = 4;
+const SWEEP_MS = 60_000;
+
+/**
+ * Lists (and with rm, removes) what under '.' is named for this run, one
+ * path a line; then names each directory that held a removed path and is
+ * empty now: the plugin's own, which the suite leaves to it.
+ */
+function sweepScript(runId: string, rm: boolean): string {
+  const each = rm
+    ? `if rm -rf -- "$p" 2>/dev/null && [ ! -e "$p" ]; then echo "gone $p"; else echo "kept $p"; fi`
+    : `echo "kept $p"`;
+  return [
+    `out=$(find . -maxdepth ${DEPTH} -name '*mu-check-${runId}*' -prune -print 2>/dev/null |`,
+    `while IFS= read -r p; do ${each}; done)`,
+    `printf '%s\\n' "$out"`,
+    `printf '%s\\n' "$out" | sed -n 's|^gone \\(.*\\)/[^/]*$|\\1|p' | sort -u | while IFS= read -r d; do`,
+    `  if [ "$d" != . ] && [ -z "$(ls -A -- "$d" 2>/dev/null)" ]; then echo "empty $d"; fi`,
+    "done",
+  ].join("\n");
+}
+
+/**
+ * Stops any job a check left running (each check stops its own; this is
+ * for a check cut short), then sweeps the backend the jobs ran on.
+ */
+export async function tidy(
+  ctx: RunContext,
+  hello: InitializeResult,
+  open: () => Promise<Session>,
+): Promise<Cleanup> {
+  const made = ctx.made;
+  const out: Cleanup = { removed: [], left: [] };
+  if (made.jobs.size === 0 && made.fenced.size === 0) return out;
+  // A provider's jobs ran on machines the checks released again.
+  if (hello.seams.host) return out;
+  let s: Session | undefined;
+  try {
+    s = await open();
+    for (const [key, j] of made.jobs)
+      if (!j.stopped) await s.call("job.stop", { target: j.target, key }, 60_000).catch(() => {});
+    const running = [...made.jobs].filter(([, j]) => !j.stopped).map(([k]) => k);
+    for (const k of running)
+      out.left.push({ what: `job ${k}: no job.stop proved it gone; stop it on the backend` });
+    const n = made.jobs.size;
+    if (n > 0)
+      out.removed.push(
+        running.length === 0
+          ? `stopped every job it started (${n})`
+          : `stopped ${n - running.length} of the ${n} jobs it started`,
+      );
+    if (!hello.seams.link) {
+      out.left.push({
+        what: `the plugin's record of the keys mu-check-${ctx.runId}-* (the protocol has no call to forget a job, and the plugin declares no link to remove it through)`,
+      });
+      return out;
+    }
+    const target: Target = ctx.linkTarget ?? profileTarget(hello);
+    const place = { target, label: "" };
+    const r = await exec(s, place, sweepScript(ctx.runId, running.length === 0), SWEEP_MS);
+    const lines = r.stdout.split("\n");
+    const tagged = (tag: string) =>
+      lines
+        .filter((l) => l.startsWith(`${tag} `))
+        .map((l) => l.slice(tag.length + 1).replace(/^\.\//, ""));
+    const gone = tagged("gone");
+    const kept = tagged("kept");
+    if (r.exitCode !== 0 && gone.length + kept.length === 0)
+      out.left.push({
+        what: `whatever the plugin keeps for the keys mu-check-${ctx.runId}-*: the sweep through link.exec failed (${canonical(r).slice(0, 200)})`,
+      });
+    if (gone.length > 0)
+      out.removed.push(
+        `removed through link.exec what the run left in the login directory: ${gone.join(" ")}`,
+      );
+    for (const d of tagged("empty"))
+      out.left.push({
+        what: `${d}: the plugin's own directory, emptied of this run's entries`,
+        command: `rmdir '${d}' (in the login directory), if the plugin has no further use for it`,
+      });
+    for (const p of kept)
+      out.left.push({
+        what: p,
+        command: `rm -rf '${p}' (in the login directory, once no job of this run runs)`,
+      });
+  } catch (err) {
+    out.left.push({
+      what: `whatever the plugin keeps for the keys mu-check-${ctx.runId}-*: the cleanup could not run (${describeCall(err)})`,
+    });
+  } finally {
+    await s?.close();
+  }
+  return out;
+}
