@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hideCanary } from "../host/contract/suite.js";
+import { hideCanary } from "../host/contract/canary.js";
 import { clip } from "../host/contract/wire.js";
 
 // The contract suite quotes a plugin's text in its evidence, clipped to a

@@ -4,7 +4,8 @@ import { packageRoot } from "../host/package-root.js";
 import { messageCounts } from "../sim/runner/counts.js";
 import { runScenario } from "../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../sim/runner/load.js";
-import { needsRealEngine, runVirtual } from "../sim/virtual/run-scenario.js";
+import { needsRealEngine } from "../sim/virtual/can-run.js";
+import { runVirtual } from "../sim/virtual/run-scenario.js";
 
 // The virtual engine runs the very scenario files the real one does. Each
 // one it can express must pass there too, and on a sample the two engines

@@ -11,36 +11,6 @@ import { describeCall } from "./verdict.js";
 // backend has a link, the suite removes by name what this run made there:
 // every name it gave carries the run id, which nothing else can.
 
-/** The jobs the suite's starts asked for, by key, and whether a stop proved each gone. */
-export interface Made {
-  jobs: Map<string, { target: unknown; stopped: boolean }>;
-  fenced: Set<string>;
-}
-
-export const nothingMade = (): Made => ({ jobs: new Map(), fenced: new Set() });
-
-/** Session.call's tally: a start counts before it is answered, since it may take effect anyway. */
-export function tally(
-  made: Made,
-  method: string,
-  params: Record<string, unknown>,
-  reply?: unknown,
-) {
-  const key = typeof params.key === "string" ? params.key : undefined;
-  if (!key) return;
-  if (method === "job.start") {
-    const known = made.jobs.get(key);
-    if (!known) made.jobs.set(key, { target: structuredClone(params.target), stopped: false });
-    else if (reply === undefined) known.stopped = false;
-    const handle = (reply as { handle?: unknown } | null | undefined)?.handle;
-    const job = (known?.target as { job?: Record<string, unknown> } | undefined)?.job;
-    if (job && typeof handle === "string") job.handle = handle;
-  } else if (method === "job.stop" && reply === null) {
-    const j = made.jobs.get(key);
-    if (j) j.stopped = true;
-  } else if (method === "job.lookup" && params.fence === true) made.fenced.add(key);
-}
-
 export interface Cleanup {
   removed: string[];
   left: { what: string; command?: string }[];

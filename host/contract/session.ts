@@ -12,7 +12,7 @@ import type { Clock, Ports, ProcessSpawner } from "../ports/types.js";
 import { protocolChecks } from "../protocol/checks.js";
 import type { InitializeResult, SeamName } from "../protocol/declaration.js";
 import { type Escapee, sweep, type Watch } from "./escapees.js";
-import { type Made, tally } from "./leftovers.js";
+import { type Made, tally } from "./made.js";
 import type { Launcher } from "./subreaper.js";
 import type { Target } from "./target.js";
 import { WireLog } from "./wire.js";

@@ -1,4 +1,5 @@
 import type { InitializeResult, LinkSeam, SeamName } from "../protocol/declaration.js";
+import { hideCanary } from "./canary.js";
 import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
@@ -21,7 +22,6 @@ import {
   skip,
   type Verdict,
 } from "./verdict.js";
-import { clipMark } from "./wire.js";
 import { canary, containment, messages, probeContainment, probeMessages } from "./wire-checks.js";
 
 // The order the checks run in and when each is skipped. Seam checks that
@@ -285,17 +285,4 @@ export async function runSuite(
     ? await tidy(ctx, loaded, () => Session.open(ctx, "cleanup", declared))
     : { removed: [], left: [] };
   return { verdicts: out, cleanup };
-}
-
-/**
- * The canary, whole or cut: an excerpt is clipped where the plugin's text
- * is quoted, before this mask runs, so a canary across the cut ends in
- * clip's mark with only its first characters; those go too.
- */
-export function hideCanary(text: string, value: string): string {
-  let out = text.replaceAll(value, "<canary>");
-  // Three characters or fewer say nothing, and would mask ordinary words.
-  for (let n = value.length - 1; n >= 4; n--)
-    out = out.replaceAll(`${value.slice(0, n)}${clipMark}`, `<canary>${clipMark}`);
-  return out;
 }

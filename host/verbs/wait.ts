@@ -2,14 +2,15 @@ import { type Io, printJson } from "../cli/io.js";
 import { bounded, MAX_MS } from "../env-ms.js";
 import { DeadlineEvent, EXIT, type ExitCode, UnavailableError } from "../errors.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
-import { type FoundAgent, findAgent } from "../jobs/agent-host.js";
+import { findAgent } from "../jobs/agent-host.js";
 import { inLifeCollect } from "../jobs/in-life-collect.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { agentOf, putAgent } from "../jobs/records.js";
 import { agentRef } from "../names.js";
 import { terminator } from "../plugin/terminator.js";
-import { openStore, type Store } from "../store/index.js";
+import { openStore } from "../store/index.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";
+import { nextDeadline } from "./wait-deadline.js";
 import {
   CLOSED_MEANWHILE,
   deadOutcome,
@@ -47,30 +48,6 @@ function parseTimeout(raw: string | undefined): number | null {
     code: "wait.timeout",
   });
   return Math.round(s * 1000);
-}
-
-/** The earliest deadline margin of the hosts the agents run on, not yet fired. */
-async function nextDeadline(
-  store: Store,
-  agents: FoundAgent[],
-  marginMs: number,
-): Promise<{ at: number; host: string; deadlineAt: number; agent: string } | null> {
-  let best: { at: number; host: string; deadlineAt: number; agent: string } | null = null;
-  for (const a of agents) {
-    const d = a.host.provider?.facts.deadlineAt;
-    if (typeof d !== "number" || !a.host.provider) continue;
-    const host = a.host.provider.name;
-    const fired = await store.read(
-      (db) =>
-        db.exec("SELECT 1 FROM deadline_events WHERE host = ? AND deadline_at = ?", [host, d])
-          .length > 0,
-    );
-    if (fired) continue;
-    const at = d - marginMs;
-    if (!best || at < best.at)
-      best = { at, host, deadlineAt: d, agent: `${a.job.workstream}/${a.job.agent}` };
-  }
-  return best;
 }
 
 export async function wait(

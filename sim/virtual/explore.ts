@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { needsRealEngine } from "./can-run.js";
 import { type PoolResult, runPool } from "./explore-pool.js";
 import { canaryFor, invariants } from "./invariants.js";
-import { needsRealEngine, runVirtual, type VirtualOutcome } from "./run-scenario.js";
+import { runVirtual, type VirtualOutcome } from "./run-scenario.js";
 import { type Families, workload } from "./workloads.js";
 
 // The explorer: seeded random workloads (workloads.ts) under random faults,

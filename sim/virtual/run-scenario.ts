@@ -37,7 +37,6 @@ const SIM = "/opt/mu/mu-plugin-sim";
 const DB = "/state/mu.db";
 
 export type { VirtualOutcome };
-export { needsRealEngine };
 
 export interface VirtualRun {
   /** Seeds mu's randomness (keys, message ids); the same seed, the same run. */

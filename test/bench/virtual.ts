@@ -7,8 +7,9 @@ import { openStore } from "../../host/store/index.js";
 import { runScenario } from "../../sim/runner/execute.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
 import type { LoadedScenario } from "../../sim/runner/scenario.js";
+import { needsRealEngine } from "../../sim/virtual/can-run.js";
 import { explore } from "../../sim/virtual/explore.js";
-import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
+import { runVirtual } from "../../sim/virtual/run-scenario.js";
 import { medianCommitMs } from "./commit.js";
 import { median } from "./measure.js";
 

@@ -2,9 +2,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../host/package-root.js";
 import { findScenarioFiles, loadScenario } from "../../sim/runner/load.js";
+import { needsRealEngine } from "../../sim/virtual/can-run.js";
 import { check, workload } from "../../sim/virtual/explore.js";
 import { canaryFor } from "../../sim/virtual/invariants.js";
-import { needsRealEngine, runVirtual } from "../../sim/virtual/run-scenario.js";
+import { runVirtual } from "../../sim/virtual/run-scenario.js";
 import { FOUND } from "../explore-found-seeds.js";
 
 // What `npm run mutate` (stryker.config.mjs) counts as the testbed: every
