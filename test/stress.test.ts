@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { openStore } from "../host/store/index.js";
 import { acquireLock } from "../host/store/lock.js";
-import { danglingRecords } from "../sim/stress/dangling.js";
+import { danglingRecords } from "../sim/runner/dangling.js";
 import { quantile } from "../sim/stress/figures.js";
 import { virtualWorld } from "../sim/virtual/ports.js";
 
@@ -66,9 +66,9 @@ describe("records that name something gone", () => {
       }),
     );
     expect(await world.clock.run(store().read(danglingRecords))).toEqual([
-      "agent on a host that is gone: main/a names 'nowhere'",
-      "agent whose job is gone: main/a names 'k'",
-      "host profile of a plugin that is gone: box2 names 'gone'",
+      "host box2 names plugin gone, which is gone",
+      "agent main/a names host nowhere, which is gone",
+      "agent main/a names job k, which is gone",
     ]);
   });
 });

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sqlJs } from "../../host/store/sqljs.js";
+import { danglingRecords } from "../runner/dangling.js";
 import { HOSTS } from "./crew.js";
-import { danglingRecords } from "./dangling.js";
 import { runMu } from "./run-mu.js";
 
 // What must hold once the crew has stopped, whatever the races did: the

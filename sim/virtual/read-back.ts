@@ -1,9 +1,9 @@
 import { allIntents } from "../../host/effects/journal.js";
 import { listHosts } from "../../host/hosts/records.js";
 import { agentOf, allJobs } from "../../host/jobs/records.js";
-import type { Database } from "../../host/store/index.js";
 import { openStore } from "../../host/store/index.js";
 import { viewReadyMs } from "../../host/view/mux.js";
+import { danglingRecords as namesGone } from "../runner/dangling.js";
 import type { virtualMux } from "./mux.js";
 import type { VirtualWorld } from "./ports.js";
 
@@ -59,64 +59,10 @@ export async function readBack(w: VirtualWorld): Promise<{
   }
 }
 
-/** Rows of one query, as objects. */
-function rows(db: Database, sql: string): Record<string, unknown>[] {
-  const r = db.exec(sql)[0];
-  if (!r) return [];
-  return r.values.map((v) => Object.fromEntries(r.columns.map((c, i) => [c, v[i]])));
-}
-
-const HOST_NAMES = "SELECT name FROM host_profiles UNION SELECT name FROM hosts";
-
-/**
- * Records that name what is gone, each as a line: a profile, machine or
- * intent whose plugin was removed, a job or live agent whose host was, a
- * live agent whose job was, and a job still running on a machine mu
- * released (a record another acquire of the name would take over). None
- * may be left once every mu running has exited, whatever the order their
- * commits came in.
- */
+/** The records that name what is gone (sim/runner/dangling.ts), as the run left them. */
 export async function danglingRecords(w: VirtualWorld): Promise<string[]> {
   try {
-    return await w.clock.run(
-      openStore(w.ports()).read((db) => [
-        ...rows(
-          db,
-          "SELECT name, plugin FROM host_profiles WHERE plugin NOT IN (SELECT name FROM plugins)",
-        ).map((r) => `host ${r.name} names plugin ${r.plugin}, which is gone`),
-        ...rows(
-          db,
-          "SELECT name, plugin FROM hosts WHERE plugin NOT IN (SELECT name FROM plugins)",
-        ).map((r) => `machine ${r.name} names plugin ${r.plugin}, which is gone`),
-        ...rows(
-          db,
-          "SELECT method, subject, plugin FROM intents WHERE plugin NOT IN (SELECT name FROM plugins)",
-        ).map(
-          (r) => `a pending ${r.method} for ${r.subject} names plugin ${r.plugin}, which is gone`,
-        ),
-        ...rows(
-          db,
-          `SELECT workstream, agent, host FROM jobs WHERE host NOT IN (${HOST_NAMES})`,
-        ).map(
-          (r) => `the job of agent ${r.workstream}/${r.agent} names host ${r.host}, which is gone`,
-        ),
-        ...rows(
-          db,
-          `SELECT workstream, name, host FROM agents WHERE state <> 'closed' AND host NOT IN (${HOST_NAMES})`,
-        ).map((r) => `agent ${r.workstream}/${r.name} names host ${r.host}, which is gone`),
-        ...rows(
-          db,
-          "SELECT workstream, name, job_key FROM agents WHERE state <> 'closed' AND job_key NOT IN (SELECT key FROM jobs)",
-        ).map((r) => `agent ${r.workstream}/${r.name} names job ${r.job_key}, which is gone`),
-        ...rows(
-          db,
-          "SELECT j.workstream, j.agent, j.host FROM jobs j JOIN hosts h ON h.name = j.host WHERE h.state = 'released' AND j.state <> 'stopped'",
-        ).map(
-          (r) =>
-            `the job of agent ${r.workstream}/${r.agent} still runs on machine ${r.host}, which mu released`,
-        ),
-      ]),
-    );
+    return await w.clock.run(openStore(w.ports()).read(namesGone));
   } catch {
     // A database that does not read back is reported on its own (readBack).
     return [];
