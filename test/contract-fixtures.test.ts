@@ -1,11 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
-import { mu, muBin, tempState } from "./helpers.js";
+import { mu, muBin, muChild, tempState } from "./helpers.js";
 
 // `mu plugin check` against plugins not built on the sim: a small link
 // plugin written from the spec (test/fixtures/link-plugin.mjs) passes every
@@ -62,23 +62,7 @@ const NOT_DECLARED = [
   "channel.lifecycle",
 ];
 
-function run(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-    const child = spawn(process.execPath, [muBin, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on("data", (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on("close", (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = muChild;
 
 /** The fixture installed as mu-plugin-brk and registered, broken as asked. */
 async function registered(broken?: string) {

@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
-import { muBin, tempState } from "./helpers.js";
+import { muChild, tempState } from "./helpers.js";
 
 // `mu plugin check` against a job plugin not built on the sim
 // (test/fixtures/job-plugin.mjs): its backend is a directory every process
@@ -67,23 +66,7 @@ const NOT_DECLARED = [
 
 const CHECK = ["plugin", "check", "jfx", "--seam", "job", "--repeat", "2"];
 
-function run(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-    const child = spawn(process.execPath, [muBin, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on("data", (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on("close", (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = muChild;
 
 /** The fixture installed as mu-plugin-jfx and registered, broken as asked. */
 async function registered(broken?: string) {

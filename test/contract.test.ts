@@ -8,7 +8,7 @@ import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
 import type { Fault } from "../sim/plugin/fault-types.js";
 import { World, type WorldConfig } from "../sim/plugin/world.js";
-import { mu, muBin, tempState } from "./helpers.js";
+import { mu, muBin, muChild, tempState } from "./helpers.js";
 
 // The contract suite tested against the real sim plugin: correct, it passes
 // every check; each broken variant fails exactly the check aimed at it.
@@ -108,23 +108,7 @@ const CHECK = [
   ...["--param", "size=small", "--repeat", "3"],
 ];
 
-function run(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-    const child = spawn(process.execPath, [muBin, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on("data", (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on("close", (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = muChild;
 
 /** A world and a state dir with the sim registered; faults are set after `add`, so add stays clean. */
 async function registered(faults: Fault[] = []) {

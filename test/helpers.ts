@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,6 +42,28 @@ export function muProcess(args: string[], env: Record<string, string>) {
     encoding: "utf8",
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+}
+
+/** The built mu binary as a real child process that does not block this one (a plugin check runs for seconds). */
+export function muChild(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [muBin, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
 }
 
 /** The MuError a promise rejects with; anything else, or success, fails the test. */
