@@ -1,27 +1,19 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { packageRoot } from "../host/package-root.js";
-import { World } from "../sim/plugin/world.js";
-import { muBin, muProcess, tempState } from "./helpers.js";
+import { muBin, simBoxState, type tempState } from "./helpers.js";
 
 // A script file a person names may never end (/dev/zero, a pipe fed
 // forever): mu reads only one byte past the most it could send, refuses in
 // one line, and its memory stays small throughout.
 
-const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
 /** Far above what a bounded read needs (about 1 MiB), far below an endless one. */
 const RSS_CEILING_KB = 400 * 1024;
 const DEADLINE_MS = 30_000;
 
 let st: ReturnType<typeof tempState>;
 beforeEach(() => {
-  st = tempState();
-  const world = join(st.dir, "world");
-  World.create(world, { preset: "link-only", instance: "sim-1" });
-  expect(muProcess(["plugin", "add", "sim", "--", sim, "--world", world], st.env).code).toBe(0);
-  expect(muProcess(["host", "add", "box", "--plugin", "sim"], st.env).code).toBe(0);
+  st = simBoxState();
 });
 afterEach(() => st.done());
 

@@ -6,6 +6,7 @@ import { runCli } from "../host/cli/run.js";
 import { MuError } from "../host/errors.js";
 import { packageRoot } from "../host/package-root.js";
 import { realPorts } from "../host/ports/real.js";
+import { World } from "../sim/plugin/world.js";
 
 export const muBin = join(packageRoot(), "dist/host/cli/mu.cjs");
 
@@ -75,4 +76,20 @@ export async function muError(p: Promise<unknown>): Promise<MuError> {
     throw err;
   }
   throw new Error("expected mu to refuse");
+}
+
+/** A state with a link-only sim registered as `sim` and a profile host `box` on it. */
+export function simBoxState(): ReturnType<typeof tempState> {
+  const st = tempState();
+  const world = join(st.dir, "world");
+  World.create(world, { preset: "link-only", instance: "sim-1" });
+  const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
+  for (const args of [
+    ["plugin", "add", "sim", "--", sim, "--world", world],
+    ["host", "add", "box", "--plugin", "sim"],
+  ]) {
+    const r = muProcess(args, st.env);
+    if (r.code !== 0) throw new Error(`set-up: mu ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  }
+  return st;
 }

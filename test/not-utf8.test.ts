@@ -3,24 +3,17 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkArgsUtf8, firstNotUtf8 } from "../host/cli/argv-utf8.js";
-import { packageRoot } from "../host/package-root.js";
 import { shQuote } from "../host/sh-quote.js";
-import { World } from "../sim/plugin/world.js";
-import { muBin, muProcess, tempState } from "./helpers.js";
+import { muBin, muProcess, simBoxState, type tempState } from "./helpers.js";
 
 // Bytes that are not UTF-8 meet the same answer on every way into mu: an
 // argument (a script's words, an agent's message) or a --file is refused in
 // one line (exit 2); output the plugin already turned into JSON text comes
 // out as it arrived, with a line saying what was replaced.
 
-const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
 let st: ReturnType<typeof tempState>;
 beforeEach(() => {
-  st = tempState();
-  const world = join(st.dir, "world");
-  World.create(world, { preset: "link-only", instance: "sim-1" });
-  expect(muProcess(["plugin", "add", "sim", "--", sim, "--world", world], st.env).code).toBe(0);
-  expect(muProcess(["host", "add", "box", "--plugin", "sim"], st.env).code).toBe(0);
+  st = simBoxState();
 });
 afterEach(() => st.done());
 

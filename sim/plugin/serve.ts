@@ -34,7 +34,7 @@ export class SimPlugin {
   /** When the call being answered arrived, before any fault held it up. */
   private arrivedAt = 0;
   private readonly version = "1.0.0";
-  /** The instance this session's handshake named. */
+  /** The instance this plugin process named in its handshake. */
   private spoken: string | undefined;
 
   private readonly machines: Machines;
@@ -95,7 +95,7 @@ export class SimPlugin {
     return c.hello ? merge(base, c.hello) : base;
   }
 
-  /** Notes a call about a machine or job made under another instance than this session's. */
+  /** Notes a call about a machine or job made under another instance than this plugin process named. */
   private watchFence(method: string, params: Record<string, unknown>): void {
     const made = subjectInstance(this.world.state(), method, params);
     if (made !== undefined && this.spoken !== undefined && made !== this.spoken)
