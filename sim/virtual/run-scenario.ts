@@ -10,6 +10,7 @@ import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
+import { checkReachable } from "../runner/reachable.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { arrivalWaiter } from "./arrivals.js";
@@ -274,6 +275,7 @@ async function runIn(
         if (extra.length > 0) problem(i, `left beside the DB: ${extra.join(", ")}`);
       }
       for (const p of await checkWorld(observed, want)) problem(i, p);
+      for (const p of checkReachable(places, want)) problem(i, p);
     }
   }
   await lookForDangling();
