@@ -44,6 +44,9 @@ export const PLANTS = [
   "check-outside-lock",
   // host release of a machine that agents, jobs or their effects still call on.
   "release-without-holders",
+  // A collect (close, in-life, host fetch) through the checkout's one
+  // FETCH_HEAD, taking the commit it names unchecked: a parallel fetch's.
+  "shared-fetch-head",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

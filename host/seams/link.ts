@@ -17,6 +17,7 @@ import { type Supervisor, seamHint } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
 import { shQuote as q, shWord } from "../sh-quote.js";
 import { openStore } from "../store/index.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { callPlugin } from "./call.js";
 
 // The link's calls as mu makes them: each holds one of the host's slots when
@@ -173,10 +174,12 @@ export async function fetchInto(
       { hint: `add the host as a profile with --fetch '<template>'` },
     );
   }
-  const place = openFetchPlace(
-    localRepo,
-    `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`,
-  );
+  // The plant fetches through the checkout's own FETCH_HEAD, shared by every
+  // mu and every git fetch there, and takes whatever commit it names.
+  const shared = TESTBED_BUILD && planted(l.io.ports.env, "shared-fetch-head");
+  const place = shared
+    ? localRepo
+    : openFetchPlace(localRepo, `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`);
   try {
     let r: RunResult;
     if (l.link.fetch) {
@@ -203,11 +206,11 @@ export async function fetchInto(
         },
       );
     }
-    bringIn(localRepo, place, sha);
+    if (!shared) bringIn(localRepo, place, sha);
     pinRef(localRepo, ref, sha, `mu: fetched from ${l.name}:${remoteCwd}`);
     return sha;
   } finally {
-    closeFetchPlace(place);
+    if (!shared) closeFetchPlace(place);
   }
 }
 
