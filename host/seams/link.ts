@@ -23,10 +23,9 @@ import { callPlugin } from "./call.js";
 // The link's calls as mu makes them: each holds one of the host's slots when
 // the link leaves slots to mu, waits out a "stopping" link's grace before it
 // returns a timed-out run, and checks git's own answer where the plugin's
-// word is not enough (FETCH_HEAD after a fetch, rev-parse after a push).
+// word is not enough (FETCH_HEAD after a fetch; push.ts, rev-parse after a push).
 
 export const DEFAULT_LINK_TIMEOUT_MS = 20_000;
-const PUSH_RUNS = 3;
 
 export interface RunResult {
   exitCode: number | null;
@@ -120,7 +119,7 @@ export async function linkRun(
   });
 }
 
-function failed(
+export function failed(
   l: OpenLink,
   what: string,
   r: RunResult,
@@ -211,62 +210,6 @@ export async function fetchInto(
     return sha;
   } finally {
     if (!shared) closeFetchPlace(place);
-  }
-}
-
-/**
- * Makes remoteRepo on the host hold `sha`. A push is not an effect, so a
- * timed-out one is simply run again; and whatever the plugin said, the
- * remote's own rev-parse must find the commit before mu relies on it.
- */
-export async function pushRev(
-  l: OpenLink,
-  localRepo: string,
-  remoteRepo: string,
-  sha: string,
-  timeoutMs: number,
-): Promise<void> {
-  if (!l.link.push) {
-    throw new UsageError(
-      "host.push.none",
-      "usage",
-      `'${l.host.reg.name}' cannot push (its link does not declare push: true)`,
-      { hint: "seed the host's repository another way, e.g. with mu host exec" },
-    );
-  }
-  for (let run = 1; ; run++) {
-    const r = await linkRun(l, "link.push", { localRepo, remoteRepo, rev: sha }, timeoutMs);
-    if (r.exitCode === 0) break;
-    if (r.exitCode === null && run < PUSH_RUNS) {
-      l.io.err(
-        `mu: host: the push to ${l.name} timed out after ${timeoutMs} ms; running it again\n`,
-      );
-      continue;
-    }
-    throw failed(
-      l,
-      "push",
-      r,
-      timeoutMs,
-      `check ${remoteRepo} on ${l.name}: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteRepo)} status`)}`,
-    );
-  }
-  const check = await linkRun(
-    l,
-    "link.exec",
-    {
-      script: `git -C ${q(remoteRepo)} rev-parse --verify --quiet ${q(`${sha}^{commit}`)}`,
-      cwd: ".",
-    },
-    timeoutMs,
-  );
-  if (check.exitCode !== 0 || check.stdout.trim() !== sha) {
-    throw new UnavailableError(
-      "host.push.missing",
-      "host",
-      `the push to ${l.name} reported success, but ${remoteRepo} there does not hold ${sha}`,
-      { hint: "the plugin's link.push is broken; tell its author" },
-    );
   }
 }
 

@@ -74,7 +74,11 @@ export class Machines {
     // pushed commit lets a later fetch of HEAD, or a worktree, use it. A HEAD
     // that already names a commit is the host's own and is left alone.
     const headToRev = `git -C ${remote} rev-parse -q --verify HEAD >/dev/null || git -C ${remote} update-ref HEAD ${q(rev)}`;
+    // One push at a time in the world, as a plugin must keep two pushes of
+    // one repository from racing on its creation, its refs and its HEAD.
+    const lock = q(join(this.world.dir, "push.lock"));
     const script = [
+      `if command -v flock >/dev/null; then exec 9>${lock} && flock 9; fi`,
       `git -C ${remote} rev-parse --git-dir >/dev/null 2>&1 || git init --quiet ${remote} || exit 1`,
       `if git -C ${remote} cat-file -e ${q(`${rev}^{commit}`)} 2>/dev/null; then ${headToRev}; echo holds; exit 0; fi`,
       `git -C ${q(localRepo)} push --quiet ${remote} ${q(`${rev}:refs/mu/seed/${rev}`)} || exit 1`,
