@@ -9,7 +9,7 @@ import type { ExpectStep } from "./scenario.js";
 // Both engines run it the same way, on the real directory the steps use.
 
 /** The refs of `repo` from which `commit` is reachable, or null when git cannot say. */
-function refsHolding(repo: string, commit: string): string[] | null {
+export function refsHolding(repo: string, commit: string): string[] | null {
   const r = spawnSync(
     "git",
     ["-C", repo, "for-each-ref", "--contains", commit, "--format=%(refname)", "refs/"],
