@@ -138,9 +138,14 @@ export function stateNotices(
       next: spawnAgainCommand(j.workstream, j.agent, j.host),
       or: closeCommand(j.workstream, j.agent),
     });
+  // A job whose stop is journaled is going: the close that settles it (listed
+  // above) is its one way on; a spawn that took it on would be a second remedy.
+  const stopping = (j: JobRecord) =>
+    pending.some((p) => p.method === "job.stop" && p.key === j.key);
   // A running job whose agent has no view (mu died between the start and the view).
+  const live = (j: JobRecord) => agentOf(db, j.workstream, j.agent)?.state === "live";
   const viewless = jobs
-    .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
+    .filter((j) => j.state === "running" && !live(j) && !stopping(j))
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are. One whose
@@ -152,8 +157,9 @@ export function stateNotices(
         j.state === "running" &&
         j.writer !== null &&
         !alive(j.writer) &&
-        agentOf(db, j.workstream, j.agent)?.state === "live" &&
-        !firstPromptJournaled(db, j),
+        live(j) &&
+        !firstPromptJournaled(db, j) &&
+        !stopping(j),
     )
     .map(spawnAgain("spawn-unfinished"));
   // A record a spawn wrote and died before journaling its start: nothing
