@@ -57,6 +57,18 @@ const BREAKS = [
     headline: /^job\.checkSteps \(agent\): job\.checkSteps had no answer within 10000 ms$/,
   },
   {
+    broken: "ignore-cwd",
+    fails: "job.spec",
+    headline:
+      /^the job's command reported cwd and MU_CHECK_SPEC as '\/\S+ [0-9a-f]{16}', not '\/ [0-9a-f]{16}'$/,
+  },
+  {
+    broken: "drop-env",
+    fails: "job.spec",
+    headline:
+      /^the job's command reported cwd and MU_CHECK_SPEC as '\/ unset', not '\/ [0-9a-f]{16}'$/,
+  },
+  {
     broken: "random-instance",
     fails: "handshake",
     headline: /^the two starts named different instances \(fx-\w+, then fx-\w+\)/,

@@ -8,6 +8,7 @@ import { channelWatch } from "./channel-watch.js";
 import { jobAttach, jobCheckSteps } from "./job-attach.js";
 import { jobReplay } from "./job-replay.js";
 import { jobIdempotency, jobLifecycle } from "./job-seam.js";
+import { jobSpec, specSkip } from "./job-spec.js";
 import { inSession, type RunContext, type Session } from "./session.js";
 import { type CheckId, type Outcome, skip } from "./verdict.js";
 
@@ -41,6 +42,12 @@ export const AGENT_CHECKS: readonly AgentCheck[] = [
   { id: "job.replay", seam: "job", body: (c, s, h, o) => jobReplay(c, s, h, o.params) },
   { id: "job.attach", seam: "job", body: (c, s, h, o) => jobAttach(c, s, h, o.params) },
   { id: "job.checkSteps", seam: "job", body: (c, s, h, o) => jobCheckSteps(c, s, h, o.params) },
+  {
+    id: "job.spec",
+    seam: "job",
+    body: (c, s, h, o) => jobSpec(c, s, h, o.params),
+    absent: specSkip,
+  },
   {
     id: "channel.lifecycle",
     seam: "channel",

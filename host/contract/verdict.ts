@@ -18,6 +18,7 @@ export const CHECK_IDS = [
   "job.replay",
   "job.attach",
   "job.checkSteps",
+  "job.spec",
   "channel.lifecycle",
   "channel.turns",
   "channel.dedupe",
