@@ -108,11 +108,11 @@ export async function channelWatch(
     await send(a, newMsgId());
     const after = await untilRuns(a, runs + 1, "a turn sent after the cancel");
     await s.sleep(QUIET_MS);
-    const twice = notesOf(s, settledId);
-    if (twice.length !== 1)
+    const notes = notesOf(s, settledId);
+    if (notes.length !== 1)
       throw new CheckFailed(
-        `watch ${settledId} sent ${twice.length} notifications, not exactly one`,
-        twice.map((l) => clip(l.text)),
+        `watch ${settledId} sent ${notes.length} notifications, not exactly one`,
+        notes.map((l) => clip(l.text)),
       );
     const late = notesOf(s, cancelledId);
     if (late.length > 0)
