@@ -67,8 +67,11 @@ the seams named leave it out):
   any plugin  handshake, eof; after the rest: messages, canary, containment
   link        link.exec, link.push, link.fetch, link.timeout
   host        host.lifecycle, host.idempotency, host.replay (with --seam host)
-  job         job.lifecycle, job.idempotency, job.replay (with --seam job)
-  channel     channel.lifecycle (with --seam channel)
+  job         job.lifecycle, job.idempotency, job.replay, job.attach,
+              job.checkSteps, job.spec (with --seam job)
+  channel     channel.lifecycle, channel.turns, channel.dedupe,
+              channel.receipts, channel.watch, channel.controls (with --seam
+              channel)
 The replay checks ask each question of a new plugin process, the one that
 made the effect killed, as after a crash of mu.
 

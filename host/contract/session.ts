@@ -175,6 +175,21 @@ export class Session {
   }
 }
 
+/** One start for one seam check, closed whatever the check does. */
+export async function inSession<T>(
+  ctx: RunContext,
+  check: string,
+  needs: readonly SeamName[],
+  fn: (s: Session) => Promise<T>,
+): Promise<T> {
+  const s = await Session.open(ctx, check, needs);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
 async function finish(sup: Supervisor, log: StartLog): Promise<void> {
   await sup.close();
   log.wire.end();

@@ -1,17 +1,15 @@
-import type { InitializeResult, LinkSeam, SeamName } from "../protocol/declaration.js";
+import type { InitializeResult, LinkSeam } from "../protocol/declaration.js";
 import { hideCanary } from "./canary.js";
-import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
-import { jobReplay } from "./job-replay.js";
-import { jobIdempotency, jobLifecycle } from "./job-seam.js";
 import { type Cleanup, tidy } from "./leftovers.js";
 import { linkFetch, linkPush } from "./link-git.js";
 import { linkExec } from "./link-roundtrip.js";
 import { linkTimeout, timeoutFor } from "./link-timeout.js";
-import { type RunContext, Session } from "./session.js";
+import { inSession, type RunContext, Session } from "./session.js";
+import { AGENT_CHECKS, runAgentCheck } from "./suite-jobs.js";
 import { CHECK_HOST, type LinkPlace, profileTarget, type Target } from "./target.js";
 import {
   CheckFailed,
@@ -66,21 +64,6 @@ async function timed(
   };
   emit(v);
   return v;
-}
-
-/** One start for one seam check, closed whatever the check does. */
-async function inSession(
-  ctx: RunContext,
-  id: CheckId,
-  needs: readonly SeamName[],
-  fn: (s: Session) => Promise<Outcome>,
-): Promise<Outcome> {
-  const s = await Session.open(ctx, id, needs);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
 }
 
 export async function runSuite(
@@ -234,41 +217,12 @@ export async function runSuite(
     ),
   );
 
-  // Job and channel checks start real jobs: only for the seams named. A
-  // provider's jobs run on a machine the check acquires, so --seam host too.
-  const jobCheck = (
-    id: CheckId,
-    seam: "job" | "channel",
-    fn: (s: Session, h: InitializeResult) => Promise<Outcome>,
-  ) =>
-    gate(async (h) => {
-      if (!h.seams.job) return skip("the plugin declares no job seam");
-      if (seam === "channel" && !h.seams.channel)
-        return skip("the plugin declares no channel seam");
-      if (!opts.seams.has(seam))
-        return skip(`it starts a real job: add --seam ${seam} and the --param values it needs`);
-      if (h.seams.host && !hostNamed)
-        return skip("a provider's jobs run on machines it acquired; add --seam host too");
-      return inSession(ctx, id, [seam], (s) => fn(s, h));
-    });
-  await run(
-    "job.lifecycle",
-    jobCheck("job.lifecycle", "job", (s, h) => jobLifecycle(ctx, s, h, opts.params)),
-  );
-  await run(
-    "job.idempotency",
-    jobCheck("job.idempotency", "job", (s, h) =>
-      jobIdempotency(ctx, s, h, opts.params, opts.repeat),
-    ),
-  );
-  await run(
-    "job.replay",
-    jobCheck("job.replay", "job", (s, h) => jobReplay(ctx, s, h, opts.params)),
-  );
-  await run(
-    "channel.lifecycle",
-    jobCheck("channel.lifecycle", "channel", (s, h) => channelLifecycle(ctx, s, h, opts.params)),
-  );
+  // Job and channel checks start real jobs: only for the seams named.
+  for (const c of AGENT_CHECKS)
+    await run(
+      c.id,
+      gate((h) => runAgentCheck(ctx, opts, c, h)),
+    );
 
   // The probes' starts count for every wire check, so all of them run
   // before any wire verdict is given.
