@@ -17,9 +17,9 @@ import { CheckFailed, describeCall, failedCall, type Outcome, pass } from "./ver
 
 const GIT_MS = 60_000;
 
-/** A throwaway local repository holding one fresh commit. */
-function localCommit(nonce: string): { dir: string; rev: string } {
-  const dir = mkdtempSync(join(tmpdir(), "mu-check-"));
+/** A throwaway local repository holding one fresh commit, or `into`'s with one more on top. */
+function localCommit(nonce: string, into?: string): { dir: string; rev: string } {
+  const dir = into ?? mkdtempSync(join(tmpdir(), "mu-check-"));
   const git = (...args: string[]) =>
     spawnSync(
       "git",
@@ -32,11 +32,11 @@ function localCommit(nonce: string): { dir: string; rev: string } {
       ],
       { encoding: "utf8" },
     );
-  git("init", "--quiet");
+  if (!into) git("init", "--quiet");
   git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", `mu-check ${nonce}`);
   const rev = commitOf(dir, "HEAD");
   if (rev === null) {
-    rmSync(dir, { recursive: true, force: true });
+    if (!into) rmSync(dir, { recursive: true, force: true });
     throw new Error("git could not make a local commit for the check (is git installed?)");
   }
   return { dir, rev };
@@ -126,19 +126,38 @@ export async function linkPush(
         `a second link.push of a commit the remote already holds answered exitCode ${second.exitCode}`,
         [shown(second)],
       );
+    // A push that only creates the remote, or answers 0 for one that exists, fails here.
+    const next = localCommit(`${nonce} again`, dir).rev;
+    const third = await gitCall(s, "link.push", place, {
+      localRepo: dir,
+      remoteRepo: remote,
+      rev: next,
+    });
+    const heldNext = await exec(
+      s,
+      place,
+      `git -C ${q(remote)} rev-parse --verify --quiet ${q(`${next}^{commit}`)}`,
+    );
+    if (third.exitCode !== 0 || heldNext.stdout.trim() !== next)
+      throw new CheckFailed(
+        third.exitCode === 0
+          ? `link.push of a second, newer commit to the existing repository answered exitCode 0, yet the remote does not hold ${next}`
+          : `link.push of a second, newer commit to the existing repository answered exitCode ${third.exitCode}`,
+        [shown(third), shown(heldNext)],
+      );
     if (!link.fetch)
       return pass(
-        `${place.label}: the remote holds the pushed commit and a second push succeeded; not fetched back (fetch: false)`,
+        `${place.label}: the remote holds the pushed commit, a second push succeeded, and a newer commit pushed to it arrived; not fetched back (fetch: false)`,
       );
     // Push promises the commit, not the remote's HEAD: point HEAD at it to fetch it back.
-    const point = await exec(s, place, `git -C ${q(remote)} update-ref --no-deref HEAD ${rev}`);
+    const point = await exec(s, place, `git -C ${q(remote)} update-ref --no-deref HEAD ${next}`);
     if (point.exitCode !== 0)
       throw new CheckFailed("git could not point the pushed repository's HEAD at the commit", [
         shown(point),
       ]);
-    await fetchNames(s, place, remote, rev, "the pushed repository");
+    await fetchNames(s, place, remote, next, "the pushed repository");
     return pass(
-      `${place.label}: the remote holds the pushed commit, a second push succeeded, and a fetch brought it back`,
+      `${place.label}: the remote holds the pushed commit, a second push succeeded, a newer commit pushed to it arrived, and a fetch brought it back`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -184,7 +203,34 @@ export async function linkFetch(
         [shown(head)],
       );
     await fetchNames(s, place, remote, want, what);
-    return pass(`${place.label}: FETCH_HEAD names the HEAD of ${what}`);
+    if (place.root !== undefined)
+      return pass(`${place.label}: FETCH_HEAD names the HEAD of ${what}`);
+    // Again after a new commit (a cache that serves the first HEAD fails),
+    // then with HEAD on a branch that is not the first one.
+    const commit = (msg: string) =>
+      `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m ${q(`mu-check ${nonce} ${msg}`)} || exit 1`;
+    for (const [step, what2] of [
+      [commit("again"), "the same repository after a new commit"],
+      [
+        `git checkout --quiet -b mu-check-other || exit 1\n${commit("branch")}`,
+        "the same repository with HEAD on another branch",
+      ],
+    ] as const) {
+      const moved = await exec(
+        s,
+        place,
+        `cd ${q(remote)} || exit 1\n${step}\ngit rev-parse --verify --quiet HEAD`,
+      );
+      const now = moved.stdout.trim();
+      if (moved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(now))
+        throw new CheckFailed("git could not make a new commit on the host to fetch", [
+          shown(moved),
+        ]);
+      await fetchNames(s, place, remote, now, what2);
+    }
+    return pass(
+      `${place.label}: FETCH_HEAD names the HEAD of ${what}, again after a new commit, and with HEAD on another branch`,
+    );
   } finally {
     await removeScratch(s, place, tag);
   }
