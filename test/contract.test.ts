@@ -198,7 +198,7 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
         w.done();
       }
     },
-    180_000,
+    300_000,
   );
 });
 
