@@ -13,7 +13,7 @@ import { CheckFailed, describeCall, type Outcome, pass } from "./verdict.js";
 
 // timeoutMs on link.fetch and link.push, which the plugin enforces as it
 // does link.exec's. The remote repository the check makes there never
-// answers: its HEAD is a named pipe, and git blocks opening it, so only the
+// answers: its .git/HEAD is a named pipe, and git blocks opening it, so only the
 // plugin's own limit ends the call. The pipe is then opened for both ends,
 // which lets whatever still waits on it (a remote git the plugin could not
 // reach) read an empty HEAD and give up.
@@ -38,16 +38,19 @@ export async function linkGitTimeout(
     git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", `mu-check ${tag}`);
     const rev = commitOf(local, "HEAD");
     const dir = await scratch(s, place, tag);
-    const stuck = `${dir}/stuck.git`;
+    // A working tree's .git, so that a plugin that looks for one before it
+    // makes a repository finds it, and any git that opens it blocks.
+    const stuck = `${dir}/stuck`;
+    const head = `${stuck}/.git/HEAD`;
     const made = await exec(
       s,
       place,
-      `mkdir -p ${q(`${stuck}/objects`)} ${q(`${stuck}/refs`)} && mkfifo ${q(`${stuck}/HEAD`)}`,
+      `mkdir -p ${q(`${stuck}/.git/objects`)} ${q(`${stuck}/.git/refs`)} && mkfifo ${q(head)}`,
     );
     if (made.exitCode !== 0)
       throw new CheckFailed("a script that makes a named pipe with mkfifo failed", [shown(made)]);
     const unblock = () =>
-      exec(s, place, `for i in 1 2 3; do exec 3<>${q(`${stuck}/HEAD`)}; exec 3>&-; done; true`);
+      exec(s, place, `for i in 1 2 3; do exec 3<>${q(head)}; exec 3>&-; done; true`);
     const calls: [string, Record<string, unknown>][] = [];
     if (which.fetch) calls.push(["link.fetch", { remoteCwd: stuck, localRepo: local }]);
     if (which.push && rev) calls.push(["link.push", { localRepo: local, remoteRepo: stuck, rev }]);
