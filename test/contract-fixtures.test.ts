@@ -247,7 +247,7 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
         expect([id, got[id]?.mark]).toEqual([id, "ok"]);
       expect(got["link.exec"]?.detail).toMatch(/^on host box: /);
       expect(got["link.fetch"]?.detail).toBe(
-        "on host box: FETCH_HEAD names the HEAD of the profile's repository repo",
+        "on host box: FETCH_HEAD names the HEAD of the profile's repository repo, and of a fresh repository, again after a new commit, and with HEAD on another branch",
       );
       expect((await mu(["host", "list", "--json"], w.env)).stdout).toBe(before.stdout);
     } finally {

@@ -165,6 +165,57 @@ export async function linkPush(
   }
 }
 
+/** A repository made on the host with one commit, in the check's scratch directory. */
+async function freshRemote(s: Session, place: LinkPlace, tag: string, nonce: string) {
+  const remote = `${await scratch(s, place, tag)}/fetched`;
+  const made = await exec(
+    s,
+    place,
+    [
+      `git init --quiet ${q(remote)} && cd ${q(remote)} || exit 1`,
+      `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m 'mu-check ${nonce}' || exit 1`,
+    ].join("\n"),
+  );
+  if (made.exitCode !== 0)
+    throw new CheckFailed("git could not make a repository on the host to fetch from", [
+      shown(made),
+    ]);
+  return remote;
+}
+
+/** Fetches `remote` as it is; its HEAD must come back. */
+async function fetchHead(s: Session, place: LinkPlace, remote: string, what: string, hint = "") {
+  const head = await exec(s, place, `git -C ${q(remote)} rev-parse --verify --quiet HEAD`);
+  const want = head.stdout.trim();
+  if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(want))
+    throw new CheckFailed(`the HEAD of ${what} on the host could not be read${hint}`, [
+      shown(head),
+    ]);
+  await fetchNames(s, place, remote, want, what);
+}
+
+/**
+ * Again after a new commit (a cache that serves the first HEAD fails), then
+ * with HEAD on a new branch that is not the first one (a fetch of a branch
+ * by name fails).
+ */
+async function fetchMovingHead(s: Session, place: LinkPlace, remote: string, nonce: string) {
+  const commit = (msg: string) =>
+    `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m ${q(`mu-check ${nonce} ${msg}`)} || exit 1`;
+  for (const [step, what] of [
+    [commit("again"), "the same repository after a new commit"],
+    [
+      `git checkout --quiet -b mu-check-other || exit 1\n${commit("branch")}`,
+      "the same repository with HEAD on another branch",
+    ],
+  ] as const) {
+    const moved = await exec(s, place, `cd ${q(remote)} || exit 1\n${step}`);
+    if (moved.exitCode !== 0)
+      throw new CheckFailed("git could not make a new commit on the host to fetch", [shown(moved)]);
+    await fetchHead(s, place, remote, what);
+  }
+}
+
 export async function linkFetch(
   s: Session,
   place: LinkPlace,
@@ -172,64 +223,24 @@ export async function linkFetch(
   nonce: string,
 ): Promise<Outcome> {
   try {
-    let remote: string;
-    let what: string;
+    let profile = "";
     if (place.root !== undefined) {
-      remote = place.root;
-      what = `the profile's repository ${place.root}`;
-    } else {
-      remote = `${await scratch(s, place, tag)}/fetched`;
-      what = "a fresh repository";
-      const made = await exec(
+      // The profile's repository is read, never written: the moving HEAD is the scratch one's.
+      const what = `the profile's repository ${place.root}`;
+      await fetchHead(
         s,
         place,
-        [
-          `git init --quiet ${q(remote)} && cd ${q(remote)} || exit 1`,
-          `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m 'mu-check ${nonce}' || exit 1`,
-        ].join("\n"),
+        place.root,
+        what,
+        `; if it does not exist yet, run mu host push ${place.target.host.name} first`,
       );
-      if (made.exitCode !== 0)
-        throw new CheckFailed("git could not make a repository on the host to fetch from", [
-          shown(made),
-        ]);
+      profile = ` of ${what}, and`;
     }
-    const head = await exec(s, place, `git -C ${q(remote)} rev-parse --verify --quiet HEAD`);
-    const want = head.stdout.trim();
-    if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(want))
-      throw new CheckFailed(
-        place.root !== undefined
-          ? `the HEAD of ${what} on the host could not be read; if it does not exist yet, run mu host push ${place.target.host.name} first`
-          : `the HEAD of ${what} on the host could not be read`,
-        [shown(head)],
-      );
-    await fetchNames(s, place, remote, want, what);
-    if (place.root !== undefined)
-      return pass(`${place.label}: FETCH_HEAD names the HEAD of ${what}`);
-    // Again after a new commit (a cache that serves the first HEAD fails),
-    // then with HEAD on a branch that is not the first one.
-    const commit = (msg: string) =>
-      `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m ${q(`mu-check ${nonce} ${msg}`)} || exit 1`;
-    for (const [step, what2] of [
-      [commit("again"), "the same repository after a new commit"],
-      [
-        `git checkout --quiet -b mu-check-other || exit 1\n${commit("branch")}`,
-        "the same repository with HEAD on another branch",
-      ],
-    ] as const) {
-      const moved = await exec(
-        s,
-        place,
-        `cd ${q(remote)} || exit 1\n${step}\ngit rev-parse --verify --quiet HEAD`,
-      );
-      const now = moved.stdout.trim();
-      if (moved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(now))
-        throw new CheckFailed("git could not make a new commit on the host to fetch", [
-          shown(moved),
-        ]);
-      await fetchNames(s, place, remote, now, what2);
-    }
+    const remote = await freshRemote(s, place, tag, nonce);
+    await fetchHead(s, place, remote, "a fresh repository");
+    await fetchMovingHead(s, place, remote, nonce);
     return pass(
-      `${place.label}: FETCH_HEAD names the HEAD of ${what}, again after a new commit, and with HEAD on another branch`,
+      `${place.label}: FETCH_HEAD names the HEAD${profile} of a fresh repository, again after a new commit, and with HEAD on another branch`,
     );
   } finally {
     await removeScratch(s, place, tag);
