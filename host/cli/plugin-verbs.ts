@@ -65,7 +65,8 @@ const CHECK_HELP = `
 Checks, in this order (each skipped, saying why, where the declaration or
 the seams named leave it out):
   any plugin  handshake, eof; after the rest: messages, canary, containment
-  link        link.exec, link.push, link.fetch, link.timeout
+  link        link.exec, link.push, link.fetch, link.timeout, link.cwd,
+              link.script-size, link.output, link.git-timeout
   host        host.lifecycle, host.idempotency, host.replay (with --seam host)
   job         job.lifecycle, job.idempotency, job.replay, job.attach,
               job.checkSteps, job.spec (with --seam job)

@@ -54,6 +54,8 @@ export interface StartLog {
   known: Map<number, number>;
   /** Where the launcher writes what it still held when the plugin ended. */
   report?: string;
+  /** A session the check's own script made on purpose (see Watch.spare). */
+  spare?: string;
 }
 
 function tapped(base: ProcessSpawner, log: StartLog, launcher: readonly string[]): ProcessSpawner {
@@ -214,5 +216,11 @@ function heldAtEnd(report: string): [number, number][] {
 }
 
 function watch(log: StartLog, leader: number | undefined): Watch {
-  return { name: MARK_VAR, value: log.mark, known: log.known, ...(leader ? { leader } : {}) };
+  return {
+    name: MARK_VAR,
+    value: log.mark,
+    known: log.known,
+    ...(leader ? { leader } : {}),
+    ...(log.spare ? { spare: log.spare } : {}),
+  };
 }

@@ -5,9 +5,13 @@ import { handshake } from "./handshake.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
 import { type Cleanup, tidy } from "./leftovers.js";
+import { linkCwd } from "./link-cwd.js";
 import { linkFetch, linkPush } from "./link-git.js";
+import { linkGitTimeout } from "./link-git-timeout.js";
+import { linkOutput } from "./link-output.js";
 import { linkExec } from "./link-roundtrip.js";
-import { linkTimeout, timeoutFor } from "./link-timeout.js";
+import { linkScriptSize } from "./link-script-size.js";
+import { linkTimeout, ownSession, timeoutFor } from "./link-timeout.js";
 import { inSession, type RunContext, Session } from "./session.js";
 import { AGENT_CHECKS, runAgentCheck } from "./suite-jobs.js";
 import { CHECK_HOST, type LinkPlace, profileTarget, type Target } from "./target.js";
@@ -20,7 +24,8 @@ import {
   skip,
   type Verdict,
 } from "./verdict.js";
-import { canary, containment, messages, probeContainment, probeMessages } from "./wire-checks.js";
+import { canary, containment, messages, probeMessages } from "./wire-checks.js";
+import { probeDuringCall } from "./wire-watch.js";
 
 // The order the checks run in and when each is skipped. Seam checks that
 // make real things run only for seams the author named; the wire checks come
@@ -181,8 +186,43 @@ export async function runSuite(
   await run(
     "link.timeout",
     gate(
-      afterExec("link.timeout", (s, place, link) =>
-        linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0)),
+      afterExec("link.timeout", (s, place, link) => {
+        s.log.spare = ownSession(`mu-check-${ctx.runId}`);
+        return linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0));
+      }),
+    ),
+  );
+  await run(
+    "link.cwd",
+    gate(afterExec("link.cwd", (s, place) => linkCwd(s, place, `${ctx.runId}-cwd`))),
+  );
+  await run(
+    "link.script-size",
+    gate(
+      afterExec("link.script-size", (s, place, link) =>
+        linkScriptSize(s, place, link, ctx.io.ports.random.hex(32)),
+      ),
+    ),
+  );
+  await run("link.output", gate(afterExec("link.output", (s, place) => linkOutput(s, place))));
+  // Only where push or fetch itself passed: a fake one fails there, not here.
+  const proven = (id: CheckId) => out.find((v) => v.id === id)?.result === "pass";
+  await run(
+    "link.git-timeout",
+    gate(
+      afterExec(
+        "link.git-timeout",
+        (s, place) =>
+          linkGitTimeout(
+            s,
+            place,
+            { fetch: proven("link.fetch"), push: proven("link.push") },
+            `${ctx.runId}-git-timeout`,
+          ),
+        () =>
+          proven("link.fetch") || proven("link.push")
+            ? undefined
+            : "neither link.push nor link.fetch passed (or is declared)",
       ),
     ),
   );
@@ -228,7 +268,7 @@ export async function runSuite(
   // before any wire verdict is given.
   if (loaded) {
     await probeMessages(ctx, loaded).catch(() => {});
-    await probeContainment(ctx, loaded).catch(() => {});
+    await probeDuringCall(ctx, loaded).catch(() => {});
   }
   await run("messages", async () => messages(ctx));
   await run("canary", async () => canary(ctx));
