@@ -14,9 +14,12 @@ import {
   withDeadline,
 } from "./rpc.js";
 import { Ssh } from "./ssh.js";
+import { mark } from "./timing.js";
 
 // mu-plugin-ssh: mu's link (and, given --harness, job and channel) over OpenSSH.
 // argv names where to connect and how, never a secret.
+
+mark("loaded");
 
 const { values } = parseArgs({
   options: {
@@ -117,6 +120,7 @@ function stop(): void {
   for (const [id, c] of inFlight) if (!finishing.has(id)) c.abort();
   channel?.cancelAll();
   const bye = () => {
+    mark("exit");
     ssh.close();
     killAllLocal();
     process.exit(0);
@@ -133,6 +137,7 @@ function stop(): void {
 function onMessage(m: Request): void {
   const method = m.method ?? "";
   if (method === "shutdown") {
+    mark("shutdown");
     stop();
     return;
   }
@@ -148,11 +153,13 @@ function onMessage(m: Request): void {
   inFlight.set(id, ctl);
   if (!method.startsWith("link.")) finishing.add(id);
   const params = m.params ?? {};
+  mark(`call ${method}`);
   withDeadline(params, () => answer(method, params, ctl.signal))
     .then(
       (r) => reply(id, r),
       (e) => replyError(id, e),
     )
+    .then(() => mark(`reply ${method}`))
     .finally(() => {
       inFlight.delete(id);
       finishing.delete(id);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
 import { callDeadline, PluginError } from "./rpc.js";
+import { mark } from "./timing.js";
 
 // One OpenSSH connection per plugin life: a ControlMaster started as a plain
 // child (ControlPersist off, since a persisted master forks away from the
@@ -178,9 +179,13 @@ export class Ssh {
     m.stderr?.on("data", (b: Buffer) => {
       if (this.masterErr.length < 8192) this.masterErr += b.toString("utf8");
     });
+    mark("master spawned");
     const exited = new Promise<void>((r) => m.on("exit", () => r()));
     for (;;) {
-      if (existsSync(this.sock)) return;
+      if (existsSync(this.sock)) {
+        mark("master up");
+        return;
+      }
       if (m.exitCode !== null || m.signalCode !== null) break;
       if (signal?.aborted) {
         m.kill("SIGKILL");
@@ -212,8 +217,10 @@ export class Ssh {
     while (this.open >= MAX_SESSIONS) await new Promise<void>((r) => this.waiting.push(r));
     this.open++;
     try {
+      mark("session start");
       return await runLocal("ssh", this.args(remoteCmd), o);
     } finally {
+      mark("session end");
       this.open--;
       this.waiting.shift()?.();
     }
