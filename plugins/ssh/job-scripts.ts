@@ -81,7 +81,7 @@ start)
     rm -rf "\${s%/stopped}"
   done
   if ! mkdir "$j" 2>/dev/null; then
-    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; elif [ -e "$j/fenced" ]; then echo MU-JOB-FENCED; else echo MU-JOB-PENDING; fi
+    if [ -e "$j/started" ]; then echo MU-JOB-FOUND; elif [ -e "$j/fenced" ]; then echo MU-JOB-FENCED; else echo MU-JOB-PENDING; fi
     exit 0
   fi
   J=$(cd "$j" && pwd)
@@ -99,13 +99,15 @@ start)
   rmdir "$j/lock"
   echo MU-JOB-FOUND ;;
 lookup)
-  [ -e "$j/pid" ] && { echo MU-JOB-FOUND; exit 0; }
+  # A job counts once its start marked it started: a loop whose start was cut
+  # before that waits, and goes once the key is fenced.
+  [ -e "$j/started" ] && { echo MU-JOB-FOUND; exit 0; }
   [ -e "$j/fenced" ] && { echo MU-JOB-NONE; exit 0; }
   if [ "$1" = 1 ]; then
-    # The fence: a start that has not written its pid under the lock never will.
+    # The fence: a start that has not marked its job started under the lock never will.
     if mkdir "$j" 2>/dev/null; then : > "$j/fenced"; echo MU-JOB-NONE; exit 0; fi
     lock
-    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; else : > "$j/fenced"; echo MU-JOB-NONE; fi
+    if [ -e "$j/started" ]; then echo MU-JOB-FOUND; else : > "$j/fenced"; echo MU-JOB-NONE; fi
     rmdir "$j/lock"; exit 0
   fi
   [ -d "$j" ] && { echo MU-JOB-PENDING; exit 0; }
