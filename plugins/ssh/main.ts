@@ -45,6 +45,7 @@ const ssh = new Ssh({
   config: values.config,
   options: values.option ?? [],
 });
+ssh.warm();
 const root = values.home ?? ".";
 const link = new Link(ssh, root);
 const jobs = values.harness !== undefined ? new Jobs(ssh, root, values.harness) : undefined;
@@ -119,19 +120,17 @@ function stop(): void {
   stopping = true;
   for (const [id, c] of inFlight) if (!finishing.has(id)) c.abort();
   channel?.cancelAll();
-  const bye = () => {
-    mark("exit");
-    ssh.close();
-    killAllLocal();
-    process.exit(0);
-  };
-  // The hard bound stays well inside mu's 5 s grace.
+  // The hard bound stays well inside mu's 5 s grace; the last call to
+  // finish ends the plugin at once (onMessage's finally).
   setTimeout(bye, 4_000).unref();
-  const wait = (): void => {
-    if (inFlight.size === 0) bye();
-    else setTimeout(wait, 20);
-  };
-  wait();
+  if (inFlight.size === 0) bye();
+}
+
+function bye(): void {
+  mark("exit");
+  ssh.close();
+  killAllLocal();
+  process.exit(0);
 }
 
 function onMessage(m: Request): void {
@@ -163,6 +162,7 @@ function onMessage(m: Request): void {
     .finally(() => {
       inFlight.delete(id);
       finishing.delete(id);
+      if (stopping && inFlight.size === 0) bye();
     });
 }
 

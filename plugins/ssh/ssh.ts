@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
@@ -93,12 +93,10 @@ const MAX_SESSIONS = 8;
 
 export class Ssh {
   private dirMade: string | undefined;
+  private swept = false;
   /** The socket's directory, made on first use and named by this pid so a later plugin can sweep it. */
   private get dir(): string {
-    if (this.dirMade === undefined) {
-      sweepDeadDirs();
-      this.dirMade = mkdtempSync(join(tmpdir(), `mu-ssh-${process.pid}-`));
-    }
+    this.dirMade ??= mkdtempSync(join(tmpdir(), `mu-ssh-${process.pid}-`));
     return this.dirMade;
   }
   private get sock(): string {
@@ -144,9 +142,21 @@ export class Ssh {
     }
   }
 
+  /**
+   * Starts the connection now, before any call needs it, so its handshake
+   * runs while mu and this plugin are still starting. A failure is only
+   * remembered by its absence: the first call tries again, as it would have.
+   */
+  warm(): void {
+    this.upOnce().catch(() => {});
+  }
+
   /** One start; callers that arrive meanwhile share it. */
   private upOnce(signal?: AbortSignal): Promise<void> {
-    if (this.master && this.master.exitCode === null && existsSync(this.sock))
+    // A master a signal ended has a null exitCode too, and leaves its socket:
+    // taken for alive, every session would pay a handshake of its own.
+    const m = this.master;
+    if (m && m.exitCode === null && m.signalCode === null && existsSync(this.sock))
       return Promise.resolve();
     this.starting ??= this.start(signal).finally(() => {
       this.starting = undefined;
@@ -181,17 +191,35 @@ export class Ssh {
     });
     mark("master spawned");
     const exited = new Promise<void>((r) => m.on("exit", () => r()));
-    for (;;) {
-      if (existsSync(this.sock)) {
-        mark("master up");
-        return;
+    // The socket appears the moment the handshake is done: watched, not
+    // polled, so a call waits no tick past it (the slow poll is a fallback).
+    let wake = () => {};
+    const watcher = watch(this.dir, () => wake());
+    try {
+      if (!this.swept) {
+        this.swept = true;
+        sweepDeadDirs();
       }
-      if (m.exitCode !== null || m.signalCode !== null) break;
-      if (signal?.aborted) {
-        m.kill("SIGKILL");
-        throw new PluginError("retryable", "mu-plugin-ssh: cancelled while connecting");
+      for (;;) {
+        if (existsSync(this.sock)) {
+          mark("master up");
+          return;
+        }
+        if (m.exitCode !== null || m.signalCode !== null) break;
+        if (signal?.aborted) {
+          m.kill("SIGKILL");
+          throw new PluginError("retryable", "mu-plugin-ssh: cancelled while connecting");
+        }
+        await Promise.race([
+          exited,
+          new Promise<void>((r) => {
+            wake = r;
+            setTimeout(r, 100).unref();
+          }),
+        ]);
       }
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 25))]);
+    } finally {
+      watcher.close();
     }
     throw classify(this.masterErr, this.t.dest, false);
   }
