@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
+import { existsSync, type FSWatcher, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
@@ -78,6 +78,16 @@ function sweepDeadDirs(): void {
     }
   } catch {
     // a sweep that fails leaves litter, nothing worse
+  }
+}
+
+/** A watch on dir, or none where the system has no watch to give (inotify's limit reached): then the poll alone serves. */
+function watchDir(dir: string, onChange: () => void): FSWatcher | undefined {
+  try {
+    // An error (the directory gone at the stop) only ends the watch.
+    return watch(dir, onChange).on("error", () => {});
+  } catch {
+    return undefined;
   }
 }
 
@@ -194,7 +204,7 @@ export class Ssh {
     // The socket appears the moment the handshake is done: watched, not
     // polled, so a call waits no tick past it (the slow poll is a fallback).
     let wake = () => {};
-    const watcher = watch(this.dir, () => wake());
+    const watcher = watchDir(this.dir, () => wake());
     try {
       if (!this.swept) {
         this.swept = true;
@@ -219,7 +229,7 @@ export class Ssh {
         ]);
       }
     } finally {
-      watcher.close();
+      watcher?.close();
     }
     throw classify(this.masterErr, this.t.dest, false);
   }
