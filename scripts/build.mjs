@@ -98,6 +98,13 @@ async function bundleCli() {
   // runs; one file instead of its 25 modules is some 10 ms of CPU a start.
   // sim/bin/mu-plugin-sim runs it when it is no older than tsc's files.
   await oneFile(build, "dist/sim/main.js", "the sim", { file: join(out, "sim.js"), format: "esm" });
+  // mu-plugin-ssh starts once per verb that reaches a host over ssh, and its
+  // start is on that verb's path: one file, as for the sim
+  // (plugins/ssh/bin/mu-plugin-ssh runs it unless tsc's files are newer).
+  await oneFile(build, "dist/plugins/ssh/main.js", "the ssh plugin", {
+    file: join(out, "ssh-plugin.js"),
+    format: "esm",
+  });
   const main = join(root, "dist/host/cli/main.js");
   const from = "const BUNDLE = null;";
   const text = readFileSync(main, "utf8");

@@ -102,6 +102,8 @@ export interface SshdOptions {
   banner?: string;
   /** Sessions get HOME set to the remote root, so `~` there is the test's own directory. */
   homeIsRoot?: boolean;
+  /** A directory whose commands come first on the sessions' PATH (a test's stand-ins for remote tools). */
+  pathFirst?: string;
 }
 
 export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
@@ -155,7 +157,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
       "PasswordAuthentication no",
       "KbdInteractiveAuthentication no",
       "PubkeyAuthentication yes",
-      `SetEnv MU_SSH_TEST=${marker}${opts.homeIsRoot ? ` HOME=${home}` : ""}`,
+      `SetEnv MU_SSH_TEST=${marker}${opts.homeIsRoot ? ` HOME=${home}` : ""}${opts.pathFirst ? ` PATH=${opts.pathFirst}:/usr/local/bin:/usr/bin:/bin` : ""}`,
       ...extra,
       "LogLevel ERROR",
       "",

@@ -13,6 +13,10 @@ export { wholeChars };
 /** Bytes of a turn's final output kept as lastText. */
 const TEXT_CAP = 64 * 1024;
 const POLL_MS = 500;
+/** How long one remote wait of a watch lasts before the plugin asks again (under ctl's 20 s). */
+const AWAIT_S = 10;
+/** Watches waiting on the remote at once, a session each; the rest poll, so calls find one free. */
+const MAX_AWAITS = 4;
 
 interface State {
   cur: number;
@@ -38,6 +42,7 @@ function refOf(p: Params): string {
 export class Channel {
   private readonly watches = new Map<string, AbortController>();
   private nextWatch = 1;
+  private awaiting = 0;
 
   constructor(private readonly jobs: Jobs) {}
 
@@ -54,6 +59,36 @@ export class Channel {
       [String(turn), inc === undefined ? "" : String(inc), String(TEXT_CAP)],
       signal,
     );
+    return this.parseState(r);
+  }
+
+  /**
+   * Waits on the remote, one session, until a turn past `after` settles or
+   * `inc` is no longer current: that state, "again" once AWAIT_S passed, or
+   * undefined for no such job. Past MAX_AWAITS, one plain read instead.
+   */
+  private async awaitTurn(
+    key: string,
+    after: number,
+    inc: number,
+    signal: AbortSignal,
+  ): Promise<State | "again" | undefined> {
+    if (this.awaiting >= MAX_AWAITS) return this.state(key, after + 1, inc, signal);
+    this.awaiting++;
+    try {
+      const r = await this.jobs.ctl(
+        key,
+        "await",
+        [String(after), String(inc), String(TEXT_CAP), String(AWAIT_S)],
+        signal,
+      );
+      return r.tag === "CH-WAITED" ? "again" : this.parseState(r);
+    } finally {
+      this.awaiting--;
+    }
+  }
+
+  private parseState(r: Awaited<ReturnType<Jobs["ctl"]>>): State | undefined {
     if (r.tag !== "CH-STATE") return undefined;
     const [cur, i, runs, status, since, code, size, why] = r.fields;
     const s: State = {
@@ -226,8 +261,9 @@ export class Channel {
   ): Promise<void> {
     while (!signal.aborted) {
       try {
-        const s = await this.state(key, after + 1, inc, signal);
+        const s = await this.awaitTurn(key, after, inc, signal);
         if (signal.aborted) break;
+        if (s === "again") continue;
         if (s && s.cur !== inc) {
           writeMessage({
             jsonrpc: "2.0",
@@ -245,7 +281,7 @@ export class Channel {
           break;
         }
       } catch {
-        // a failed poll is retried; the watch ends only by a settle, a restart or a cancel
+        // a failed wait is retried; the watch ends only by a settle, a restart or a cancel
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }

@@ -20,6 +20,10 @@ export const LOOP = `
 J=$1
 ms() { t=$(date +%s%3N 2>/dev/null); case $t in *N|'') echo "$(date +%s)000";; *) echo "$t";; esac; }
 put() { printf '%s\\n' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }
+# A delivery wakes the idle loop (USR1) rather than wait out its nap; the
+# file says this loop takes the signal (one of an older plugin would die).
+trap : USR1
+: > "$J/wakes"
 # Run only once the start that launched this loop is complete; a start cut
 # short before that is fenced by the next lookup, and then this loop goes.
 until [ -e "$J/started" ]; do [ -e "$J/fenced" ] && exit 0; sleep 0.1; done
@@ -31,16 +35,18 @@ while :; do
   for s in "$C"/r/*.seq; do
     [ -e "$s" ] && [ "$(cat "$s")" = "$n" ] && { f=\${s%.seq}; break; }
   done
-  if [ -z "$f" ]; then sleep 0.2; continue; fi
+  if [ -z "$f" ]; then sleep 0.2 & wait "$!"; continue; fi
   put "$C/since" "$(ms)"; put "$C/state" busy
   session=$(cat "$C/session")
   cmd=$(sed "s/{session}/$session/g" "$J/harness")
   printf '=== turn %s (session %s)\\n' "$n" "$session"
   # The turn has a group of its own, so an interrupt can end it and not the loop.
   MU_SSH_TURN=$n MU_SSH_SESSION=$session setsid sh -c "$cmd" < "$f.text" > "$C/out.$n" 2> "$C/err.$n" &
-  put "$C/turn" "$!"
-  wait "$!"
-  put "$C/code.$n" "$?"
+  t=$!
+  put "$C/turn" "$t"
+  # A wake ends a wait early, not the turn: wait on until the turn is reaped.
+  while :; do wait "$t"; code=$?; kill -0 "$t" 2>/dev/null || break; done
+  put "$C/code.$n" "$code"
   cat "$C/out.$n"
   put "$C/since" "$(ms)"; put "$C/state" idle
   put "$C/runs" "$n"
@@ -68,6 +74,23 @@ cut_turn() {
   put "$m" "$1"
   kill -KILL "-$(cat "$C/turn")" 2>/dev/null || rm -f "$m"
 }
+# The channel's state (state and await ops): $1 turn, $2 incarnation or "", $3 cap.
+state_of() {
+  n=$1 want=$2 cap=$3
+  [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
+  cur=$(cat "$j/inc"); inc=\${want:-$cur}; C=$j/c/$inc
+  [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
+  head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
+  if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
+    why=$(cat "$C/why.$n" 2>/dev/null)
+    size=$(wc -c < "$C/out.$n" 2>/dev/null | tr -d ' ')
+    printf 'MU-CH-STATE %s %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "\${size:-0}" "\${why:--}"
+    printf '%s\\n' "$(head -n 1 "$C/err.$n" 2>/dev/null | cut -c 1-300)"
+    head -c "$cap" "$C/out.$n" 2>/dev/null
+  else
+    printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
+  fi
+}
 newinc() {
   mkdir -p "$j/c/$1/r" && put "$j/c/$1/runs" 0 && put "$j/c/$1/state" idle &&
   put "$j/c/$1/since" "$(ms)" && put "$j/c/$1/session" "$name-$1" && put "$j/inc" "$1"
@@ -81,7 +104,7 @@ start)
     rm -rf "\${s%/stopped}"
   done
   if ! mkdir "$j" 2>/dev/null; then
-    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; elif [ -e "$j/fenced" ]; then echo MU-JOB-FENCED; else echo MU-JOB-PENDING; fi
+    if [ -e "$j/started" ]; then echo MU-JOB-FOUND; elif [ -e "$j/fenced" ]; then echo MU-JOB-FENCED; else echo MU-JOB-PENDING; fi
     exit 0
   fi
   J=$(cd "$j" && pwd)
@@ -99,13 +122,15 @@ start)
   rmdir "$j/lock"
   echo MU-JOB-FOUND ;;
 lookup)
-  [ -e "$j/pid" ] && { echo MU-JOB-FOUND; exit 0; }
+  # A job counts once its start marked it started: a loop whose start was cut
+  # before that waits, and goes once the key is fenced.
+  [ -e "$j/started" ] && { echo MU-JOB-FOUND; exit 0; }
   [ -e "$j/fenced" ] && { echo MU-JOB-NONE; exit 0; }
   if [ "$1" = 1 ]; then
-    # The fence: a start that has not written its pid under the lock never will.
+    # The fence: a start that has not marked its job started under the lock never will.
     if mkdir "$j" 2>/dev/null; then : > "$j/fenced"; echo MU-JOB-NONE; exit 0; fi
     lock
-    if [ -e "$j/pid" ]; then echo MU-JOB-FOUND; else : > "$j/fenced"; echo MU-JOB-NONE; fi
+    if [ -e "$j/started" ]; then echo MU-JOB-FOUND; else : > "$j/fenced"; echo MU-JOB-NONE; fi
     rmdir "$j/lock"; exit 0
   fi
   [ -d "$j" ] && { echo MU-JOB-PENDING; exit 0; }
@@ -154,6 +179,7 @@ send|interrupt)
   put "$C/r/$h.at" "$(ms)"
   put "$C/r/$h.seq" "$seq"
   rmdir "$j/lock"
+  [ -e "$j/wakes" ] && kill -USR1 "$p" 2>/dev/null
   echo "MU-CH-OK $seq $inc $was" ;;
 abort)
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
@@ -167,21 +193,21 @@ receipt)
     i=\${f#"$j"/c/}; echo "MU-CH-ACC $(cat "$f") \${i%%/*} $(cat "\${f%.seq}.at")"; exit 0
   done
   echo MU-CH-NOT ;;
-state)
-  n=$1 want=$2 cap=$3
+state) state_of "$@" ;;
+await)
+  # A watch's wait on the remote, one session instead of a poll a turn:
+  # $1 runs already seen, $2 incarnation, $3 cap, $4 seconds at most. Answers
+  # as state (turn $1 + 1) once a turn past $1 settled or the incarnation
+  # moved on; MU-CH-WAITED when the time is up. The blank line each nap is
+  # how a watch cancelled by the plugin ends here: the write fails.
+  after=$1 want=$2 cap=$3 i=0
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
-  cur=$(cat "$j/inc"); inc=\${want:-$cur}; C=$j/c/$inc
-  [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
-  head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
-  if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
-    why=$(cat "$C/why.$n" 2>/dev/null)
-    size=$(wc -c < "$C/out.$n" 2>/dev/null | tr -d ' ')
-    printf 'MU-CH-STATE %s %s %s %s\\n' "$head" "$(cat "$C/code.$n")" "\${size:-0}" "\${why:--}"
-    printf '%s\\n' "$(head -n 1 "$C/err.$n" 2>/dev/null | cut -c 1-300)"
-    head -c "$cap" "$C/out.$n" 2>/dev/null
-  else
-    printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
-  fi ;;
+  while read -r cur < "$j/inc" && [ "$cur" = "$want" ] && read -r runs < "$j/c/$want/runs" && [ "$runs" -le "$after" ]; do
+    i=$((i + 1)); [ "$i" -gt $(($4 * 10)) ] && { echo MU-CH-WAITED; exit 0; }
+    echo
+    sleep 0.1
+  done
+  state_of $((after + 1)) "$want" "$cap" ;;
 check)
   # As the loop's sh -c reads the harness: a leading ~ is the home directory.
   t=$1

@@ -23,6 +23,13 @@ export function keyOf(p: Params): string {
   return k;
 }
 
+/**
+ * The ops that change the remote. Once one of their commands may have run,
+ * a lost connection is no proof that nothing happened, so it never answers
+ * `retryable` (the protocol's "nothing happened").
+ */
+const EFFECTS = new Set(["start", "stop", "send", "interrupt", "abort"]);
+
 export class Jobs {
   constructor(
     private readonly ssh: Ssh,
@@ -47,7 +54,7 @@ export class Jobs {
     if (!m) {
       if (r.timedOut)
         throw new PluginError("unknown-outcome", `mu-plugin-ssh: ${op} on the remote timed out`);
-      throw classify(r.stderr, this.ssh.t.dest, r.code !== 255);
+      throw classify(r.stderr, this.ssh.t.dest, r.code !== 255 || EFFECTS.has(op));
     }
     if (m[1] === "JOB-NOROOT")
       throw new PluginError(
@@ -73,17 +80,36 @@ export class Jobs {
       .filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
       .map(([k, v]) => `export ${k}=${q(String(v))}\n`)
       .join("");
-    const r = await this.ctl(key, "start", [spec.cwd ?? ".", this.harness, LOOP], signal, env);
+    const r = await this.startOrFind(key, [spec.cwd ?? ".", this.harness, LOOP], env, signal);
     if (r.tag === "JOB-NOCWD")
       throw new PluginError("permanent", `mu-plugin-ssh: no directory '${spec.cwd}' on the remote`);
     if (r.tag === "JOB-FENCED")
       throw new PluginError("permanent", `mu-plugin-ssh: job key ${key} was fenced by a lookup`);
+    // Another start of this key holds it, or one was cut before it finished:
+    // this key's job may yet run, so nothing here is a refusal.
     if (r.tag === "JOB-PENDING")
       throw new PluginError(
-        "retryable",
+        "unknown-outcome",
         `mu-plugin-ssh: job key ${key} is being started or fenced`,
       );
     return { view: this.view(key) };
+  }
+
+  /**
+   * The start, and when its answer was lost on the way back, a look on the
+   * remote for what it left: a job that runs is the start's answer; else
+   * the outcome stays unknown, for mu's fenced lookup to settle.
+   */
+  private async startOrFind(key: string, args: string[], env: string, signal: AbortSignal) {
+    try {
+      return await this.ctl(key, "start", args, signal, env);
+    } catch (err) {
+      if (!(err instanceof PluginError) || err.kind !== "unknown-outcome" || signal.aborted)
+        throw err;
+      const found = await this.ctl(key, "lookup", ["0"], signal).catch(() => undefined);
+      if (found?.tag !== "JOB-FOUND") throw err;
+      return found;
+    }
   }
 
   async lookup(p: Params, signal: AbortSignal): Promise<unknown> {

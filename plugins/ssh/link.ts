@@ -210,21 +210,14 @@ export class Link {
     const timeoutMs = Number(p.timeoutMs ?? 20_000);
     const args = [this.root, repo, rev];
     const prep = await this.ssh.must(shLine(PUSH_PREP, args, q), timeoutMs, signal);
-    if (!prep.includes("MU-SSH-HAS")) {
-      const r = await this.git(
-        [
-          "-C",
-          String(p.localRepo),
-          "push",
-          "-q",
-          this.gitUrl(repo),
-          `${rev}:refs/mu/pushed/${rev}`,
-        ],
-        timeoutMs,
-        signal,
-      );
-      if (r.exitCode !== 0) return r;
-    }
+    if (prep.includes("MU-SSH-HAS")) return { exitCode: 0, stdout: "", stderr: "", partial: false };
+    const r = await this.git(
+      ["-C", String(p.localRepo), "push", "-q", this.gitUrl(repo), `${rev}:refs/mu/pushed/${rev}`],
+      timeoutMs,
+      signal,
+    );
+    // A repository with a HEAD needs nothing more: the push made the ref.
+    if (r.exitCode !== 0 || prep.includes("MU-SSH-BORN")) return r;
     const fin = await this.ssh.run(shLine(PUSH_FINISH, args, q), { timeoutMs, signal });
     if (fin.code === 255) throw classify(fin.stderr, this.ssh.t.dest, true);
     return {

@@ -14,9 +14,12 @@ import {
   withDeadline,
 } from "./rpc.js";
 import { Ssh } from "./ssh.js";
+import { mark } from "./timing.js";
 
 // mu-plugin-ssh: mu's link (and, given --harness, job and channel) over OpenSSH.
 // argv names where to connect and how, never a secret.
+
+mark("loaded");
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +45,7 @@ const ssh = new Ssh({
   config: values.config,
   options: values.option ?? [],
 });
+ssh.warm();
 const root = values.home ?? ".";
 const link = new Link(ssh, root);
 const jobs = values.harness !== undefined ? new Jobs(ssh, root, values.harness) : undefined;
@@ -116,23 +120,23 @@ function stop(): void {
   stopping = true;
   for (const [id, c] of inFlight) if (!finishing.has(id)) c.abort();
   channel?.cancelAll();
-  const bye = () => {
-    ssh.close();
-    killAllLocal();
-    process.exit(0);
-  };
-  // The hard bound stays well inside mu's 5 s grace.
+  // The hard bound stays well inside mu's 5 s grace; the last call to
+  // finish ends the plugin at once (onMessage's finally).
   setTimeout(bye, 4_000).unref();
-  const wait = (): void => {
-    if (inFlight.size === 0) bye();
-    else setTimeout(wait, 20);
-  };
-  wait();
+  if (inFlight.size === 0) bye();
+}
+
+function bye(): void {
+  mark("exit");
+  ssh.close();
+  killAllLocal();
+  process.exit(0);
 }
 
 function onMessage(m: Request): void {
   const method = m.method ?? "";
   if (method === "shutdown") {
+    mark("shutdown");
     stop();
     return;
   }
@@ -148,14 +152,17 @@ function onMessage(m: Request): void {
   inFlight.set(id, ctl);
   if (!method.startsWith("link.")) finishing.add(id);
   const params = m.params ?? {};
+  mark(`call ${method}`);
   withDeadline(params, () => answer(method, params, ctl.signal))
     .then(
       (r) => reply(id, r),
       (e) => replyError(id, e),
     )
+    .then(() => mark(`reply ${method}`))
     .finally(() => {
       inFlight.delete(id);
       finishing.delete(id);
+      if (stopping && inFlight.size === 0) bye();
     });
 }
 

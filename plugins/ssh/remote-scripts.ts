@@ -5,6 +5,14 @@
 export const STATE = ".mu-plugin-ssh";
 
 /**
+ * Sets $py to the python3 the launcher runs under, or empty when PATH has
+ * none: the system's own when it has one, else PATH's. The launcher needs
+ * only the standard library, and a version manager's shim on PATH (pyenv,
+ * asdf) costs some 100 ms a run.
+ */
+const PY = `py=$(command -v python3 2>/dev/null) || py=; [ -n "$py" ] && [ -x /usr/bin/python3 ] && py=/usr/bin/python3`;
+
+/**
  * Runs one link.exec: $1 root, $2 byte count, $3 run id, $4 cwd, $5 output
  * cap, $6 the launcher (reaper.ts). The script arrives on stdin and runs only
  * if every byte came. Its output goes to files, so the wrapper's own stdout
@@ -15,14 +23,17 @@ export const EXEC = `
 root=$1 n=$2 id=$3 cwd=$4 lim=$5 launch=$6
 cd -- "$root" || { echo "MU-SSH-NOROOT $id"; exit 0; }
 mkdir -p "${STATE}/runs/$id" || { echo "MU-SSH-NOWRITE $id"; exit 0; }
-d=$(cd "${STATE}/runs/$id" && pwd)
+# Forks are most of a short run's cost on the remote: $PWD and $((…)) stand
+# in for a subshell, and tr for wc's padding, where they can.
+d=$PWD/${STATE}/runs/$id
 head -c "$n" > "$d/script"
-got=$(wc -c < "$d/script" | tr -d ' ')
+got=$(($(wc -c < "$d/script")))
 if [ "$got" != "$n" ]; then rm -rf "$d"; echo "MU-SSH-SHORT $id $got"; exit 0; fi
 if ! cd -- "$cwd" 2>/dev/null; then rm -rf "$d"; echo "MU-SSH-NOCWD $id"; exit 0; fi
 echo "MU-SSH-STARTED $id"
-if command -v python3 >/dev/null 2>&1; then
-  MU_SSH_RUN=$id python3 -I -S -c "$launch" "$d" sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
+${PY}
+if [ -n "$py" ]; then
+  MU_SSH_RUN=$id "$py" -I -S -c "$launch" "$d" sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
 else
   : > "$d/unheld"
   MU_SSH_RUN=$id setsid sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
@@ -30,9 +41,12 @@ else
 fi
 wait $!
 code=$?
-printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$code" "$(wc -c < "$d/out" | tr -d ' ')" "$(wc -c < "$d/err" | tr -d ' ')"
-head -c "$lim" "$d/out"
-head -c "$lim" "$d/err"
+o=0 e=0
+[ -s "$d/out" ] && o=$(($(wc -c < "$d/out")))
+[ -s "$d/err" ] && e=$(($(wc -c < "$d/err")))
+printf 'MU-SSH-RESULT %s %s %s %s\\n' "$id" "$code" "$o" "$e"
+[ "$o" = 0 ] || head -c "$lim" "$d/out"
+[ "$e" = 0 ] || head -c "$lim" "$d/err"
 rm -rf "$d"
 `;
 
@@ -82,12 +96,22 @@ else
 fi
 `;
 
-/** Makes $2 (under root $1) a repository if it is none; says whether it holds commit $3. */
+/**
+ * Makes $2 (under root $1) a repository if it is none. When it already holds
+ * commit $3 it finishes there (PUSH_FINISH's checkout) and says HAS, so a
+ * push of a commit the remote has is one session; else it says whether HEAD
+ * is born, so a push into a repository with a HEAD needs no finishing session.
+ */
 export const PUSH_PREP = `
 root=$1 repo=$2 rev=$3
 cd -- "$root" && mkdir -p -- "$repo" && cd -- "$repo" || exit 3
 if ! { test -e .git || { test -f HEAD && test -d objects; }; }; then git init -q || exit 3; fi
-git cat-file -e "$rev^{commit}" 2>/dev/null && echo MU-SSH-HAS
+if git cat-file -e "$rev^{commit}" 2>/dev/null; then
+  git rev-parse -q --verify HEAD >/dev/null || git -c advice.detachedHead=false checkout -q --detach "$rev" || exit 4
+  echo MU-SSH-HAS
+elif git rev-parse -q --verify HEAD >/dev/null; then
+  echo MU-SSH-BORN
+fi
 exit 0
 `;
 
@@ -105,7 +129,8 @@ root=$1 repo=$2
 command -v git >/dev/null 2>&1 && echo MU-SSH-GIT
 [ -n "$repo" ] && (cd -- "$root" && cd -- "$repo" 2>/dev/null && git rev-parse --git-dir >/dev/null 2>&1) && echo MU-SSH-REPO
 command -v setsid >/dev/null 2>&1 && test -r /proc/self/environ && printf 'A=1\\0' | grep -qzx A=1 && echo MU-SSH-PROCS
-command -v python3 >/dev/null 2>&1 && python3 -I -S -c "$3" 2>/dev/null && echo MU-SSH-REAPER
+${PY}
+[ -n "$py" ] && "$py" -I -S -c "$3" 2>/dev/null && echo MU-SSH-REAPER
 cd -- "$root" 2>/dev/null && mkdir -p "${STATE}" 2>/dev/null && test -w "${STATE}" && echo MU-SSH-WRITABLE
 echo MU-SSH-SH
 `;

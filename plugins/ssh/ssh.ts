@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, type FSWatcher, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
 import { callDeadline, PluginError } from "./rpc.js";
+import { mark } from "./timing.js";
 
 // One OpenSSH connection per plugin life: a ControlMaster started as a plain
 // child (ControlPersist off, since a persisted master forks away from the
@@ -80,6 +81,16 @@ function sweepDeadDirs(): void {
   }
 }
 
+/** A watch on dir, or none where the system has no watch to give (inotify's limit reached): then the poll alone serves. */
+function watchDir(dir: string, onChange: () => void): FSWatcher | undefined {
+  try {
+    // An error (the directory gone at the stop) only ends the watch.
+    return watch(dir, onChange).on("error", () => {});
+  } catch {
+    return undefined;
+  }
+}
+
 /** How long a refused connection is tried again, at most, and the waits between tries. */
 const CONNECT_WINDOW_MS = 10_000;
 const FIRST_WAIT_MS = 250;
@@ -92,12 +103,10 @@ const MAX_SESSIONS = 8;
 
 export class Ssh {
   private dirMade: string | undefined;
+  private swept = false;
   /** The socket's directory, made on first use and named by this pid so a later plugin can sweep it. */
   private get dir(): string {
-    if (this.dirMade === undefined) {
-      sweepDeadDirs();
-      this.dirMade = mkdtempSync(join(tmpdir(), `mu-ssh-${process.pid}-`));
-    }
+    this.dirMade ??= mkdtempSync(join(tmpdir(), `mu-ssh-${process.pid}-`));
     return this.dirMade;
   }
   private get sock(): string {
@@ -143,9 +152,21 @@ export class Ssh {
     }
   }
 
+  /**
+   * Starts the connection now, before any call needs it, so its handshake
+   * runs while mu and this plugin are still starting. A failure is only
+   * remembered by its absence: the first call tries again, as it would have.
+   */
+  warm(): void {
+    this.upOnce().catch(() => {});
+  }
+
   /** One start; callers that arrive meanwhile share it. */
   private upOnce(signal?: AbortSignal): Promise<void> {
-    if (this.master && this.master.exitCode === null && existsSync(this.sock))
+    // A master a signal ended has a null exitCode too, and leaves its socket:
+    // taken for alive, every session would pay a handshake of its own.
+    const m = this.master;
+    if (m && m.exitCode === null && m.signalCode === null && existsSync(this.sock))
       return Promise.resolve();
     this.starting ??= this.start(signal).finally(() => {
       this.starting = undefined;
@@ -178,15 +199,37 @@ export class Ssh {
     m.stderr?.on("data", (b: Buffer) => {
       if (this.masterErr.length < 8192) this.masterErr += b.toString("utf8");
     });
+    mark("master spawned");
     const exited = new Promise<void>((r) => m.on("exit", () => r()));
-    for (;;) {
-      if (existsSync(this.sock)) return;
-      if (m.exitCode !== null || m.signalCode !== null) break;
-      if (signal?.aborted) {
-        m.kill("SIGKILL");
-        throw new PluginError("retryable", "mu-plugin-ssh: cancelled while connecting");
+    // The socket appears the moment the handshake is done: watched, not
+    // polled, so a call waits no tick past it (the slow poll is a fallback).
+    let wake = () => {};
+    const watcher = watchDir(this.dir, () => wake());
+    try {
+      if (!this.swept) {
+        this.swept = true;
+        sweepDeadDirs();
       }
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 25))]);
+      for (;;) {
+        if (existsSync(this.sock)) {
+          mark("master up");
+          return;
+        }
+        if (m.exitCode !== null || m.signalCode !== null) break;
+        if (signal?.aborted) {
+          m.kill("SIGKILL");
+          throw new PluginError("retryable", "mu-plugin-ssh: cancelled while connecting");
+        }
+        await Promise.race([
+          exited,
+          new Promise<void>((r) => {
+            wake = r;
+            setTimeout(r, 100).unref();
+          }),
+        ]);
+      }
+    } finally {
+      watcher?.close();
     }
     throw classify(this.masterErr, this.t.dest, false);
   }
@@ -212,8 +255,10 @@ export class Ssh {
     while (this.open >= MAX_SESSIONS) await new Promise<void>((r) => this.waiting.push(r));
     this.open++;
     try {
+      mark("session start");
       return await runLocal("ssh", this.args(remoteCmd), o);
     } finally {
+      mark("session end");
       this.open--;
       this.waiting.shift()?.();
     }

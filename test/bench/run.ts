@@ -6,6 +6,7 @@ import { crewCommitAt } from "./crew-db.js";
 import { median } from "./measure.js";
 import { benchPlugin, handshakeToStopped, muCalls, rawEcho, spawnToExit } from "./rpc.js";
 import { runnerOverhead } from "./scenarios.js";
+import { sshReport } from "./ssh.js";
 import { startupReport } from "./startup.js";
 import { suiteWall } from "./suite.js";
 import { commitAt, enginesCompared, explorerRate, longWaits, virtualSuite } from "./virtual.js";
@@ -20,6 +21,14 @@ const state = mkdtempSync(join(tmpdir(), "mu-bench-"));
 
 try {
   const startup = await startupReport(state, runs);
+  // mu over a real ssh link; --quick (or MU_BENCH_SSH_ROUNDS) for few pairs under load.
+  const sshRounds = Number(
+    process.env.MU_BENCH_SSH_ROUNDS ?? (process.argv.includes("--quick") ? 3 : 9),
+  );
+  const sshPart =
+    process.env.MU_BENCH_SSH === "0"
+      ? "Not run (MU_BENCH_SSH=0)."
+      : await sshReport(join(state, "ssh"), sshRounds);
   const calls = Number(process.env.MU_BENCH_CALLS ?? 2000);
   const argv = benchPlugin(state);
   // Alternate the two so a busy moment of the machine hits both alike.
@@ -130,7 +139,7 @@ try {
         `It used ${(whole.cpuMs / 1000).toFixed(0)} s of CPU (the runner, every mu and every plugin): ${(idle2 / 1000).toFixed(0)} s on two idle cores at best (${(idle2 / 120_000).toFixed(2)}x the goal), ${idle2 <= 120_000 ? "ok" : "MISSED"}.`,
       ].join("\n")
     : "`npm run scenarios`: not timed (MU_BENCH_SUITE=0).";
-  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${startup}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (reading mu's records in-process) and looks for leftover processes.\n\n${scen}\n\n${suiteLine}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
+  const report = `# mu bench\n\nStart-up, ${runs} runs each, round-robin, medians.\n\n${startup}\n\n## mu over ssh\n\n${sshPart}\n\n## Plugin calls\n\n${calls} sequential calls per round, 3 rounds alternating, medians.\n\n${rpc}\n\n## Scenario runner\n\nMedians of ${process.env.MU_BENCH_SCENARIO_ROUNDS ?? 3} rounds. The runner also checks each expectation (reading mu's records in-process) and looks for leftover processes.\n\n${scen}\n\n${suiteLine}\n\n## The virtual engine\n\nThe same scenario files on both engines (the real one run once, the virtual one the median of five); virtual time moves only when mu waits, so scenarios that wait out graces and windows gain the most.\n\n${engines}\n`;
   process.stdout.write(report);
   mkdirSync(join(root, "reports"), { recursive: true });
   writeFileSync(join(root, "reports/bench.md"), report);
