@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { isAbsolute } from "node:path";
 import { type ExecResult, OUTPUT_CAP, parseFrame } from "./exec-frame.js";
+import { LinkGit } from "./link-git.js";
 import { runLocal } from "./local-run.js";
 import { LAUNCH, PROBE } from "./reaper.js";
-import { EXEC, KILL, PUSH_FINISH, PUSH_PREP, REACH, shLine } from "./remote-scripts.js";
-import { fitReply, type Params, PluginError } from "./rpc.js";
+import { EXEC, KILL, REACH, shLine } from "./remote-scripts.js";
+import { type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
 
-// The link seam: link.exec through the remote wrapper, fetch and push with
+// The link seam: link.exec through the remote wrapper, fetch and push (link-git.ts) with
 // real git over the shared connection, and the host-check steps.
 
 export const MAX_SCRIPT_BYTES = 131072;
@@ -61,14 +61,16 @@ function processesStep(out: string): unknown {
   };
 }
 
-const firstLine = (s: string) => (s.split("\n").find((l) => l.trim()) ?? "").trim().slice(0, 200);
-
 export class Link {
+  private readonly git: LinkGit;
+
   constructor(
     private readonly ssh: Ssh,
     /** The remote directory every relative path is taken from ("." is the login directory). */
     private readonly root: string,
-  ) {}
+  ) {
+    this.git = new LinkGit(ssh, root, (id) => this.kill(id));
+  }
 
   /** Kills a run's remote tree, over a second connection if the shared one is stuck. */
   private async kill(id: string): Promise<Killed | undefined> {
@@ -149,83 +151,12 @@ export class Link {
     );
   }
 
-  /** A remote path as git's scp-like syntax names it. */
-  private gitUrl(path: string): string {
-    const full = isAbsolute(path) || this.root === "." ? path : `${this.root}/${path}`;
-    return `${this.ssh.t.dest}:${full}`;
-  }
-
-  private async git(args: string[], timeoutMs: number, signal: AbortSignal): Promise<ExecResult> {
-    await this.ssh.up(signal, Date.now() + timeoutMs);
-    const r = await runLocal("git", args, {
-      timeoutMs,
-      signal,
-      env: {
-        ...process.env,
-        GIT_SSH_COMMAND: this.ssh.gitSshCommand(),
-        GIT_SSH_VARIANT: "ssh",
-        GIT_TERMINAL_PROMPT: "0",
-      },
-    });
-    if (r.aborted) throw new PluginError("unknown-outcome", "mu-plugin-ssh: git was cancelled");
-    const res: ExecResult = {
-      exitCode: r.timedOut ? null : (r.code ?? 128),
-      stdout: r.stdout.toString("utf8"),
-      stderr: r.stderr,
-      partial: false,
-    };
-    if (
-      !r.timedOut &&
-      r.code !== 0 &&
-      /^ssh: |Permission denied|Host key verification failed/m.test(r.stderr)
-    )
-      throw classify(r.stderr, this.ssh.t.dest, false);
-    // git's own answer to text the remote shell printed before it spoke.
-    if (!r.timedOut && r.code !== 0 && /bad line length character/.test(r.stderr))
-      throw new PluginError(
-        "human",
-        `mu-plugin-ssh: git over ssh met text the remote shell printed before git's own output (${firstLine(r.stderr)})`,
-        "make the remote shell's start-up files print nothing in a non-interactive session; mu host check names the text",
-      );
-    fitReply(res);
-    return res;
-  }
-
   fetch(p: Params, signal: AbortSignal): Promise<ExecResult> {
-    const url = this.gitUrl(String(p.remoteCwd));
-    return this.git(
-      ["-C", String(p.localRepo), "fetch", "-q", "--no-tags", url, "HEAD"],
-      Number(p.timeoutMs ?? 20_000),
-      signal,
-    );
+    return this.git.fetch(p, signal);
   }
 
-  /**
-   * Holds rev under refs/mu/pushed/<rev>, never a branch (a checked-out one
-   * would refuse); a repository with an unborn HEAD also gets rev checked out.
-   */
-  async push(p: Params, signal: AbortSignal): Promise<ExecResult> {
-    const repo = String(p.remoteRepo);
-    const rev = String(p.rev);
-    const timeoutMs = Number(p.timeoutMs ?? 20_000);
-    const args = [this.root, repo, rev];
-    const prep = await this.ssh.must(shLine(PUSH_PREP, args, q), timeoutMs, signal);
-    if (prep.includes("MU-SSH-HAS")) return { exitCode: 0, stdout: "", stderr: "", partial: false };
-    const r = await this.git(
-      ["-C", String(p.localRepo), "push", "-q", this.gitUrl(repo), `${rev}:refs/mu/pushed/${rev}`],
-      timeoutMs,
-      signal,
-    );
-    // A repository with a HEAD needs nothing more: the push made the ref.
-    if (r.exitCode !== 0 || prep.includes("MU-SSH-BORN")) return r;
-    const fin = await this.ssh.run(shLine(PUSH_FINISH, args, q), { timeoutMs, signal });
-    if (fin.code === 255) throw classify(fin.stderr, this.ssh.t.dest, true);
-    return {
-      exitCode: fin.timedOut ? null : (fin.code ?? 1),
-      stdout: "",
-      stderr: fin.stderr,
-      partial: false,
-    };
+  push(p: Params, signal: AbortSignal): Promise<ExecResult> {
+    return this.git.push(p, signal);
   }
 
   async checkSteps(p: Params, signal: AbortSignal): Promise<unknown[]> {
