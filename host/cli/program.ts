@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { checkEnvMs } from "../env-ms.js";
+import { checkEnv } from "../env-check.js";
 import { EXIT, type ExitCode, MuError } from "../errors.js";
 import { packageVersion } from "../package-root.js";
 import { terminator } from "../plugin/terminator.js";
@@ -64,9 +64,7 @@ export async function buildProgram(
     state.code = await handle(
       io,
       () => {
-        // Every MU_*_MS value, whether or not this verb reads it: a bad one
-        // is refused the first time it is set, not the day a verb needs it.
-        checkEnvMs(io.ports.env);
+        checkEnv(io.ports, (line) => io.err(line));
         return verb(io);
       },
       () => terminator.terminating || interrupted,
