@@ -218,6 +218,27 @@ describe("reports a person reads", () => {
     expect(doc).not.toContain("mermaid");
   });
 
+  it("a file the virtual engine ran says what that engine keeps and what it does not, never 'no plugin traffic'", () => {
+    const doc = sequenceDoc({
+      ...base,
+      scenario,
+      steps: [
+        { step: "mu plugin add sim", ok: true, exit: 0, signal: null },
+        { step: "mu host acquire", ok: true, exit: null, signal: "SIGKILL" },
+      ],
+      virtual: {
+        counts: { in: { "host.acquire": 2, initialize: 1 }, out: {} },
+        virtualMs: 3_600_000,
+      },
+    });
+    expect(doc).not.toContain("No plugin traffic");
+    expect(doc).not.toContain("mermaid");
+    expect(doc).toContain("Run on the virtual engine");
+    expect(doc).toContain("keeps neither their order nor what mu printed");
+    expect(doc).toContain("2. `mu host acquire`: killed by SIGKILL");
+    expect(doc).toContain("| mu to plugin | `host.acquire` | 2 |");
+  });
+
   it("the progress line never ends in an empty 'running'", () => {
     expect(progressLine(3, 5, 1, [])).toBe("[3/5] 2 passed, 1 failed");
     expect(progressLine(3, 5, 0, ["a/b"])).toBe("[3/5] 3 passed, 0 failed; running a/b");
@@ -235,6 +256,14 @@ describe("reports a person reads", () => {
       const help = run("--help");
       expect(help.stdout).toMatch(/^usage: /);
       expect(help.status).toBe(0);
+      // Every flag the usage line names has a line of its own that gives its default.
+      const [usage, ...rest] = help.stdout.split("\n");
+      const flags = [...new Set([...(usage ?? "").matchAll(/--([a-z-]+)/g)].map((m) => m[1]))];
+      expect(flags.length).toBeGreaterThan(0);
+      for (const flag of flags) {
+        const line = rest.find((l) => l.startsWith(`  --${flag} `) || l === `  --${flag}`);
+        expect(line, `--${flag}`).toMatch(/\(default: [^)]+\)$/);
+      }
       const bad = run("--bogus");
       expect(bad.stderr).toMatch(/^[\w:-]+: usage: Unknown option '--bogus'; usage: [^\n]*\n$/);
       expect(bad.status).toBe(2);
