@@ -71,7 +71,7 @@ describe("a file that waits out hours (virtualOnly)", () => {
     expect(r.failure).toBeUndefined();
     expect(r.ok).toBe(true);
     expect(r.steps.map((st) => st.exit)).toEqual([0, 0, 0, 5]);
-    expect(r.steps[3]?.step).toMatch(/^mu host exec box --timeout 600000/);
+    expect(r.steps[3]?.step).toMatch(/^mu host exec box --timeout-ms 600000/);
   }, 120_000);
 
   it("fails when the virtual engine finds a step that does not hold", async () => {

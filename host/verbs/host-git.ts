@@ -5,6 +5,7 @@ import { fetchedRef } from "../git/fetch-place.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import {
   fetchInto,
+  type LinkTimeout,
   loadLinkHost,
   notACheckout,
   openLink,
@@ -27,9 +28,9 @@ function localCheckout(io: Io, into: string | undefined): string {
 export async function hostFetch(
   io: Io,
   name: string,
-  opts: { from?: string; into?: string; timeout?: string },
+  opts: { from?: string; into?: string } & LinkTimeout,
 ): Promise<void> {
-  const timeoutMs = timeoutOption(opts.timeout, "fetch");
+  const timeoutMs = timeoutOption(opts, "fetch", io);
   const localRepo = localCheckout(io, opts.into);
   const h = await loadLinkHost(io, name);
   const remoteCwd = opts.from ?? h.profile?.repo ?? ".";
@@ -43,9 +44,9 @@ export async function hostFetch(
 export async function hostPush(
   io: Io,
   name: string,
-  opts: { rev?: string; to?: string; timeout?: string },
+  opts: { rev?: string; to?: string } & LinkTimeout,
 ): Promise<void> {
-  const timeoutMs = timeoutOption(opts.timeout, "push");
+  const timeoutMs = timeoutOption(opts, "push", io);
   const localRepo = localCheckout(io, undefined);
   const rev = opts.rev ?? "HEAD";
   const sha = commitOf(localRepo, rev);
