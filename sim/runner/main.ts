@@ -79,6 +79,7 @@ async function main(): Promise<number> {
     for (const b of bad) process.stderr.write(`scenarios: ${b}\n`);
     return 2;
   }
+  const matched = picked.length;
   if (virtual) {
     for (const s of picked) {
       const why = needsRealEngine(s);
@@ -97,8 +98,11 @@ async function main(): Promise<number> {
     Array.from({ length: repeat }, () => s),
   );
   if (queue.length === 0) {
+    const what = `${positionals.join(" ")} ${values.filter ?? ""}`.trim();
     process.stderr.write(
-      `scenarios: nothing matches ${positionals.join(" ")} ${values.filter ?? ""}\n`,
+      matched > 0
+        ? `scenarios: every file that matches ${what} was skipped (see above); nothing ran\n`
+        : `scenarios: nothing matches ${what}\n`,
     );
     return 2;
   }

@@ -49,6 +49,7 @@ export function virtualSequence(r: ScenarioResult): string {
   const v = r.virtual;
   if (!v) return "";
   const lines = [
+    ...(r.ok ? [] : [`**Failed:** ${r.failure ?? "see steps.ndjson"}`, ""]),
     "Run on the virtual engine (in one process, on virtual time: " +
       `${v.virtualMs < 1000 ? `${v.virtualMs} ms` : `${(v.virtualMs / 1000).toFixed(1)} s`} of it). That engine records each mu step's exit or signal ` +
       "and how many messages of each method crossed the wire; it keeps neither their order nor " +
