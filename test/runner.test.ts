@@ -32,6 +32,39 @@ describe("scenario files", () => {
     throw new Error("loaded a bad file");
   };
 
+  it("an unknown proves id is refused in one line naming the file, the id and the closest known one", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mu-runner-"));
+    try {
+      const file = join(dir, "bad.yaml");
+      writeFileSync(
+        file,
+        "scenario: x\nabout: y\nproves: [host.acquir]\nsteps:\n  - mu: --version\n",
+      );
+      const m = message(file);
+      expect(m).toBe(
+        `${file}: proves 'host.acquir', which no rule or listed id defines (closest: 'host.acquire'); fix it, or list it in docs/decisions.md under "Ids a scenario may prove"`,
+      );
+      for (const ok of ["field.anything-at-all", "guard.writer-alive", "host.acquire"]) {
+        writeFileSync(file, `scenario: x\nabout: y\nproves: [${ok}]\nsteps:\n  - mu: --version\n`);
+        expect(message(file)).not.toMatch(/proves/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("every id the scenarios prove is a rule, a field report or listed in docs/decisions.md", () => {
+    const bad = findScenarioFiles(join(packageRoot(), "scenarios")).flatMap((f) => {
+      try {
+        loadScenario(f);
+        return [];
+      } catch (err) {
+        return [(err as Error).message];
+      }
+    });
+    expect(bad).toEqual([]);
+  });
+
   it("a misspelt key is named with its step and the key it most likely meant, in one short line", () => {
     withFile("steps:\n  - mu: --version\n  - mu: --version\n    signaled: SIGKILL\n", (file) => {
       const m = message(file);

@@ -4,6 +4,7 @@ import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
+import { unknownProof } from "./proven-ids.js";
 import type { LoadedScenario, Scenario } from "./scenario.js";
 import { explain, type SchemaError } from "./schema-errors.js";
 
@@ -39,6 +40,10 @@ export function loadScenario(file: string): LoadedScenario {
     );
   }
   const s = doc as Scenario;
+  for (const id of s.proves) {
+    const why = unknownProof(id);
+    if (why) throw new ScenarioFileError(`${file}: ${why}`);
+  }
   const rel = idOf(file);
   if (s.scenario !== rel) {
     throw new ScenarioFileError(`${file}: scenario id '${s.scenario}' should be its path '${rel}'`);
