@@ -25,6 +25,11 @@ function validator() {
 export class ScenarioFileError extends Error {}
 
 export function loadScenario(file: string): LoadedScenario {
+  return loadScenarioAs(file, idOf(file));
+}
+
+/** A file read from elsewhere than scenarios/ (a doc's example), which must give `id`. */
+export function loadScenarioAs(file: string, id: string): LoadedScenario {
   let doc: unknown;
   try {
     doc = parse(readFileSync(file, "utf8"));
@@ -44,7 +49,7 @@ export function loadScenario(file: string): LoadedScenario {
     const why = unknownProof(id);
     if (why) throw new ScenarioFileError(`${file}: ${why}`);
   }
-  const rel = idOf(file);
+  const rel = id;
   if (s.scenario !== rel) {
     throw new ScenarioFileError(`${file}: scenario id '${s.scenario}' should be its path '${rel}'`);
   }
