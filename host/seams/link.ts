@@ -1,5 +1,4 @@
 import type { Io } from "../cli/io.js";
-import { bounded, MAX_MS } from "../env-ms.js";
 import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import {
   bringIn,
@@ -135,7 +134,7 @@ function failed(
     "host",
     `${what} on ${l.name} failed (${why})`,
     {
-      hint: timedOut ? `raise --timeout (milliseconds), or ${look}` : look,
+      hint: timedOut ? `raise --timeout-ms, or ${look}` : look,
     },
   );
 }
@@ -271,39 +270,4 @@ export function notACheckout(path: string): UsageError {
   return new UsageError("host.not-a-checkout", "usage", `${path} is not inside a git checkout`, {
     hint: "run mu from your repository, or name one",
   });
-}
-
-/** A link verb's time limit as typed: --timeout-ms, or --timeout, its old spelling. */
-export interface LinkTimeout {
-  timeoutMs?: string;
-  timeout?: string;
-}
-
-/**
- * Parses a link verb's time limit in milliseconds. `mu wait --timeout` is
- * seconds, so here the flag carries its unit in its name; the old spelling
- * still works, with a line saying how it was read and how to write it.
- */
-export function timeoutOption(opts: LinkTimeout, verb: string, io: Pick<Io, "err">): number {
-  if (opts.timeout !== undefined && opts.timeoutMs !== undefined) {
-    throw new UsageError(`host.${verb}.timeout`, "usage", "--timeout and --timeout-ms both given", {
-      hint: "give --timeout-ms alone (milliseconds)",
-    });
-  }
-  const raw = opts.timeoutMs ?? opts.timeout;
-  if (raw === undefined) return DEFAULT_LINK_TIMEOUT_MS;
-  const ms = bounded(raw, {
-    name: opts.timeoutMs !== undefined ? "--timeout-ms" : "--timeout",
-    unit: "milliseconds",
-    min: 1,
-    max: MAX_MS,
-    whole: true,
-    example: DEFAULT_LINK_TIMEOUT_MS,
-    code: `host.${verb}.timeout`,
-  });
-  if (opts.timeout !== undefined)
-    io.err(
-      `mu: host: read --timeout ${raw} as ${ms} ms; on host ${verb} write --timeout-ms ${raw} (a plain --timeout is seconds elsewhere, as on mu wait)\n`,
-    );
-  return ms;
 }

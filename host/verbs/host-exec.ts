@@ -2,7 +2,8 @@ import { resolve } from "node:path";
 import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
 import { MAX_LINE_BYTES } from "../plugin/framing.js";
-import { type LinkTimeout, linkRun, loadLinkHost, openLink, timeoutOption } from "../seams/link.js";
+import { linkRun, loadLinkHost, openLink } from "../seams/link.js";
+import { type LinkTimeout, timeoutOption } from "../seams/link-timeout.js";
 import { withPlugins } from "./with-plugins.js";
 
 // Run one POSIX sh script on a host through its plugin's link, for using and
