@@ -130,19 +130,31 @@ describe("tasks (the first write verb)", () => {
 
 describe("numbers a person types", () => {
   it.each([
-    [["host", "exec", "box", "--timeout", "99999999999", "--", "true"], /--timeout '99999999999'/],
-    [["host", "exec", "box", "--timeout", "1.5", "--", "true"], /milliseconds from 1 to 86400000/],
-    [["host", "fetch", "box", "--timeout", "0"], /--timeout '0'/],
-    [["host", "push", "box", "--timeout", "-3"], /--timeout '-3'/],
+    [
+      ["host", "exec", "box", "--timeout-ms", "99999999999", "--", "true"],
+      /--timeout-ms '99999999999'/,
+    ],
+    [
+      ["host", "exec", "box", "--timeout-ms", "1.5", "--", "true"],
+      /milliseconds from 1 to 86400000/,
+    ],
+    // The old spelling is checked the same way, under the name typed.
+    [["host", "exec", "box", "--timeout", "1.5", "--", "true"], /--timeout '1\.5'.*milliseconds/],
+    [["host", "exec", "box", "--timeout", "5", "--timeout-ms", "5", "--", "true"], /both given/],
+    [["host", "fetch", "box", "--timeout-ms", "0"], /--timeout-ms '0'/],
+    [["host", "push", "box", "--timeout-ms", "-3"], /--timeout-ms '-3'/],
     [["wait", "a", "--timeout", "99999999999"], /seconds from 0\.001 to 86400\b/],
     [["wait", "a", "--timeout", "soon"], /--timeout 'soon'/],
     [["host", "add", "box", "--plugin", "p", "--max-sessions", "100000"], /--max-sessions/],
     // Plain decimal digits only: what Number() would also read is refused.
-    [["host", "exec", "box", "--timeout", "0x10", "--", "true"], /--timeout '0x10'.*plain digits/],
-    [["host", "exec", "box", "--timeout", "1e3", "--", "true"], /--timeout '1e3'/],
-    [["host", "fetch", "box", "--timeout", " 5"], /--timeout ' 5'/],
-    [["host", "push", "box", "--timeout", "+5"], /--timeout '\+5'/],
-    [["host", "exec", "box", "--timeout", "007", "--", "true"], /--timeout '007'/],
+    [
+      ["host", "exec", "box", "--timeout-ms", "0x10", "--", "true"],
+      /--timeout-ms '0x10'.*plain digits/,
+    ],
+    [["host", "exec", "box", "--timeout-ms", "1e3", "--", "true"], /--timeout-ms '1e3'/],
+    [["host", "fetch", "box", "--timeout-ms", " 5"], /--timeout-ms ' 5'/],
+    [["host", "push", "box", "--timeout-ms", "+5"], /--timeout-ms '\+5'/],
+    [["host", "exec", "box", "--timeout-ms", "007", "--", "true"], /--timeout-ms '007'/],
     [["wait", "a", "--timeout", "1e3"], /--timeout '1e3'.*a \. before any fraction/],
     [["wait", "a", "--timeout", ".5"], /--timeout '\.5'/],
     [["host", "add", "box", "--plugin", "p", "--max-sessions", "010"], /--max-sessions '010'/],
@@ -191,14 +203,14 @@ describe("numbers a person types", () => {
   });
 
   it("says the unit of every timeout in --help", async () => {
-    for (const [verb, unit] of [
-      [["host", "exec"], "milliseconds"],
-      [["host", "fetch"], "milliseconds"],
-      [["host", "push"], "milliseconds"],
-      [["wait"], "seconds"],
+    for (const [verb, flag, unit] of [
+      [["host", "exec"], "timeout-ms", "milliseconds"],
+      [["host", "fetch"], "timeout-ms", "milliseconds"],
+      [["host", "push"], "timeout-ms", "milliseconds"],
+      [["wait"], "timeout", "seconds"],
     ] as const) {
       const r = await mu([...verb, "--help"], state.env);
-      expect(r.stdout).toMatch(new RegExp(`--timeout <\\w+>\\s+[^\\n]*\\b${unit}\\b`));
+      expect(r.stdout).toMatch(new RegExp(`--${flag} <\\w+>\\s+[^\\n]*\\b${unit}\\b`));
     }
   });
 });

@@ -18,7 +18,7 @@ const virtualOnes = scenarios.filter((s) => needsRealEngine(s) === undefined);
 // How many scenario files the virtual engine runs at least.
 // Raise it as the engine learns more; a change that lowers it hands a
 // scenario back to the slow engine.
-const VIRTUAL_FLOOR = 295;
+const VIRTUAL_FLOOR = 300;
 
 describe("the virtual engine", () => {
   it("runs almost every scenario file, and says why it cannot run the others", () => {

@@ -32,6 +32,39 @@ describe("scenario files", () => {
     throw new Error("loaded a bad file");
   };
 
+  it("an unknown proves id is refused in one line naming the file, the id and the closest known one", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mu-runner-"));
+    try {
+      const file = join(dir, "bad.yaml");
+      writeFileSync(
+        file,
+        "scenario: x\nabout: y\nproves: [host.acquir]\nsteps:\n  - mu: --version\n",
+      );
+      const m = message(file);
+      expect(m).toBe(
+        `${file}: proves 'host.acquir', which no rule or listed id defines (closest: 'host.acquire'); fix it, or list it in docs/decisions.md under "Ids a scenario may prove"`,
+      );
+      for (const ok of ["field.anything-at-all", "guard.writer-alive", "host.acquire"]) {
+        writeFileSync(file, `scenario: x\nabout: y\nproves: [${ok}]\nsteps:\n  - mu: --version\n`);
+        expect(message(file)).not.toMatch(/proves/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("every id the scenarios prove is a rule, a field report or listed in docs/decisions.md", () => {
+    const bad = findScenarioFiles(join(packageRoot(), "scenarios")).flatMap((f) => {
+      try {
+        loadScenario(f);
+        return [];
+      } catch (err) {
+        return [(err as Error).message];
+      }
+    });
+    expect(bad).toEqual([]);
+  });
+
   it("a misspelt key is named with its step and the key it most likely meant, in one short line", () => {
     withFile("steps:\n  - mu: --version\n  - mu: --version\n    signaled: SIGKILL\n", (file) => {
       const m = message(file);
@@ -71,7 +104,7 @@ describe("a file that waits out hours (virtualOnly)", () => {
     expect(r.failure).toBeUndefined();
     expect(r.ok).toBe(true);
     expect(r.steps.map((st) => st.exit)).toEqual([0, 0, 0, 5]);
-    expect(r.steps[3]?.step).toMatch(/^mu host exec box --timeout 600000/);
+    expect(r.steps[3]?.step).toMatch(/^mu host exec box --timeout-ms 600000/);
   }, 120_000);
 
   it("fails when the virtual engine finds a step that does not hold", async () => {
@@ -218,6 +251,27 @@ describe("reports a person reads", () => {
     expect(doc).not.toContain("mermaid");
   });
 
+  it("a file the virtual engine ran says what that engine keeps and what it does not, never 'no plugin traffic'", () => {
+    const doc = sequenceDoc({
+      ...base,
+      scenario,
+      steps: [
+        { step: "mu plugin add sim", ok: true, exit: 0, signal: null },
+        { step: "mu host acquire", ok: true, exit: null, signal: "SIGKILL" },
+      ],
+      virtual: {
+        counts: { in: { "host.acquire": 2, initialize: 1 }, out: {} },
+        virtualMs: 3_600_000,
+      },
+    });
+    expect(doc).not.toContain("No plugin traffic");
+    expect(doc).not.toContain("mermaid");
+    expect(doc).toContain("Run on the virtual engine");
+    expect(doc).toContain("keeps neither their order nor what mu printed");
+    expect(doc).toContain("2. `mu host acquire`: killed by SIGKILL");
+    expect(doc).toContain("| mu to plugin | `host.acquire` | 2 |");
+  });
+
   it("the progress line never ends in an empty 'running'", () => {
     expect(progressLine(3, 5, 1, [])).toBe("[3/5] 2 passed, 1 failed");
     expect(progressLine(3, 5, 0, ["a/b"])).toBe("[3/5] 3 passed, 0 failed; running a/b");
@@ -235,6 +289,14 @@ describe("reports a person reads", () => {
       const help = run("--help");
       expect(help.stdout).toMatch(/^usage: /);
       expect(help.status).toBe(0);
+      // Every flag the usage line names has a line of its own that gives its default.
+      const [usage, ...rest] = help.stdout.split("\n");
+      const flags = [...new Set([...(usage ?? "").matchAll(/--([a-z-]+)/g)].map((m) => m[1]))];
+      expect(flags.length).toBeGreaterThan(0);
+      for (const flag of flags) {
+        const line = rest.find((l) => l.startsWith(`  --${flag} `) || l === `  --${flag}`);
+        expect(line, `--${flag}`).toMatch(/\(default: [^)]+\)$/);
+      }
       const bad = run("--bogus");
       expect(bad.stderr).toMatch(/^[\w:-]+: usage: Unknown option '--bogus'; usage: [^\n]*\n$/);
       expect(bad.status).toBe(2);

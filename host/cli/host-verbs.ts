@@ -9,10 +9,16 @@ export function addHostVerbs(host: Command, run: Run): void {
     .command("add")
     .description("add a host whose link is a plugin")
     .argument("<name>", "the host's name")
-    .option("--plugin <plugin>", "the plugin that is the host's link")
-    .option("--fetch <template>", "how to fetch when the link cannot (required then)")
+    .requiredOption("--plugin <plugin>", "the plugin that is the host's link")
+    .option(
+      "--fetch <template>",
+      "an sh command that fetches when the link cannot, with {host} and {remoteCwd} replaced by the host's name and the remote path, quoted (required then)",
+    )
     .option("--repo <path>", "the repository on the host")
-    .option("--max-sessions <n>", "at most this many channels at once (1 to 1000)")
+    .option(
+      "--max-sessions <n>",
+      "at most this many channels at once, 1 to 1000 (default: no limit)",
+    )
     // Kept only to refuse them with a reason: a --plugin host's link is the plugin.
     .addOption(new Option("--shell <cmd>").hideHelp())
     .addOption(new Option("--exec <cmd>").hideHelp())
@@ -29,12 +35,14 @@ export function addHostVerbs(host: Command, run: Run): void {
   host
     .command("exec")
     .description("run a POSIX sh script on a host; exits with the script's code (124: timed out)")
-    .usage("<name> [--timeout MS] [--cwd DIR] (-- <script...> | - | --file PATH)")
+    .usage("<name> [--timeout-ms MS] [--cwd DIR] (-- <script...> | - | --file PATH)")
     .argument("<name>", "the host's name")
     .argument("[script...]", "the script (words are joined by spaces; a lone - reads stdin)")
     .option("--file <path>", "read the script from this file (- reads stdin)")
     .option("--cwd <dir>", "run it in this directory (default: the host's login directory)")
-    .option("--timeout <ms>", "the script's time limit in milliseconds (default 20000)")
+    .option("--timeout-ms <ms>", "the script's time limit in milliseconds (default: 20000)")
+    // The old spelling, still taken (with a line saying so): see timeoutOption.
+    .addOption(new Option("--timeout <ms>").hideHelp())
     .action(
       async (name: string, script: string[], opts: import("../verbs/host-exec.js").ExecOptions) => {
         await run(async (io) =>
@@ -51,20 +59,34 @@ export function addHostVerbs(host: Command, run: Run): void {
       "the repository on the host (default: the host's --repo, else its login directory)",
     )
     .option("--into <path>", "the local checkout (default: the one you are in)")
-    .option("--timeout <ms>", "the fetch's time limit in milliseconds (default 20000)")
-    .action(async (name: string, opts: { from?: string; into?: string; timeout?: string }) => {
-      await run(async (io) => (await import("../verbs/host-git.js")).hostFetch(io, name, opts));
-    });
+    .option("--timeout-ms <ms>", "the fetch's time limit in milliseconds (default: 20000)")
+    // The old spelling, still taken (with a line saying so): see timeoutOption.
+    .addOption(new Option("--timeout <ms>").hideHelp())
+    .action(
+      async (
+        name: string,
+        opts: { from?: string; into?: string; timeout?: string; timeoutMs?: string },
+      ) => {
+        await run(async (io) => (await import("../verbs/host-git.js")).hostFetch(io, name, opts));
+      },
+    );
   host
     .command("push")
     .description("make a host repository hold a commit of your checkout (idempotent)")
     .argument("<name>", "the host's name")
     .option("--rev <rev>", "the commit (default HEAD)")
     .option("--to <path>", "the repository on the host (default: the host's --repo)")
-    .option("--timeout <ms>", "each push's time limit in milliseconds (default 20000)")
-    .action(async (name: string, opts: { rev?: string; to?: string; timeout?: string }) => {
-      await run(async (io) => (await import("../verbs/host-git.js")).hostPush(io, name, opts));
-    });
+    .option("--timeout-ms <ms>", "each push's time limit in milliseconds (default: 20000)")
+    // The old spelling, still taken (with a line saying so): see timeoutOption.
+    .addOption(new Option("--timeout <ms>").hideHelp())
+    .action(
+      async (
+        name: string,
+        opts: { rev?: string; to?: string; timeout?: string; timeoutMs?: string },
+      ) => {
+        await run(async (io) => (await import("../verbs/host-git.js")).hostPush(io, name, opts));
+      },
+    );
   host
     .command("check")
     .description("run the plugin's check steps for a host, as a checklist")

@@ -1,5 +1,5 @@
-import { Command, CommanderError } from "commander";
-import { checkEnvMs } from "../env-ms.js";
+import { Command, CommanderError, Help, type Option } from "commander";
+import { checkEnv } from "../env-check.js";
 import { EXIT, type ExitCode, MuError } from "../errors.js";
 import { packageVersion } from "../package-root.js";
 import { terminator } from "../plugin/terminator.js";
@@ -64,9 +64,7 @@ export async function buildProgram(
     state.code = await handle(
       io,
       () => {
-        // Every MU_*_MS value, whether or not this verb reads it: a bad one
-        // is refused the first time it is set, not the day a verb needs it.
-        checkEnvMs(io.ports.env);
+        checkEnv(io.ports, (line) => io.err(line));
         return verb(io);
       },
       () => terminator.terminating || interrupted,
@@ -120,6 +118,13 @@ function path(cmd: Command): string {
 
 function configure(cmd: Command, io: Io, state: { code: ExitCode }, namespace: boolean): void {
   cmd.exitOverride();
+  // Commander lists a required option like any other: say so beside it.
+  cmd.configureHelp({
+    optionDescription(this: Help, o: Option) {
+      const said = Help.prototype.optionDescription.call(this, o);
+      return o.mandatory ? `${said} (required)` : said;
+    },
+  });
   cmd.configureOutput({
     writeOut: (s) => io.out(s),
     writeErr: (s) => io.err(s),
@@ -160,7 +165,13 @@ function hasAction(cmd: Command): boolean {
 
 /** Parses argv and runs the verb; returns mu's exit code. */
 export async function runProgram(io: Io, argv: string[]): Promise<ExitCode> {
-  const { parsed, tail } = setTailAside(argv);
+  const { parsed: typed, tail } = setTailAside(argv);
+  // `mu help agent spawn`: commander's help command takes one word and would
+  // print the group's help; the verb's own is what was asked for.
+  const parsed =
+    typed[0] === "help" && typed.length > 2 && !typed.slice(1).some((a) => a.startsWith("-"))
+      ? [...typed.slice(1), "--help"]
+      : typed;
   const { program, result } = await buildProgram(io, tail, argv, namedGroup(parsed));
   try {
     await program.parseAsync(parsed, { from: "user" });

@@ -11,7 +11,10 @@ export function addTopVerbs(program: Command, run: Run): void {
     )
     .argument("<agents...>", "the agents: <name> (in -w's workstream) or <workstream>/<name>")
     .option("-w, --workstream <ws>", "the workstream (default main)")
-    .option("--timeout <seconds>", "give up after this many seconds (fractions allowed)")
+    .option(
+      "--timeout <seconds>",
+      "give up after this many seconds, fractions allowed (default: none, wait until they settle)",
+    )
     .option("--any", "return when the first one settles")
     .option("--json", "print JSON")
     .action(

@@ -1,7 +1,7 @@
 // Size: one plugin process's call table (ids, deadlines, cancels, watches) and the rules over it.
 import type { Clock } from "../ports/types.js";
 import { ErrorReply, NoAnswer, type NoAnswerReason } from "./call-errors.js";
-import { decodeIncoming } from "./envelope.js";
+import { decodeIncoming, NOT_JSON, notJson } from "./envelope.js";
 import { encodeLine, LineFramer } from "./framing.js";
 import { checkRequestSize } from "./request-size.js";
 
@@ -194,7 +194,7 @@ export class Connection {
     const msg = decodeIncoming(line);
     switch (msg.type) {
       case "invalid":
-        this.invalid(msg.why);
+        this.invalid(msg.why === NOT_JSON ? notJson(line) : msg.why);
         return;
       case "notification": {
         const why = this.opts.checkNotification?.(msg.method, msg.params);

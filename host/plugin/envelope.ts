@@ -26,6 +26,23 @@ function unknownKey(o: Record<string, unknown>, allowed: readonly string[]): str
   return Object.keys(o).find((k) => !allowed.includes(k));
 }
 
+export const NOT_JSON = "not JSON";
+
+/** How much of a line that is not JSON a refusal quotes. */
+const QUOTE_CHARS = 80;
+
+/**
+ * "not JSON", quoting the line: most often it is a log line printed on the
+ * wrong stream, and the author recognises it at once. The cut ends in the
+ * same mark the plugin check's canary mask looks for ("… ("), so a secret
+ * that runs across it is still masked there.
+ */
+export function notJson(line: string): string {
+  const shown =
+    line.length > QUOTE_CHARS ? `${line.slice(0, QUOTE_CHARS)}… (${line.length} chars)` : line;
+  return `${NOT_JSON}: ${JSON.stringify(shown)}`;
+}
+
 function invalid(why: string): Incoming {
   return { type: "invalid", why };
 }
@@ -35,7 +52,7 @@ export function decodeIncoming(line: string): Incoming {
   try {
     msg = JSON.parse(line);
   } catch {
-    return invalid("not JSON");
+    return invalid(NOT_JSON);
   }
   if (!isObject(msg)) return invalid("not a JSON object");
   if (msg.jsonrpc !== "2.0") return invalid('jsonrpc is not "2.0"');

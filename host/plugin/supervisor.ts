@@ -5,6 +5,7 @@ import type { InitializeResult, SeamName } from "../protocol/declaration.js";
 import { PROTOCOL } from "../protocol/declaration.js";
 import { ErrorReply, NoAnswer } from "./call-errors.js";
 import type { CallOptions } from "./connection.js";
+import { NOT_JSON } from "./envelope.js";
 import { checkLoadRules } from "./load-rules.js";
 import { PluginProcess, type ResultChecks, type StopRecord } from "./plugin-process.js";
 import { type Stoppable, type TermSignal, terminator } from "./terminator.js";
@@ -143,7 +144,7 @@ export class Supervisor implements Stoppable {
 
   private async launch(reg: Registration, needs: readonly SeamName[]): Promise<Ready> {
     const path = reg.argv[0] ?? "";
-    await checkTrust(this.ports.fs, this.ports.uid, reg.name, path);
+    await checkTrust(this.ports.fs, this.ports.uid, reg.name, path, reg.declaration !== undefined);
     // A signal may have come while trust was checked.
     if (terminator.terminating) {
       throw new UnavailableError(
@@ -215,7 +216,9 @@ export class Supervisor implements Stoppable {
               ? `re-register it: mu plugin add ${reg.name} -- ${reg.argv.join(" ")}`
               : violation.rule === "seam.missing"
                 ? seamHint(violation.seam, reg)
-                : undefined,
+                : violation.rule === "name.mismatch"
+                  ? `make its handshake's plugin.name '${reg.name}', or register it under the name it gives (the executable is then mu-plugin-<that name>)`
+                  : undefined,
         },
       );
     }
@@ -238,6 +241,9 @@ export class Supervisor implements Stoppable {
         "load.handshake.invalid",
         "plugin",
         `'${name}' refused (handshake.invalid): ${proc.conn.brokenWhy}${stderr}`,
+        proc.conn.brokenWhy.startsWith(NOT_JSON)
+          ? { hint: "stdout carries only JSON-RPC messages, one a line: write logs to stderr" }
+          : {},
       );
     }
     return new UnavailableError(

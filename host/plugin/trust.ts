@@ -25,6 +25,8 @@ export async function checkTrust(
   uid: number,
   name: string,
   path: string,
+  /** False while `plugin add` runs: there is nothing registered to re-add yet. */
+  registered = true,
 ): Promise<void> {
   if (!isAbsolute(path)) {
     refuse(
@@ -46,7 +48,9 @@ export async function checkTrust(
     refuse(
       "exists",
       `plugin '${name}': ${path} does not exist`,
-      "check the path, or re-add the plugin",
+      registered
+        ? `put the executable back there, or register where it is now: mu plugin rm ${name}, then mu plugin add ${name} -- <its absolute path> [args]`
+        : "check the path: after -- give the executable's absolute path (build or install it first)",
     );
   }
   if (st.type !== "file") {

@@ -1,5 +1,4 @@
 import type { Io } from "../cli/io.js";
-import { bounded, MAX_MS } from "../env-ms.js";
 import { firstLine, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import {
   bringIn,
@@ -135,7 +134,7 @@ export function failed(
     "host",
     `${what} on ${l.name} failed (${why})`,
     {
-      hint: timedOut ? `raise --timeout (milliseconds), or ${look}` : look,
+      hint: timedOut ? `raise --timeout-ms, or ${look}` : look,
     },
   );
 }
@@ -216,19 +215,5 @@ export async function fetchInto(
 export function notACheckout(path: string): UsageError {
   return new UsageError("host.not-a-checkout", "usage", `${path} is not inside a git checkout`, {
     hint: "run mu from your repository, or name one",
-  });
-}
-
-/** Parses a --timeout in milliseconds. */
-export function timeoutOption(raw: string | undefined, verb: string): number {
-  if (raw === undefined) return DEFAULT_LINK_TIMEOUT_MS;
-  return bounded(raw, {
-    name: "--timeout",
-    unit: "milliseconds",
-    min: 1,
-    max: MAX_MS,
-    whole: true,
-    example: DEFAULT_LINK_TIMEOUT_MS,
-    code: `host.${verb}.timeout`,
   });
 }

@@ -36,6 +36,13 @@ export function segmentGlob(dbPath: string): string {
   return `${dbPath}.archive-*.jsonl`;
 }
 
+/** Whether any segment is on disk, so a hint names the archive only when there is one to look in. */
+export async function hasSegments(ports: Ports, dbPath: string): Promise<boolean> {
+  const prefix = `${basename(dbPath)}.archive-`;
+  const files = await ports.fs.readdir(dirname(dbPath)).catch(() => [] as string[]);
+  return files.some((f) => f.startsWith(prefix) && f.endsWith(".jsonl"));
+}
+
 export async function writeSegment(
   ports: Ports,
   dbPath: string,

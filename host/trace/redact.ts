@@ -184,6 +184,7 @@ const VALUE_OPTIONS = new Set([
   "--repo",
   "--max-sessions",
   "--timeout",
+  "--timeout-ms",
   "--into",
   "--from",
   "--rev",

@@ -6,7 +6,7 @@ import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { allAgents, jobOf, receiptState } from "../jobs/records.js";
 import { undeliveredAgain } from "../jobs/undelivered.js";
-import { segmentGlob } from "../store/archive.js";
+import { hasSegments, segmentGlob } from "../store/archive.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import { finish } from "./agent-spawn.js";
@@ -114,6 +114,9 @@ export async function agentCheck(
   const before = await store.read((db) => findAgent(db, ws, name));
   const sentTo = await store.read((db) => sentBy(db, msgId));
   if (sentTo !== ref && before.job.firstMsgId !== msgId) {
+    const archived = (await hasSegments(io.ports, store.path))
+      ? ` (old deliveries to ended jobs are archived in ${segmentGlob(store.path)})`
+      : "";
     throw new NotFoundError(
       "agent.check.unknown-msg",
       "agent",
@@ -123,7 +126,7 @@ export async function agentCheck(
       {
         hint:
           sentTo === null
-            ? `check the id; see: mu agent read ${ref} (old deliveries to ended jobs are archived in ${segmentGlob(store.path)})`
+            ? `check the id; see: mu agent read ${ref}${archived}`
             : `see: mu agent check ${sentTo} ${msgId}`,
       },
     );

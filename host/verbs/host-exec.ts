@@ -2,7 +2,8 @@ import { resolve } from "node:path";
 import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
 import { MAX_LINE_BYTES } from "../plugin/framing.js";
-import { linkRun, loadLinkHost, openLink, timeoutOption } from "../seams/link.js";
+import { linkRun, loadLinkHost, openLink } from "../seams/link.js";
+import { type LinkTimeout, timeoutOption } from "../seams/link-timeout.js";
 import { withPlugins } from "./with-plugins.js";
 
 // Run one POSIX sh script on a host through its plugin's link, for using and
@@ -23,7 +24,7 @@ export async function hostExec(
   words: string[],
   opts: ExecOptions,
 ): Promise<number> {
-  const timeoutMs = timeoutOption(opts.timeout, "exec");
+  const timeoutMs = timeoutOption(opts, "exec", io);
   const script = await readScript(io, words, opts.file);
   const cwd = opts.cwd ?? ".";
   if (cwd === "" || cwd.includes("\0")) {
@@ -78,8 +79,7 @@ function replaced(r: { stdout: string; stderr: string }, host: string): string[]
   return lines;
 }
 
-export interface ExecOptions {
-  timeout?: string;
+export interface ExecOptions extends LinkTimeout {
   file?: string;
   cwd?: string;
 }

@@ -3,7 +3,8 @@ import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
 import { fetchedRef } from "../git/fetch-place.js";
 import { checkoutOf, commitOf } from "../git/local.js";
-import { fetchInto, loadLinkHost, notACheckout, openLink, timeoutOption } from "../seams/link.js";
+import { fetchInto, loadLinkHost, notACheckout, openLink } from "../seams/link.js";
+import { type LinkTimeout, timeoutOption } from "../seams/link-timeout.js";
 import { pushRev } from "../seams/push.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -21,9 +22,9 @@ function localCheckout(io: Io, into: string | undefined): string {
 export async function hostFetch(
   io: Io,
   name: string,
-  opts: { from?: string; into?: string; timeout?: string },
+  opts: { from?: string; into?: string } & LinkTimeout,
 ): Promise<void> {
-  const timeoutMs = timeoutOption(opts.timeout, "fetch");
+  const timeoutMs = timeoutOption(opts, "fetch", io);
   const localRepo = localCheckout(io, opts.into);
   const h = await loadLinkHost(io, name);
   const remoteCwd = opts.from ?? h.profile?.repo ?? ".";
@@ -37,9 +38,9 @@ export async function hostFetch(
 export async function hostPush(
   io: Io,
   name: string,
-  opts: { rev?: string; to?: string; timeout?: string },
+  opts: { rev?: string; to?: string } & LinkTimeout,
 ): Promise<void> {
-  const timeoutMs = timeoutOption(opts.timeout, "push");
+  const timeoutMs = timeoutOption(opts, "push", io);
   const localRepo = localCheckout(io, undefined);
   const rev = opts.rev ?? "HEAD";
   const sha = commitOf(localRepo, rev);

@@ -159,7 +159,9 @@ function report(io: Io, opts: { json?: boolean }, h: HostRecord, s: Status | und
     return;
   }
   const why = s && "reason" in s ? ` (${s.reason})` : "";
-  io.out(`${h.name}\t${h.state}${why}\t${h.handle ?? "-"}\t${JSON.stringify(h.facts)}\n`);
+  // Labelled, so an empty record reads as "none" rather than a bare {}.
+  const facts = Object.keys(h.facts).length === 0 ? "none" : JSON.stringify(h.facts);
+  io.out(`${h.name}\t${h.state}${why}\t${h.handle ?? "-"}\tfacts: ${facts}\n`);
 }
 
 export async function hostList(io: Io, opts: { json?: boolean }): Promise<void> {

@@ -35,6 +35,8 @@ export interface RunOptions {
   readBack?: boolean;
   /** Put the simulated plugin behind mu-plugin-sim --proxy (see via-proxy.ts). */
   viaProxy?: boolean;
+  /** Run the file on the virtual engine, in a child process, as a virtualOnly one runs. */
+  virtual?: boolean;
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/mu.cjs");
@@ -213,7 +215,7 @@ export async function runScenario(
   scenario: LoadedScenario,
   opts: RunOptions = {},
 ): Promise<ScenarioResult> {
-  if (scenario.virtualOnly !== undefined) return runVirtualOnly(scenario);
+  if (scenario.virtualOnly !== undefined || opts.virtual) return runVirtualOnly(scenario);
   const t0 = Date.now();
   const box = makeSandbox(scenario.world, scenario.env, opts.viaProxy);
   const steps: StepRecord[] = [];

@@ -4,6 +4,7 @@ import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
+import { unknownProof } from "./proven-ids.js";
 import type { LoadedScenario, Scenario } from "./scenario.js";
 import { explain, type SchemaError } from "./schema-errors.js";
 
@@ -24,6 +25,11 @@ function validator() {
 export class ScenarioFileError extends Error {}
 
 export function loadScenario(file: string): LoadedScenario {
+  return loadScenarioAs(file, idOf(file));
+}
+
+/** A file read from elsewhere than scenarios/ (a doc's example), which must give `id`. */
+export function loadScenarioAs(file: string, id: string): LoadedScenario {
   let doc: unknown;
   try {
     doc = parse(readFileSync(file, "utf8"));
@@ -39,7 +45,11 @@ export function loadScenario(file: string): LoadedScenario {
     );
   }
   const s = doc as Scenario;
-  const rel = idOf(file);
+  for (const id of s.proves) {
+    const why = unknownProof(id);
+    if (why) throw new ScenarioFileError(`${file}: ${why}`);
+  }
+  const rel = id;
   if (s.scenario !== rel) {
     throw new ScenarioFileError(`${file}: scenario id '${s.scenario}' should be its path '${rel}'`);
   }

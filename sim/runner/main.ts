@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { parseOrUsage } from "../cli-args.js";
+import { needsRealEngine } from "../virtual/can-run.js";
 import { runScenario, type ScenarioResult } from "./execute.js";
 import { findScenarioFiles, loadScenario, ScenarioFileError, selectFiles } from "./load.js";
 import { longestFirst, writeTimings } from "./order.js";
@@ -10,7 +11,7 @@ import { progressLine, writeReports } from "./report.js";
 import type { LoadedScenario } from "./scenario.js";
 import { whyNotViaProxy } from "./via-proxy.js";
 
-// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part…]
+// npm run scenarios [-- --filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--virtual] [--via-proxy] [id-part…]
 // (--jobs: three times the cores by default)
 // Runs scenario files against the built mu, writes reports, exits 0 only
 // when every run passed.
@@ -23,16 +24,31 @@ const defaultJobs = 3 * availableParallelism();
 
 const { values, positionals } = parseOrUsage(
   "scenarios",
-  "usage: node dist/sim/runner/main.js [--filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--via-proxy] [id-part...]",
+  "usage: npm run scenarios -- [--filter PATTERN] [--repeat N] [--jobs N] [--reports DIR] [--virtual] [--via-proxy] [id-part...]",
   {
     filter: { type: "string" },
     repeat: { type: "string", default: "1" },
     jobs: { type: "string", default: String(defaultJobs) },
     reports: { type: "string" },
+    virtual: { type: "boolean" },
     "via-proxy": { type: "boolean" },
   },
   true,
+  {
+    filter: [
+      "PATTERN",
+      "run only the files whose id contains PATTERN; a comma list or bare words after the flags match any of them (default: every file)",
+    ],
+    repeat: ["N", "run each file N times"],
+    jobs: ["N", "files run at once, longest first (three times the cores)"],
+    reports: ["DIR", "where each run's folder and latest go (default: reports/ in the checkout)"],
+    virtual:
+      "run the files on the virtual engine, skipping (with the reason) those only real processes can run (default: off, the real engine)",
+    "via-proxy":
+      "put the fault proxy in front of the sim in every file that allows it (default: off)",
+  },
 );
+const virtual = values.virtual === true;
 const viaProxy = values["via-proxy"] === true;
 const root = packageRoot();
 const reports = resolve(values.reports ?? join(root, "reports"));
@@ -47,7 +63,9 @@ async function main(): Promise<number> {
   }
   let picked: LoadedScenario[] = [];
   const bad: string[] = [];
-  const parts = [...positionals, ...(values.filter ? [values.filter] : [])];
+  const parts = [...positionals, ...(values.filter ? [values.filter] : [])]
+    .flatMap((p) => p.split(","))
+    .filter(Boolean);
   for (const f of selectFiles(findScenarioFiles(join(root, "scenarios")), parts)) {
     try {
       picked.push(loadScenario(f));
@@ -61,6 +79,14 @@ async function main(): Promise<number> {
     for (const b of bad) process.stderr.write(`scenarios: ${b}\n`);
     return 2;
   }
+  const matched = picked.length;
+  if (virtual) {
+    for (const s of picked) {
+      const why = needsRealEngine(s);
+      if (why) process.stdout.write(`skip  ${s.scenario}  (needs the real engine: ${why})\n`);
+    }
+    picked = picked.filter((s) => needsRealEngine(s) === undefined);
+  }
   if (viaProxy) {
     for (const s of picked) {
       const why = whyNotViaProxy(s);
@@ -72,8 +98,11 @@ async function main(): Promise<number> {
     Array.from({ length: repeat }, () => s),
   );
   if (queue.length === 0) {
+    const what = `${positionals.join(" ")} ${values.filter ?? ""}`.trim();
     process.stderr.write(
-      `scenarios: nothing matches ${positionals.join(" ")} ${values.filter ?? ""}\n`,
+      matched > 0
+        ? `scenarios: every file that matches ${what} was skipped (see above); nothing ran\n`
+        : `scenarios: nothing matches ${what}\n`,
     );
     return 2;
   }
@@ -90,7 +119,7 @@ async function main(): Promise<number> {
       const s = queue[next++] as LoadedScenario;
       running.add(s.scenario);
       progress();
-      const r = await runScenario(s, { viaProxy });
+      const r = await runScenario(s, { viaProxy, virtual });
       running.delete(s.scenario);
       results.push(r);
       if (tty) process.stdout.write("\r\x1b[K");
@@ -107,7 +136,7 @@ async function main(): Promise<number> {
   const failed = results.filter((r) => !r.ok);
   for (const r of failed)
     process.stdout.write(
-      `failed: ${r.scenario.scenario}: transcript ${join(dir, r.scenario.scenario, "transcript.ndjson")}\n`,
+      `failed: ${r.scenario.scenario}: ${r.virtual ? "report" : "transcript"} ${join(dir, r.scenario.scenario, r.virtual ? "sequence.md" : "transcript.ndjson")}\n`,
     );
   process.stdout.write(`\nreport: ${join(dir, "summary.md")}\n`);
   process.stdout.write(

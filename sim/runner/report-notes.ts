@@ -1,4 +1,4 @@
-import type { StepRecord } from "./execute.js";
+import type { ScenarioResult, StepRecord } from "./execute.js";
 
 // The notes a sequence diagram carries besides the messages: what the world
 // noted, how each step ended, and the journal lines mu printed.
@@ -38,3 +38,37 @@ export function stepEnd(s: StepRecord | undefined, crashAt: string | undefined):
 /** The journal lines mu printed: the settling of an intent is what a crash scenario is about. */
 export const journalLines = (s: StepRecord | undefined) =>
   (s?.stderr ?? "").split("\n").filter((l) => l.startsWith("mu: journal:"));
+
+/**
+ * sequence.md for a file the virtual engine ran. That engine counts the
+ * messages that crossed but keeps neither their order nor a step's output,
+ * so the page says what it has and what it lacks rather than draw a
+ * diagram it cannot back.
+ */
+export function virtualSequence(r: ScenarioResult): string {
+  const v = r.virtual;
+  if (!v) return "";
+  const lines = [
+    ...(r.ok ? [] : [`**Failed:** ${r.failure ?? "see steps.ndjson"}`, ""]),
+    "Run on the virtual engine (in one process, on virtual time: " +
+      `${v.virtualMs < 1000 ? `${v.virtualMs} ms` : `${(v.virtualMs / 1000).toFixed(1)} s`} of it). That engine records each mu step's exit or signal ` +
+      "and how many messages of each method crossed the wire; it keeps neither their order nor " +
+      "what mu printed, so there is no diagram here and `transcript.ndjson` is not written.",
+    "",
+    "## mu steps",
+    "",
+    ...r.steps.map((s, i) => `${i + 1}. \`${s.step}\`${stepEnd(s, undefined)}`),
+    "",
+    "## Messages, by method",
+    "",
+    "| direction | method | count |",
+    "|---|---|---|",
+  ];
+  const rows = (dir: "in" | "out", label: string) =>
+    Object.entries(v.counts[dir])
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([m, n]) => `| ${label} | \`${m}\` | ${n} |`);
+  const all = [...rows("in", "mu to plugin"), ...rows("out", "plugin to mu")];
+  lines.push(...(all.length > 0 ? all : ["| - | no message crossed | 0 |"]));
+  return `${lines.join("\n")}\n`;
+}

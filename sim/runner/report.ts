@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RULE_TABLE } from "../../host/effects/rule-table.js";
 import type { ScenarioResult, StepRecord } from "./execute.js";
-import { cut, journalLines, stepEnd, worldNote } from "./report-notes.js";
+import { cut, journalLines, stepEnd, virtualSequence, worldNote } from "./report-notes.js";
 
 /** Text that stays inside one Markdown table cell. */
 const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -57,7 +57,7 @@ export function markdown(results: ScenarioResult[], filtered = false): string {
     "",
     `${passed} of ${results.length} scenarios passed.`,
     "",
-    "Each scenario links to its folder: `steps.ndjson`, `transcript.ndjson`, `sequence.md`.",
+    "Each scenario links to its folder: `steps.ndjson`, `transcript.ndjson` (not for a file the virtual engine ran: it keeps none), `sequence.md`.",
     "",
     "| scenario | result | ms | proves | about |",
     "|---|---|---|---|---|",
@@ -221,6 +221,7 @@ export function mermaid(
 /** sequence.md: the diagram, or a plain sentence when the plugin was never spoken to. */
 export function sequenceDoc(r: ScenarioResult): string {
   const head = `# ${r.scenario.scenario}\n\n${r.scenario.about}\n\n`;
+  if (r.virtual) return `${head}${virtualSequence(r)}`;
   if (r.transcript.length === 0) {
     return `${head}No plugin traffic: no step of this scenario started the plugin, so there is no exchange to draw.\n`;
   }
@@ -256,12 +257,14 @@ export function writeReports(base: string, results: ScenarioResult[], filtered =
       `${r.steps.map((s) => JSON.stringify(s)).join("\n")}\n`,
     );
     const placed = place(r.transcript, r.steps, r.startedAt);
-    writeFileSync(
-      join(each, "transcript.ndjson"),
-      r.transcript
-        .map((t, i) => `${JSON.stringify({ ...(placed[i] as Placed), ...(t as object) })}\n`)
-        .join(""),
-    );
+    // The virtual engine keeps no transcript: an empty file would read as "nothing crossed".
+    if (!r.virtual)
+      writeFileSync(
+        join(each, "transcript.ndjson"),
+        r.transcript
+          .map((t, i) => `${JSON.stringify({ ...(placed[i] as Placed), ...(t as object) })}\n`)
+          .join(""),
+      );
     writeFileSync(join(each, "sequence.md"), sequenceDoc(r));
   }
   const latest = join(base, "latest");

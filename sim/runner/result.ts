@@ -24,6 +24,14 @@ export interface ScenarioResult {
   steps: StepRecord[];
   failure?: string;
   transcript: unknown[];
+  /**
+   * Set when the virtual engine ran the file: it keeps no message-by-message
+   * transcript, only how many messages of each method crossed, by direction.
+   */
+  virtual?: {
+    counts: { in: Record<string, number>; out: Record<string, number> };
+    virtualMs: number;
+  };
   /** With readBack: what the world applied, by effect and key, at the end. */
   effects?: Record<string, number>;
   /** With readBack: intents left in mu's journal; null when the DB does not read (a damage scenario's). */

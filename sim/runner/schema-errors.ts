@@ -4,6 +4,8 @@
 // validator reports the same mistake once per kind; the kind whose required
 // keys the step has is the one its author meant.
 
+import { distance } from "../../host/closest.js";
+
 export interface SchemaError {
   instancePath: string;
   keyword: string;
@@ -19,22 +21,6 @@ export function where(path: string): string {
   if (!m) return path === "" ? "the top level" : path.slice(1);
   const rest = m[2] ? `: ${m[2].slice(1)}` : "";
   return `step ${Number(m[1]) + 1}${rest}`;
-}
-
-/** Levenshtein distance, for "did you mean". */
-export function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(
-        (prev[j] as number) + 1,
-        (cur[j - 1] as number) + 1,
-        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    prev = cur;
-  }
-  return prev[b.length] as number;
 }
 
 interface Unknown {

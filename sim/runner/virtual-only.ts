@@ -42,7 +42,8 @@ export function runVirtualOnly(s: LoadedScenario): Promise<ScenarioResult> {
         step: muSteps[i] ?? "mu",
         ok: true,
         exit,
-        detail: "virtual engine",
+        signal: r?.signals?.[i] ?? null,
+        detail: "virtual engine: exit and signal kept, output not",
       }));
       done({
         scenario: s,
@@ -52,6 +53,7 @@ export function runVirtualOnly(s: LoadedScenario): Promise<ScenarioResult> {
         steps,
         ...(failure ? { failure: `virtual engine: ${failure}` } : {}),
         transcript: [],
+        virtual: { counts: r?.counts ?? { in: {}, out: {} }, virtualMs: r?.virtualMs ?? 0 },
       });
     });
   });

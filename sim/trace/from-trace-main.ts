@@ -30,6 +30,12 @@ function main(): void {
     "usage: npm run scenario:from-trace -- <trace files...> [--out scenarios/field/<slug>.yaml]",
     { out: { type: "string" } },
     true,
+    {
+      out: [
+        "FILE",
+        "write the scenario there, its id taken from its path under scenarios/ (default: print it on stdout)",
+      ],
+    },
   );
   const files = parsed.positionals;
   if (files.length === 0) fail("name the trace files (from MU_TRACE_DIR) to convert");

@@ -11,8 +11,8 @@ import { argv } from "../runner/scenario.js";
 /** Host verbs whose scripts, fetches or pushes the sim runs for real on its machines. */
 const HOST_SCRIPTS = ["exec", "fetch", "push", "check"];
 
-/** sh that reaches mu's own (in-memory) files, or real processes by pid: neither exists here. */
-const OUT_OF_REACH = /\$\{root\}\/state|\bkill\b|\bpgrep\b|\bps\b/;
+/** sh that reaches mu's own (in-memory) files, an installed launcher among them, or real processes by pid: none exists here. */
+const OUT_OF_REACH = /\$\{root\}\/state|\$\{bin:|\bkill\b|\bpgrep\b|\bps\b/;
 
 /** Why a scenario needs the real engine, or undefined when the virtual one can run it. */
 export function needsRealEngine(s: LoadedScenario): string | undefined {

@@ -15,7 +15,7 @@ import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 const { values, positionals } = parseOrUsage(
   "explore",
-  "usage: node dist/sim/virtual/explore-main.js [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR], or --merge FILE... [--out DIR]",
+  "usage: npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR], or --merge FILE... [--out DIR]",
   {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
@@ -30,7 +30,26 @@ const { values, positionals } = parseOrUsage(
     merge: { type: "boolean", default: false },
   },
   true,
+  {
+    seed: ["S", "the first seed; seeds S, S+1, … are run in turn"],
+    runs: ["N", "how many seeds to run"],
+    "time-limit": [
+      "SECONDS",
+      "stop starting seeds after this long (default: none, every seed runs)",
+    ],
+    plant: [
+      "NAME",
+      "run mu with this bug planted (names in host/testbed-plant.ts) (default: none)",
+    ],
+    serial: "one mu at a time, to replay a seed an explorer drew with it",
+    workers: ["N", "seeds run in this many child processes (default: the cores)"],
+    shard: ["I/N", "take every N-th seed from S+I (default: every seed)"],
+    json: ["FILE", "write this run's result there, for --merge (default: none)"],
+    out: ["DIR", "where a found bug's scenario file goes (default: scenarios/found/)"],
+    merge: "read result files (given after the flags) and report them as one run",
+  },
 );
+const runsOf = (n: number) => (n === 1 ? "1 run" : `${n} runs`);
 
 /** One run's (or shard's) outcome, as --json writes it and --merge reads it. */
 interface ResultFile {
@@ -77,8 +96,8 @@ if (values.merge) {
   for (const f of found) report(f);
   process.stdout.write(
     found.length === 0
-      ? `explore: merged ${results.length} results: ${held} runs, every invariant held\n`
-      : `explore: merged ${results.length} results: ${held} runs held, ${found.length} broke an invariant\n`,
+      ? `explore: merged ${results.length} results: ${runsOf(held)}, every invariant held\n`
+      : `explore: merged ${results.length} results: ${runsOf(held)} held, ${found.length} broke an invariant\n`,
   );
   process.exit(found.length === 0 ? 0 : 1);
 }
@@ -145,7 +164,7 @@ if (!out.finding) {
   const next = seeds[out.held];
   const cut = next !== undefined ? ` (the time limit stopped it; --seed ${next} goes on)` : "";
   process.stdout.write(
-    `explore: ${out.held} runs from ${what}seed ${seed}, every invariant held (${secs} s)${cut}\n`,
+    `explore: ${runsOf(out.held)} from ${what}seed ${seed}, every invariant held (${secs} s)${cut}\n`,
   );
   process.exit(0);
 }

@@ -31,6 +31,7 @@ const UNPROVABLE = { host: { acquire: { fenceKey: false, inFlightMs: null } } };
 export function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const hosts = ["h1", "h2"];
   const w = new Script(r, EFFECT_POINTS);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
   w.verb("plugin add sim -- ${sim} --world ${world}", false);
   const n = 2 + Math.floor(r() * 6);
   for (let i = 0; i < n; i++) {

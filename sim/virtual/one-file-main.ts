@@ -9,6 +9,10 @@ import { runVirtual } from "./run-scenario.js";
 export interface OneFileOutcome {
   failure?: string;
   exits: (number | null)[];
+  /** How each mu step ended by signal, else null. */
+  signals?: (string | null)[];
+  /** How many messages of each method the plugin received (in) and sent (out). */
+  counts?: { in: Record<string, number>; out: Record<string, number> };
   virtualMs: number;
 }
 
@@ -16,7 +20,13 @@ let text = "";
 for await (const chunk of process.stdin) text += chunk;
 const r = await runVirtual(JSON.parse(text) as LoadedScenario);
 const out: OneFileOutcome = r.ran
-  ? { ...(r.failure ? { failure: r.failure } : {}), exits: r.exits, virtualMs: r.virtualMs }
+  ? {
+      ...(r.failure ? { failure: r.failure } : {}),
+      exits: r.exits,
+      signals: r.signals,
+      counts: r.transcript,
+      virtualMs: r.virtualMs,
+    }
   : { failure: `the virtual engine cannot run it: ${r.why}`, exits: [], virtualMs: 0 };
 process.stdout.write(`${JSON.stringify(out)}\n`);
 // The engine may leave handles (a fake clock's idle timers); the outcome is out.

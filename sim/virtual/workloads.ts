@@ -157,6 +157,7 @@ function agentWorkload(
   const host = machine ? "h1" : "box";
   // The sim's at-start kind has no provider seam: on a machine, on-send only.
   const atStart = r() < 0.25 && !machine;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
   w.verb("plugin add sim -- ${sim} --world ${world}", false);
   w.verb(machine ? `host acquire --provider sim ${host}` : "host add box --plugin sim", false);
   const n = 2 + Math.floor(r() * 7);
