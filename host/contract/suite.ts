@@ -3,6 +3,7 @@ import { hideCanary } from "./canary.js";
 import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
+import { runHostProofs } from "./host-proofs-run.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
 import { jobReplay } from "./job-replay.js";
@@ -233,6 +234,8 @@ export async function runSuite(
       hostReplay(ctx, s, opts.params, h.seams.host?.acquire ?? { lookup: false, fenceKey: false }),
     ),
   );
+
+  await runHostProofs(ctx, run, hostCheck, out, opts.params);
 
   // Job and channel checks start real jobs: only for the seams named. A
   // provider's jobs run on a machine the check acquires, so --seam host too.

@@ -1,0 +1,141 @@
+import { canonical } from "../plugin/load-rules.js";
+import type { KeyCaps } from "../protocol/declaration.js";
+import { holding } from "./host-proof.js";
+import { type Machine, newKey } from "./host-seam.js";
+import type { RunContext, Session } from "./session.js";
+import { CHECK_HOST } from "./target.js";
+import { CheckFailed, describeCall, must, type Outcome, pass, skip } from "./verdict.js";
+
+// inFlightMs is the plugin's word that an acquire lands within that long of
+// being sent, or never: past it, mu takes an unfenced none as final. The
+// check watches an acquire in flight from a second process, asking lookup
+// until the acquire has answered. A none asked past the bound, followed by
+// the machine after all, is the broken word. The acquiring process is left
+// to answer: an effect that lands late has to be seen landing.
+
+const EFFECT_MS = 60_000;
+const POLL_MS = 200;
+const NOWHERE = { host: { name: CHECK_HOST } };
+
+interface Asked {
+  /** When the lookup was sent, counted from the acquire's send. */
+  sentMs: number;
+  answeredMs: number;
+  reply: { found?: { handle?: string }; none?: true };
+  /** Sent once the acquire had answered. */
+  afterAnswer: boolean;
+}
+
+export async function hostInFlight(
+  ctx: RunContext,
+  s: Session,
+  params: Record<string, string>,
+  caps: KeyCaps,
+): Promise<Outcome> {
+  const bound = caps.inFlightMs;
+  if (typeof bound !== "number") return skip("the acquire declares no inFlightMs");
+  if (!caps.lookup)
+    return skip("inFlightMs bounds what a lookup's none proves; no lookup declared");
+  const watcher = await s.again();
+  const key = newKey(ctx);
+  let m: Machine | undefined;
+  try {
+    return await holding(
+      s,
+      () => m,
+      async () => {
+        const sender = await s.again();
+        try {
+          const w = await watch(s, sender, watcher, key, params, bound);
+          m = w.machine;
+          if (!m) await s.call("host.release", { target: NOWHERE, key }, EFFECT_MS).catch(() => {});
+          return w.outcome;
+        } finally {
+          await sender.close();
+        }
+      },
+    );
+  } finally {
+    await watcher.close();
+  }
+}
+
+async function watch(
+  s: Session,
+  sender: Session,
+  watcher: Session,
+  key: string,
+  params: Record<string, string>,
+  bound: number,
+): Promise<{ outcome: Outcome; machine?: Machine }> {
+  let settled: { atMs: number; handle?: string; error?: string } | undefined;
+  const call = sender.call("host.acquire", { target: NOWHERE, key, params }, EFFECT_MS);
+  // Taken once the request is written: a lookup's delay is counted from no earlier than the acquire's send.
+  const t0 = s.now();
+  const since = () => s.now() - t0;
+  const acquired = call.then(
+    (r) => {
+      settled = { atMs: since(), handle: (r as { handle?: string }).handle };
+      return r;
+    },
+    (err) => {
+      settled = { atMs: since(), error: describeCall(err) };
+      return undefined;
+    },
+  );
+  const asked: Asked[] = [];
+  for (;;) {
+    const done = settled !== undefined;
+    const sentMs = since();
+    const reply = (await must(
+      "host.lookup",
+      watcher.call("host.lookup", { target: NOWHERE, key, fence: false }),
+    )) as Asked["reply"];
+    asked.push({ sentMs, answeredMs: since(), reply, afterAnswer: done });
+    if (reply.found || done) break;
+    await s.sleep(POLL_MS);
+  }
+  const result = await acquired;
+  const handle = settled?.handle ?? asked.find((a) => a.reply.found)?.reply.found?.handle;
+  const machine: Machine | undefined = handle
+    ? {
+        key,
+        acquired: (result ?? { handle }) as Machine["acquired"],
+        target: { host: { name: CHECK_HOST, handle, instance: s.hello.instance } },
+        released: false,
+      }
+    : undefined;
+  const show = [
+    ...asked.map((a) => `lookup sent at +${a.sentMs} ms: ${canonical(a.reply)}`),
+    `acquire answered at +${settled?.atMs} ms: ${settled?.handle ?? settled?.error}`,
+  ];
+  const nones = asked.filter((a) => a.reply.none && !a.afterAnswer);
+  const landedMs = asked.find((a) => a.reply.found)?.answeredMs ?? settled?.atMs;
+  if (handle && asked.some((a) => a.reply.none && a.afterAnswer))
+    throw new CheckFailed(
+      "host.lookup from another process answered none after the acquire had answered with a machine",
+      show,
+    );
+  const late = nones.filter((a) => a.sentMs > bound).at(-1);
+  if (handle && late)
+    throw new CheckFailed(
+      `inFlightMs is ${bound}, yet a host.lookup sent ${late.sentMs} ms after the acquire answered none, and the machine came up ${landedMs} ms after it`,
+      show,
+    );
+  const lastNone = nones.at(-1);
+  if (!lastNone)
+    return {
+      outcome: pass(
+        `not provoked: the acquire had landed (${landedMs} ms) before a lookup from another process could see it in flight`,
+      ),
+      machine,
+    };
+  return {
+    outcome: pass(
+      handle
+        ? `lookups from another process answered none up to ${lastNone.sentMs} ms after the acquire was sent, then it landed at ${landedMs} ms, inside the declared inFlightMs ${bound}`
+        : `the acquire answered ${settled?.error} and lookups from another process found nothing (last sent at ${lastNone.sentMs} ms)`,
+    ),
+    machine,
+  };
+}

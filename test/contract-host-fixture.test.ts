@@ -1,0 +1,182 @@
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHECK_IDS } from "../host/contract/verdict.js";
+import { packageRoot } from "../host/package-root.js";
+import { muChild, tempState } from "./helpers.js";
+
+// `mu plugin check --seam host` against a provider not built on the sim
+// (test/fixtures/host-plugin.mjs): its backend is a directory every process
+// shares, it dedupes on the key and every param, fences keys, and its
+// machines come up a moment after the request. Correct, it passes every
+// check it declares; each way it can be broken fails exactly the check aimed
+// at it.
+
+const BREAKS = [
+  {
+    broken: "memory-dedupe",
+    fails: "host.replay",
+    headline: /^the identical host\.acquire sent to a new process did not return the first result$/,
+  },
+  {
+    broken: "memory-records",
+    fails: "host.replay",
+    headline: /^the identical host\.acquire sent to a new process did not return the first result$/,
+  },
+  {
+    broken: "forget-released",
+    fails: "host.replay",
+    headline:
+      /^host\.lookup from a new process after the release answered \{"none":true\}, not found with handle fx-/,
+  },
+  {
+    broken: "release-once",
+    fails: "host.replay",
+    headline:
+      /^a second host\.release, from another new process: host\.release answered an error \(permanent\): /,
+  },
+  {
+    broken: "ignore-fence",
+    fails: "host.replay",
+    headline: /^a host\.acquire after a fenced host\.lookup of its key answered none took effect$/,
+  },
+  {
+    broken: "random-instance",
+    fails: "handshake",
+    headline: /^the two starts named different instances \(fx-\w+, then fx-\w+\)/,
+  },
+  {
+    broken: "refuse-after-effect",
+    fails: "host.errors",
+    headline:
+      /^host\.acquire answered permanent, which says nothing happened, yet host\.lookup then found the machine$/,
+  },
+  {
+    broken: "null-facts",
+    fails: "host.facts",
+    headline:
+      /^host\.status from a new process, as its first call cleared deadlineAt with null, then host\.status from a new process, after its lookup sent it back unchanged \(\d+\)/,
+  },
+  {
+    broken: "late-effect",
+    fails: "host.inflight",
+    headline:
+      /^inFlightMs is 1000, yet a host\.lookup sent \d+ ms after the acquire answered none, and the machine came up \d+ ms after it$/,
+  },
+] as const;
+
+/** Declared, but not named on the command line, or not declared at all. */
+const SKIPPED = [
+  "link.push",
+  "link.fetch",
+  "job.lifecycle",
+  "job.idempotency",
+  "job.replay",
+  "channel.lifecycle",
+];
+
+/** Checks that skip rather than fail again for host.replay's reason. */
+const AFTER_REPLAY = ["host.facts", "host.inflight"];
+
+const CHECK = ["plugin", "check", "hfx", "--seam", "host", "--repeat", "2"];
+
+const run = muChild;
+
+/** The fixture installed as mu-plugin-hfx and registered, broken as asked. */
+async function registered(broken?: string) {
+  // Named so the suite's teardown finds anything this test leaves running.
+  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+  const exe = join(dir, "mu-plugin-hfx");
+  copyFileSync(join(packageRoot(), "test/fixtures/host-plugin.mjs"), exe);
+  chmodSync(exe, 0o755);
+  const home = join(dir, "backend");
+  mkdirSync(home);
+  const state = tempState();
+  const argv = [
+    exe,
+    ...["--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json")],
+    ...["--home", home],
+    ...(broken ? ["--break", broken] : []),
+  ];
+  const add = await run(["plugin", "add", "hfx", "--", ...argv], state.env);
+  expect(add.stderr).toBe("");
+  return {
+    env: state.env,
+    done() {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const LINE = /^(ok {2}|FAIL|skip) {2}(\S+) +(.*)$/;
+
+function results(stdout: string): Record<string, { mark: string; detail: string }> {
+  const out: Record<string, { mark: string; detail: string }> = {};
+  for (const l of stdout.split("\n")) {
+    const m = LINE.exec(l);
+    if (m?.[1] && m[2]) out[m[2]] = { mark: m[1].trim(), detail: m[3] ?? "" };
+  }
+  return out;
+}
+
+describe.concurrent("mu plugin check on a stand-alone provider", () => {
+  it("the correct provider passes every host check, each saying what it exercised", async () => {
+    const w = await registered();
+    try {
+      const r = await run(CHECK, w.env);
+      expect(r.stderr).toBe("");
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      expect(Object.keys(got)).toEqual([...CHECK_IDS]);
+      for (const id of CHECK_IDS)
+        expect([id, got[id]?.mark]).toEqual([id, SKIPPED.includes(id) ? "skip" : "ok"]);
+      expect(got["host.replay"]?.detail).toMatch(
+        /the identical acquire returned the first result; lookup found it up and released; .*; an acquire after a fenced none was refused \(permanent\) and made nothing$/,
+      );
+      expect(got["host.facts"]?.detail).toMatch(/^the facts deadlineAt, idleReclaimMs, maxJobs /);
+      expect(got["host.errors"]?.detail).toMatch(
+        /^an acquire with a --param no one gave was refused \(permanent\) and a lookup found nothing/,
+      );
+      expect(got["host.inflight"]?.detail).toMatch(
+        /^lookups from another process answered none up to \d+ ms after the acquire was sent, then it landed at \d+ ms, inside the declared inFlightMs 10000$/,
+      );
+    } finally {
+      w.done();
+    }
+  }, 180_000);
+
+  it.each(BREAKS)(
+    "$broken fails exactly $fails",
+    async (b) => {
+      const w = await registered(b.broken);
+      try {
+        const r = await run(CHECK, w.env);
+        const got = results(r.stdout);
+        const failed = Object.entries(got).filter(([, v]) => v.mark === "FAIL");
+        expect(
+          failed.map(([id]) => id),
+          r.stdout,
+        ).toEqual([b.fails]);
+        expect(got[b.fails]?.detail, r.stdout).toMatch(b.headline);
+        // Only a failed replay makes the checks after it step aside (a failed
+        // handshake, every check that needs a start).
+        const skipped = Object.entries(got)
+          .filter(([id, v]) => v.mark === "skip" && !SKIPPED.includes(id))
+          .map(([id]) => id);
+        if (b.fails !== "handshake")
+          expect(skipped, r.stdout).toEqual(b.fails === "host.replay" ? AFTER_REPLAY : []);
+        expect(r.code).toBe(4);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^mu: check: 'hfx' failed 1 of \\d+ checks \\(${b.fails.replace(".", "\\.")}\\); `,
+          ),
+        );
+      } finally {
+        w.done();
+      }
+    },
+    180_000,
+  );
+});
