@@ -142,6 +142,11 @@ describe.concurrent("mu plugin check on a stand-alone provider", () => {
       expect(got["host.inflight"]?.detail).toMatch(
         /^lookups from another process answered none up to \d+ ms after the acquire was sent, then it landed at \d+ ms, inside the declared inFlightMs 10000$/,
       );
+      // Every key the run acquired under was released, by the checks or at the end.
+      expect(r.stdout).toMatch(
+        /^cleaned: released every machine it acquired \(\d+\), and released by key the 2 whose acquire was refused, /m,
+      );
+      expect(r.stdout).not.toMatch(/^left:/m);
     } finally {
       w.done();
     }
@@ -179,4 +184,33 @@ describe.concurrent("mu plugin check on a stand-alone provider", () => {
     },
     180_000,
   );
+});
+
+describe("mu plugin check --help", () => {
+  it("lists every check under its seam, what the options do, the cleanup and the exit codes", async () => {
+    const r = await run(["plugin", "check", "--help"], {});
+    expect(r.code).toBe(0);
+    const text = r.stdout.replace(/\s+/g, " ");
+    for (const seam of ["link", "host", "job", "channel"]) {
+      const ids = CHECK_IDS.filter((id) => id.startsWith(`${seam}.`));
+      expect(text, seam).toContain(` ${seam} ${ids.join(", ")}`);
+    }
+    expect(text).toContain(
+      "any plugin handshake, eof; after the rest: messages, canary, containment",
+    );
+    for (const opt of [
+      "--seam host, job or channel runs",
+      "--param passes",
+      "--host aims",
+      "--repeat sets",
+    ])
+      expect(text).toContain(opt);
+    expect(text).toContain("The run removes what it made");
+    expect(text).toMatch(
+      /a cleaned: line says what was removed, and a left: line names what could not be, with the command/,
+    );
+    expect(text).toContain(
+      "Exit codes: 0 nothing failed, 4 a check failed, 2 a usage error, 3 no such plugin or host.",
+    );
+  });
 });

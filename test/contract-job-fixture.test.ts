@@ -61,6 +61,9 @@ const NOT_DECLARED = [
   "host.lifecycle",
   "host.idempotency",
   "host.replay",
+  "host.facts",
+  "host.errors",
+  "host.inflight",
   "channel.lifecycle",
 ];
 

@@ -46,10 +46,15 @@ export async function hostInFlight(
       async () => {
         const sender = await s.again();
         try {
-          const w = await watch(s, sender, watcher, key, params, bound);
-          m = w.machine;
-          if (!m) await s.call("host.release", { target: NOWHERE, key }, EFFECT_MS).catch(() => {});
-          return w.outcome;
+          const held: { machine?: Machine } = {};
+          try {
+            return await watch(s, sender, watcher, key, params, bound, held);
+          } finally {
+            m = held.machine;
+            // No machine known: the key is released all the same, in case one comes.
+            if (!m)
+              await s.call("host.release", { target: NOWHERE, key }, EFFECT_MS).catch(() => {});
+          }
         } finally {
           await sender.close();
         }
@@ -67,7 +72,8 @@ async function watch(
   key: string,
   params: Record<string, string>,
   bound: number,
-): Promise<{ outcome: Outcome; machine?: Machine }> {
+  held: { machine?: Machine },
+): Promise<Outcome> {
   let settled: { atMs: number; handle?: string; error?: string } | undefined;
   const call = sender.call("host.acquire", { target: NOWHERE, key, params }, EFFECT_MS);
   // Taken once the request is written: a lookup's delay is counted from no earlier than the acquire's send.
@@ -97,7 +103,7 @@ async function watch(
   }
   const result = await acquired;
   const handle = settled?.handle ?? asked.find((a) => a.reply.found)?.reply.found?.handle;
-  const machine: Machine | undefined = handle
+  held.machine = handle
     ? {
         key,
         acquired: (result ?? { handle }) as Machine["acquired"],
@@ -105,12 +111,14 @@ async function watch(
         released: false,
       }
     : undefined;
-  const show = [
-    ...asked.map((a) => `lookup sent at +${a.sentMs} ms: ${canonical(a.reply)}`),
-    `acquire answered at +${settled?.atMs} ms: ${settled?.handle ?? settled?.error}`,
-  ];
   const nones = asked.filter((a) => a.reply.none && !a.afterAnswer);
   const landedMs = asked.find((a) => a.reply.found)?.answeredMs ?? settled?.atMs;
+  const found = asked.find((a) => a.reply.found);
+  const show = [
+    `${asked.length} lookups from +0 to +${asked.at(-1)?.sentMs} ms, ${nones.length} of them none before the acquire answered`,
+    ...(found ? [`lookup sent at +${found.sentMs} ms: ${canonical(found.reply)}`] : []),
+    `acquire answered at +${settled?.atMs} ms: ${settled?.handle ?? settled?.error}`,
+  ];
   if (handle && asked.some((a) => a.reply.none && a.afterAnswer))
     throw new CheckFailed(
       "host.lookup from another process answered none after the acquire had answered with a machine",
@@ -120,22 +128,16 @@ async function watch(
   if (handle && late)
     throw new CheckFailed(
       `inFlightMs is ${bound}, yet a host.lookup sent ${late.sentMs} ms after the acquire answered none, and the machine came up ${landedMs} ms after it`,
-      show,
+      [`lookup sent at +${late.sentMs} ms: ${canonical(late.reply)}`, ...show],
     );
   const lastNone = nones.at(-1);
   if (!lastNone)
-    return {
-      outcome: pass(
-        `not provoked: the acquire had landed (${landedMs} ms) before a lookup from another process could see it in flight`,
-      ),
-      machine,
-    };
-  return {
-    outcome: pass(
-      handle
-        ? `lookups from another process answered none up to ${lastNone.sentMs} ms after the acquire was sent, then it landed at ${landedMs} ms, inside the declared inFlightMs ${bound}`
-        : `the acquire answered ${settled?.error} and lookups from another process found nothing (last sent at ${lastNone.sentMs} ms)`,
-    ),
-    machine,
-  };
+    return pass(
+      `not provoked: the acquire had landed (${landedMs} ms) before a lookup from another process could see it in flight`,
+    );
+  return pass(
+    handle
+      ? `lookups from another process answered none up to ${lastNone.sentMs} ms after the acquire was sent, then it landed at ${landedMs} ms, inside the declared inFlightMs ${bound}`
+      : `the acquire answered ${settled?.error} and lookups from another process found nothing (last sent at ${lastNone.sentMs} ms)`,
+  );
 }
