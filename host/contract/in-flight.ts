@@ -14,7 +14,8 @@ import { CheckFailed, describeCall, must, type Outcome, pass, skip } from "./ver
 // to answer: an effect that lands late has to be seen landing.
 
 const EFFECT_MS = 60_000;
-const POLL_MS = 200;
+/** A tenth of the bound between lookups, within these: a slow provider is not asked hundreds of times. */
+const POLL_MS = { min: 200, max: 5_000 };
 const NOWHERE = { host: { name: CHECK_HOST } };
 
 interface Asked {
@@ -99,7 +100,7 @@ async function watch(
     )) as Asked["reply"];
     asked.push({ sentMs, answeredMs: since(), reply, afterAnswer: done });
     if (reply.found || done) break;
-    await s.sleep(POLL_MS);
+    await s.sleep(Math.min(POLL_MS.max, Math.max(POLL_MS.min, Math.floor(bound / 10))));
   }
   const result = await acquired;
   const handle = settled?.handle ?? asked.find((a) => a.reply.found)?.reply.found?.handle;
