@@ -142,6 +142,12 @@ describe.concurrent("mu plugin check on a stand-alone provider", () => {
       expect(got["host.inflight"]?.detail).toMatch(
         /^lookups from another process answered none up to \d+ ms after the acquire was sent, then it landed at \d+ ms, inside the declared inFlightMs 10000$/,
       );
+      // After the count: what was not run and what no check reaches; nothing partly exercised.
+      expect(r.stdout).toMatch(
+        /^not run: link\.push, link\.fetch, job\.lifecycle, job\.idempotency, job\.replay, channel\.lifecycle \(each skip line says why\)$/m,
+      );
+      expect(r.stdout).not.toMatch(/^not exercised:/m);
+      expect(r.stdout).toMatch(/^never checked: human errors; unknown-outcome; /m);
       // Every key the run acquired under was released, by the checks or at the end.
       expect(r.stdout).toMatch(
         /^cleaned: released every machine it acquired \(\d+\), and released by key the 2 whose acquire was refused, /m,
