@@ -211,6 +211,9 @@ describe("mu plugin check --help", () => {
       "--repeat sets",
     ])
       expect(text).toContain(opt);
+    expect(text).toContain(
+      "After the count, not run:, not exercised: and never checked: lines say what the run did not prove",
+    );
     expect(text).toContain("The run removes what it made");
     expect(text).toMatch(
       /a cleaned: line says what was removed, and a left: line names what could not be, with the command/,

@@ -57,10 +57,12 @@ harness and cmd for job.start) as a user's --param would; --host aims the
 link checks at a host mu already knows instead; --repeat sets the rounds of
 host.idempotency and job.idempotency (a replay check runs once).
 
-The run removes what it made: every machine is released, every job
-stopped, and what its names left on the backend is removed through
-link.exec. After the count, a cleaned: line says what was removed, and a
-left: line names what could not be, with the command that removes it.
+After the count, not run:, not exercised: and never checked: lines say
+what the run did not prove for this declaration. The run removes what it
+made: every machine is released, every job stopped, and what its names
+left on the backend is removed through link.exec; a cleaned: line says
+what was removed, and a left: line names what could not be, with the
+command that removes it.
 
 Exit codes: 0 nothing failed, 4 a check failed, 2 a usage error, 3 no such
 plugin or host. What each check proves: docs/plugin-check.md; the promises
