@@ -1,7 +1,9 @@
 // The testbed's planted bugs: each re-introduces, in mu's own code path, a
 // bug that was found and fixed, so the explorer can prove it still finds that
 // class. Inert unless MU_TESTBED_PLANT names the plant; the list below is
-// what test/explore.test.ts checks the explorer finds and shrinks.
+// what test/explore.test.ts checks the explorer finds and shrinks, but for
+// shared-fetch-head, a race inside git that only real processes meet
+// (docs/virtual.md says why).
 //
 // Only the testbed's build holds them. The bundle users run
 // (dist/mu/run-verb.cjs) is built with MU_TESTBED_BUILD defined as false
@@ -44,6 +46,9 @@ export const PLANTS = [
   "check-outside-lock",
   // host release of a machine that agents, jobs or their effects still call on.
   "release-without-holders",
+  // A collect (close, in-life, host fetch) through the checkout's one
+  // FETCH_HEAD, taking the commit it names unchecked: a parallel fetch's.
+  "shared-fetch-head",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

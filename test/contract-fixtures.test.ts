@@ -34,7 +34,8 @@ const BREAKS = [
   {
     broken: "shell-only-kill",
     fails: ["link.timeout"],
-    headline: /a background job and a pipeline member the script started went on running/,
+    headline:
+      /^remoteOnTimeout is 'stopped', yet a background job, a pipeline member, a process in a session of its own, a process with a cleared environment the script started went on running after the answer$/,
   },
   {
     broken: "blank-env-escapee",
@@ -49,21 +50,88 @@ const BREAKS = [
     headline: /link\.exec answered an error \(retryable\): unknown host mu-check$/,
     evidence: /a link that reaches only hosts it knows needs --host <profile>/,
   },
+  {
+    broken: "ignore-cwd",
+    fails: ["link.cwd"],
+    headline:
+      /^a script sent with the relative cwd '\.mu-check-[0-9a-f-]+cwd\/rel' ran in '.*\/mu-check', not in /,
+  },
+  {
+    broken: "script-argv",
+    fails: ["link.script-size"],
+    headline: /^link\.exec answered an error \(permanent\): spawn E2BIG$/,
+  },
+  {
+    broken: "cut-64k",
+    fails: ["link.output"],
+    headline: /^204800 bytes of output came back cut to 65536 bytes with partial: false$/,
+  },
+  {
+    // A reply line over 1 MiB is also a message no host can read.
+    broken: "never-cut",
+    fails: ["link.output", "messages"],
+    headline: /invalid message/,
+    evidence: /\[link\.output\] a line of more than 1 MiB \(\d+ bytes so far\)/,
+  },
+  {
+    broken: "raw-bytes",
+    fails: ["link.output", "messages"],
+    headline: /invalid message/,
+    evidence: /\[link\.output\] a line that is not valid UTF-8: .*mu-check \\xff\\xfe \\xc3 end/,
+  },
+  {
+    broken: "late-kill",
+    fails: ["link.timeout"],
+    headline:
+      /^remoteOnTimeout is 'stopped', yet a background job, a pipeline member, a process in a session of its own, a process with a cleared environment the script started went on running after the answer$/,
+  },
+  {
+    broken: "setsid-scripts",
+    fails: ["containment"],
+    headline: /left its process group/,
+    evidence:
+      /\[containment\] pid \d+ \(pgid \d+, sid \d+\), not in the plugin's group \d+, found by marker and ancestry: sleep 3; killed/,
+  },
+  {
+    broken: "progress",
+    fails: ["messages"],
+    headline: /^\d+ invalid messages? in /,
+    evidence: /notification '\$\/progress' is not watch\/settled or watch\/restarted/,
+  },
+  {
+    broken: "serial",
+    fails: ["eof"],
+    headline: /^the plugin did not exit within the grace once told to stop$/,
+    evidence: /after \$\/cancel, shutdown and EOF the group \(\d+\) still ran 5000 ms later/,
+  },
+  {
+    broken: "push-once",
+    fails: ["link.push"],
+    headline:
+      /^link\.push of a second, newer commit to the existing repository answered exitCode 0, yet the remote does not hold [0-9a-f]{40}$/,
+  },
+  {
+    broken: "stale-fetch",
+    fails: ["link.fetch"],
+    headline:
+      /^after link\.fetch of the same repository after a new commit, FETCH_HEAD names [0-9a-f]{40}, not [0-9a-f]{40}$/,
+  },
+  {
+    broken: "fetch-first-branch",
+    fails: ["link.fetch"],
+    headline:
+      /^after link\.fetch of the same repository with HEAD on another branch, FETCH_HEAD names [0-9a-f]{40}, not [0-9a-f]{40}$/,
+  },
+  {
+    broken: "git-no-timeout",
+    fails: ["link.git-timeout"],
+    headline:
+      /^link\.fetch of a repository that never answers, under timeoutMs 2000: link\.fetch had no answer within 7000 ms/,
+  },
 ] as const;
 
 /** What the fixture cannot do: it declares the link seam only. */
-const NOT_DECLARED = [
-  "host.lifecycle",
-  "host.idempotency",
-  "host.replay",
-  "host.facts",
-  "host.errors",
-  "host.inflight",
-  "job.lifecycle",
-  "job.idempotency",
-  "job.replay",
-  "channel.lifecycle",
-];
+const NOT_DECLARED: string[] = CHECK_IDS.filter((id) => /^(host|job|channel)\./.test(id));
 
 const run = muChild;
 
@@ -171,7 +239,7 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
         expect([id, got[id]?.mark]).toEqual([id, "ok"]);
       expect(got["link.exec"]?.detail).toMatch(/^on host box: /);
       expect(got["link.fetch"]?.detail).toBe(
-        "on host box: FETCH_HEAD names the HEAD of the profile's repository repo",
+        "on host box: FETCH_HEAD names the HEAD of the profile's repository repo, and of a fresh repository, again after a new commit, and with HEAD on another branch",
       );
       expect((await mu(["host", "list", "--json"], w.env)).stdout).toBe(before.stdout);
     } finally {

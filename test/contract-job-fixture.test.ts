@@ -46,6 +46,29 @@ const BREAKS = [
       /^a fenced job\.start answered permanent, which says nothing happened, yet job\.lookup then found the job$/,
   },
   {
+    broken: "dead-view",
+    fails: "job.attach",
+    headline:
+      /^the view job\.attach answered for a running job ended within 1000 ms \(exit 3\), where a pane must show the job$/,
+  },
+  {
+    broken: "slow-steps",
+    fails: "job.checkSteps",
+    headline: /^job\.checkSteps \(agent\): job\.checkSteps had no answer within 10000 ms$/,
+  },
+  {
+    broken: "ignore-cwd",
+    fails: "job.spec",
+    headline:
+      /^the job's command reported cwd and MU_CHECK_SPEC as '\/\S+ [0-9a-f]{16}', not '\/ [0-9a-f]{16}'$/,
+  },
+  {
+    broken: "drop-env",
+    fails: "job.spec",
+    headline:
+      /^the job's command reported cwd and MU_CHECK_SPEC as '\/ unset', not '\/ [0-9a-f]{16}'$/,
+  },
+  {
     broken: "random-instance",
     fails: "handshake",
     headline: /^the two starts named different instances \(fx-\w+, then fx-\w+\)/,
@@ -58,6 +81,10 @@ const NOT_DECLARED = [
   "link.push",
   "link.fetch",
   "link.timeout",
+  "link.cwd",
+  "link.script-size",
+  "link.output",
+  "link.git-timeout",
   "host.lifecycle",
   "host.idempotency",
   "host.replay",
@@ -65,6 +92,11 @@ const NOT_DECLARED = [
   "host.errors",
   "host.inflight",
   "channel.lifecycle",
+  "channel.turns",
+  "channel.dedupe",
+  "channel.receipts",
+  "channel.watch",
+  "channel.controls",
 ];
 
 const CHECK = ["plugin", "check", "jfx", "--seam", "job", "--repeat", "2"];

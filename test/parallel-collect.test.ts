@@ -11,6 +11,11 @@ import { muBin, tempState } from "./helpers.js";
 // in the checkout (the user's, or mu host fetch) must not change what a close
 // collects either.
 
+// MU_TESTBED_PLANT=shared-fetch-head in the test's own environment runs the
+// testbed's build of mu with that plant in, to show these tests catch it.
+const PLANT = process.env.MU_TESTBED_PLANT;
+const bin = PLANT ? join(packageRoot(), "dist/sim/runner/mu-testbed.js") : muBin;
+
 const AGENTS = 4;
 const ROUNDS = 2;
 
@@ -30,13 +35,13 @@ function git(cwd: string, ...args: string[]): string {
 }
 
 function muSync(args: string[]) {
-  const r = spawnSync(process.execPath, [muBin, ...args], { cwd: local, env, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: local, env, encoding: "utf8" });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function muAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const c = spawn(process.execPath, [muBin, ...args], { cwd: local, env });
+    const c = spawn(process.execPath, [bin, ...args], { cwd: local, env });
     let stdout = "";
     let stderr = "";
     c.stdout.on("data", (b: Buffer) => {
@@ -62,7 +67,12 @@ beforeEach(() => {
   mkdirSync(world);
   mkdirSync(local);
   writeFileSync(join(world, "world.json"), JSON.stringify({ preset: "link-job", instance: "s1" }));
-  env = { PATH: process.env.PATH ?? "", ...state.env, MU_MUX: "sim" };
+  env = {
+    PATH: process.env.PATH ?? "",
+    ...state.env,
+    MU_MUX: "sim",
+    ...(PLANT ? { MU_TESTBED_PLANT: PLANT } : {}),
+  };
   git(local, "init", "-q");
   writeFileSync(join(local, "f"), "one\n");
   git(local, "add", "f");

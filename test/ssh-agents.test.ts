@@ -311,6 +311,14 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     );
     expect(r.stdout).not.toMatch(/FAIL|skip\s+link/);
     expect(r.code).toBe(0);
+    const deep = [
+      ...["job.attach", "job.checkSteps", "channel.turns", "channel.dedupe"],
+      ...["channel.receipts", "channel.watch", "channel.controls"],
+    ];
+    for (const id of deep)
+      expect(r.stdout).toMatch(new RegExp(`^ok +${id.replace(".", "\\.")} `, "m"));
+    // It honours no --command, so no job of the check's can report its cwd and env.
+    expect(r.stdout).toMatch(/^skip +job\.spec +the kind does not honour a command/m);
     expect(r.stdout).toMatch(/^cleaned: removed through link.exec /m);
     // Only the plugin's own directories may stay, emptied, each named with its command.
     const made = entriesUnder(sshd.home).filter((e) => !before.has(e));

@@ -5,8 +5,11 @@ import { packageRoot } from "../host/package-root.js";
 import { openStore } from "../host/store/index.js";
 import { acquireLock } from "../host/store/lock.js";
 import { danglingRecords } from "../sim/runner/dangling.js";
+import { unreachableCollects } from "../sim/stress/collects.js";
 import { quantile } from "../sim/stress/figures.js";
+import type { MuRun } from "../sim/stress/run-mu.js";
 import { virtualWorld } from "../sim/virtual/ports.js";
+import { tempState } from "./helpers.js";
 
 // The crew stress run's own parts: what it counts as a lock wait, what it
 // calls a record naming something gone, and its percentiles.
@@ -71,6 +74,38 @@ describe("records that name something gone", () => {
       "agent main/a names job k, which is gone",
     ]);
   });
+});
+
+it("names a commit a close reported collected that no ref reaches, and only that one", () => {
+  const st = tempState();
+  try {
+    const git = (...args: string[]) =>
+      spawnSync(
+        "git",
+        ["-c", "user.name=t", "-c", "user.email=t@localhost", "-C", st.dir, ...args],
+        { encoding: "utf8" },
+      ).stdout.trim();
+    git("init", "-q");
+    git("commit", "-q", "--allow-empty", "-m", "named");
+    const named = git("rev-parse", "HEAD");
+    // A commit the store holds that no ref reaches: what a lost collect leaves.
+    const loose = git("commit-tree", "-m", "loose", `${named}^{tree}`);
+    const close = (sha: string, code = 0): MuRun => ({
+      verb: "agent close",
+      argv: ["agent", "close", "a"],
+      code,
+      signal: null,
+      ms: 1,
+      stdout: `collected ${sha} from box:t into ${st.dir} (refs/mu/collected/main/a/job-1)\nclosed main/a\n`,
+      line: "",
+    });
+    expect(unreachableCollects(st.dir, [close(named), close(loose, 5)])).toEqual([]);
+    expect(unreachableCollects(st.dir, [close(named), close(loose)])).toEqual([
+      `mu agent close a reported ${loose} collected; no ref in the checkout reaches it`,
+    ]);
+  } finally {
+    st.done();
+  }
 });
 
 it("takes percentiles by nearest rank", () => {

@@ -11,8 +11,11 @@ import { clip } from "./wire.js";
 // as when mu is SIGKILLed. Either way its group must be empty within the
 // grace, by the plugin's own doing rather than mu's kill at its end.
 
-/** Long enough to be in flight when stdin closes, short enough to finish inside the grace. */
-const INFLIGHT_SCRIPT = "sleep 1";
+/**
+ * Outlasts the grace: a plugin that reads its next line only once the call
+ * in hand is answered sees $/cancel, shutdown and EOF too late.
+ */
+const INFLIGHT_SCRIPT = "sleep 8";
 const SETTLE_MS = 200;
 /** When to look at who is still in the group, just before mu's kill would hide them. */
 const LOOK_BEFORE_KILL_MS = 300;
@@ -34,9 +37,9 @@ function inFlight(ctx: RunContext, s: Session, hello: InitializeResult): string 
       target: ctx.linkTarget ?? profileTarget(hello),
       script: INFLIGHT_SCRIPT,
       cwd: ".",
-      timeoutMs: 10_000,
+      timeoutMs: 20_000,
     },
-    10_000 + GRACE_MS,
+    20_000 + GRACE_MS,
   ).catch(() => {});
   return `link.exec '${INFLIGHT_SCRIPT}' in flight`;
 }

@@ -24,6 +24,13 @@ export interface Watch {
   leader?: number;
   /** Descendants seen so far, pid to start time. */
   known: Map<number, number>;
+  /**
+   * An environment entry (NAME=value) that link.timeout's own script gives
+   * the session it makes on purpose: those processes are the script's doing,
+   * not the plugin's, and are left alone. An entry, not a session leader,
+   * since the leader may be killed while a child it just forked lives on.
+   */
+  spare?: string;
 }
 
 function escapee(p: LiveProcess, by: string[]): Escapee {
@@ -48,10 +55,14 @@ export function outside(w: Watch): Escapee[] {
     const kin = w.leader !== undefined && descends(p.pid);
     if (kin) w.known.set(p.pid, p.startTime);
     if (p.pgid === w.leader) continue;
+    const env = p.environ().split("\0");
+    if (w.spare !== undefined && env.includes(w.spare)) continue;
     const by: string[] = [];
-    if (p.environ().split("\0").includes(entry)) by.push("marker");
+    if (env.includes(entry)) by.push("marker");
     if (kin || w.known.get(p.pid) === p.startTime) by.push("ancestry");
-    if (by.length > 0) found.push(escapee(p, by));
+    // A process killed a moment ago has no memory left, so no command line:
+    // it is on its way out, not away (link.timeout's own session meets this).
+    if (by.length > 0 && p.cmdline() !== "") found.push(escapee(p, by));
   }
   return found;
 }

@@ -17,9 +17,9 @@ import { CheckFailed, describeCall, failedCall, type Outcome, pass } from "./ver
 
 const GIT_MS = 60_000;
 
-/** A throwaway local repository holding one fresh commit. */
-function localCommit(nonce: string): { dir: string; rev: string } {
-  const dir = mkdtempSync(join(tmpdir(), "mu-check-"));
+/** A throwaway local repository holding one fresh commit, or `into`'s with one more on top. */
+function localCommit(nonce: string, into?: string): { dir: string; rev: string } {
+  const dir = into ?? mkdtempSync(join(tmpdir(), "mu-check-"));
   const git = (...args: string[]) =>
     spawnSync(
       "git",
@@ -32,11 +32,11 @@ function localCommit(nonce: string): { dir: string; rev: string } {
       ],
       { encoding: "utf8" },
     );
-  git("init", "--quiet");
+  if (!into) git("init", "--quiet");
   git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", `mu-check ${nonce}`);
   const rev = commitOf(dir, "HEAD");
   if (rev === null) {
-    rmSync(dir, { recursive: true, force: true });
+    if (!into) rmSync(dir, { recursive: true, force: true });
     throw new Error("git could not make a local commit for the check (is git installed?)");
   }
   return { dir, rev };
@@ -126,23 +126,93 @@ export async function linkPush(
         `a second link.push of a commit the remote already holds answered exitCode ${second.exitCode}`,
         [shown(second)],
       );
+    // A push that only creates the remote, or answers 0 for one that exists, fails here.
+    const next = localCommit(`${nonce} again`, dir).rev;
+    const third = await gitCall(s, "link.push", place, {
+      localRepo: dir,
+      remoteRepo: remote,
+      rev: next,
+    });
+    const heldNext = await exec(
+      s,
+      place,
+      `git -C ${q(remote)} rev-parse --verify --quiet ${q(`${next}^{commit}`)}`,
+    );
+    if (third.exitCode !== 0 || heldNext.stdout.trim() !== next)
+      throw new CheckFailed(
+        third.exitCode === 0
+          ? `link.push of a second, newer commit to the existing repository answered exitCode 0, yet the remote does not hold ${next}`
+          : `link.push of a second, newer commit to the existing repository answered exitCode ${third.exitCode}`,
+        [shown(third), shown(heldNext)],
+      );
     if (!link.fetch)
       return pass(
-        `${place.label}: the remote holds the pushed commit and a second push succeeded; not fetched back (fetch: false)`,
+        `${place.label}: the remote holds the pushed commit, a second push succeeded, and a newer commit pushed to it arrived; not fetched back (fetch: false)`,
       );
     // Push promises the commit, not the remote's HEAD: point HEAD at it to fetch it back.
-    const point = await exec(s, place, `git -C ${q(remote)} update-ref --no-deref HEAD ${rev}`);
+    const point = await exec(s, place, `git -C ${q(remote)} update-ref --no-deref HEAD ${next}`);
     if (point.exitCode !== 0)
       throw new CheckFailed("git could not point the pushed repository's HEAD at the commit", [
         shown(point),
       ]);
-    await fetchNames(s, place, remote, rev, "the pushed repository");
+    await fetchNames(s, place, remote, next, "the pushed repository");
     return pass(
-      `${place.label}: the remote holds the pushed commit, a second push succeeded, and a fetch brought it back`,
+      `${place.label}: the remote holds the pushed commit, a second push succeeded, a newer commit pushed to it arrived, and a fetch brought it back`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await removeScratch(s, place, tag);
+  }
+}
+
+/** A repository made on the host with one commit, in the check's scratch directory. */
+async function freshRemote(s: Session, place: LinkPlace, tag: string, nonce: string) {
+  const remote = `${await scratch(s, place, tag)}/fetched`;
+  const made = await exec(
+    s,
+    place,
+    [
+      `git init --quiet ${q(remote)} && cd ${q(remote)} || exit 1`,
+      `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m 'mu-check ${nonce}' || exit 1`,
+    ].join("\n"),
+  );
+  if (made.exitCode !== 0)
+    throw new CheckFailed("git could not make a repository on the host to fetch from", [
+      shown(made),
+    ]);
+  return remote;
+}
+
+/** Fetches `remote` as it is; its HEAD must come back. */
+async function fetchHead(s: Session, place: LinkPlace, remote: string, what: string, hint = "") {
+  const head = await exec(s, place, `git -C ${q(remote)} rev-parse --verify --quiet HEAD`);
+  const want = head.stdout.trim();
+  if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(want))
+    throw new CheckFailed(`the HEAD of ${what} on the host could not be read${hint}`, [
+      shown(head),
+    ]);
+  await fetchNames(s, place, remote, want, what);
+}
+
+/**
+ * Again after a new commit (a cache that serves the first HEAD fails), then
+ * with HEAD on a new branch that is not the first one (a fetch of a branch
+ * by name fails).
+ */
+async function fetchMovingHead(s: Session, place: LinkPlace, remote: string, nonce: string) {
+  const commit = (msg: string) =>
+    `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m ${q(`mu-check ${nonce} ${msg}`)} || exit 1`;
+  for (const [step, what] of [
+    [commit("again"), "the same repository after a new commit"],
+    [
+      `git checkout --quiet -b mu-check-other || exit 1\n${commit("branch")}`,
+      "the same repository with HEAD on another branch",
+    ],
+  ] as const) {
+    const moved = await exec(s, place, `cd ${q(remote)} || exit 1\n${step}`);
+    if (moved.exitCode !== 0)
+      throw new CheckFailed("git could not make a new commit on the host to fetch", [shown(moved)]);
+    await fetchHead(s, place, remote, what);
   }
 }
 
@@ -153,38 +223,25 @@ export async function linkFetch(
   nonce: string,
 ): Promise<Outcome> {
   try {
-    let remote: string;
-    let what: string;
+    let profile = "";
     if (place.root !== undefined) {
-      remote = place.root;
-      what = `the profile's repository ${place.root}`;
-    } else {
-      remote = `${await scratch(s, place, tag)}/fetched`;
-      what = "a fresh repository";
-      const made = await exec(
+      // The profile's repository is read, never written: the moving HEAD is the scratch one's.
+      const what = `the profile's repository ${place.root}`;
+      await fetchHead(
         s,
         place,
-        [
-          `git init --quiet ${q(remote)} && cd ${q(remote)} || exit 1`,
-          `git -c user.name=mu-check -c user.email=mu-check@invalid -c commit.gpgsign=false commit --quiet --allow-empty --no-verify -m 'mu-check ${nonce}' || exit 1`,
-        ].join("\n"),
+        place.root,
+        what,
+        `; if it does not exist yet, run mu host push ${place.target.host.name} first`,
       );
-      if (made.exitCode !== 0)
-        throw new CheckFailed("git could not make a repository on the host to fetch from", [
-          shown(made),
-        ]);
+      profile = ` of ${what}, and`;
     }
-    const head = await exec(s, place, `git -C ${q(remote)} rev-parse --verify --quiet HEAD`);
-    const want = head.stdout.trim();
-    if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(want))
-      throw new CheckFailed(
-        place.root !== undefined
-          ? `the HEAD of ${what} on the host could not be read; if it does not exist yet, run mu host push ${place.target.host.name} first`
-          : `the HEAD of ${what} on the host could not be read`,
-        [shown(head)],
-      );
-    await fetchNames(s, place, remote, want, what);
-    return pass(`${place.label}: FETCH_HEAD names the HEAD of ${what}`);
+    const remote = await freshRemote(s, place, tag, nonce);
+    await fetchHead(s, place, remote, "a fresh repository");
+    await fetchMovingHead(s, place, remote, nonce);
+    return pass(
+      `${place.label}: FETCH_HEAD names the HEAD${profile} of a fresh repository, again after a new commit, and with HEAD on another branch`,
+    );
   } finally {
     await removeScratch(s, place, tag);
   }

@@ -9,26 +9,33 @@ import { CheckFailed, describeCall, failedCall, type Outcome, pass } from "./ver
 // link.exec of a script that outlives its timeoutMs. The plugin, not mu,
 // enforces the limit: it must answer exitCode null in time. What it declared
 // about the remote side after a timeout is then put to the test with marker
-// files: one the script writes at once, and late ones written only by what
-// the script started (a background job, a pipeline member), as a real
-// script's work would be. Killing only the script's shell leaves those.
+// files the script's descendants rewrite every second: a background job, a
+// pipeline member, one in a session of its own and one with a cleared
+// environment, as a real script's work would be. For "stopped" they are
+// removed the moment the answer comes and must not come back; for
+// "stopping", the same after the grace. Killing only the script's shell, or
+// killing the tree some time after answering, leaves them writing.
 
 const MIN_TIMEOUT_MS = 1_500;
 const MAX_TIMEOUT_MS = 15_000;
-/**
- * How long after the answer the late markers come: a plugin (or a loaded
- * machine) slow to kill the script must not look like one that left it
- * running. "stopping" may run on for the grace after its answer, so later.
- */
-const AFTER_ANSWER_S = { stopped: 4.5, stopping: 10.5, unknown: 4.5 } as const;
-/** Past the moment a script left running would have written its late markers. */
-const MARGIN_MS = 1_000;
+/** Longer than the writers' one-second beat, so a writer still alive is seen. */
+const WATCH_MS = 1_600;
 const PROBE_MS = 10_000;
+/** The writers, each by what it stands for and the file it rewrites. */
+const WRITERS = [
+  ["background", "a background job"],
+  ["pipeline", "a pipeline member"],
+  ["session", "a process in a session of its own"],
+  ["blank", "a process with a cleared environment"],
+] as const;
 
 /** A slow link gets a longer limit, so the script is sure to have begun before it. */
 export function timeoutFor(roundTripMs: number): number {
   return Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, 3 * roundTripMs + 1_000));
 }
+
+/** The entry the check's own script gives the session it makes: the containment scan spares it. */
+export const ownSession = (tag: string) => `MU_CHECK_OWN_SESSION=${tag}`;
 
 export async function linkTimeout(
   s: Session,
@@ -38,13 +45,18 @@ export async function linkTimeout(
   timeoutMs: number,
 ): Promise<Outcome> {
   const start = `.${tag}.start`;
-  const lateBg = `.${tag}.late-background`;
-  const latePipe = `.${tag}.late-pipeline`;
-  const lateS = Math.ceil(timeoutMs / 1000 + AFTER_ANSWER_S[link.remoteOnTimeout]);
+  const marker = (w: string) => `.${tag}.late-${w}`;
+  const markers = WRITERS.map(([w]) => marker(w)).join(" ");
+  // Each writer stops by itself once no check could still look.
+  const beats = Math.ceil(timeoutMs / 1000) + Math.ceil(GRACE_MS / 1000) + 4;
+  const loop = `i=0; while [ $i -lt ${beats} ]; do : > "$0"; sleep 1; i=$((i + 1)); done`;
   const script = [
     `: > ${start}`,
-    `( sleep ${lateS}; : > ${lateBg} ) &`,
-    `sleep ${lateS} | ( sleep ${lateS}; : > ${latePipe} )`,
+    `loop='${loop}'`,
+    `sh -c "$loop" ${marker("background")} &`,
+    `setsid env ${ownSession(tag)} sh -c "$loop" ${marker("session")} &`,
+    `env -i PATH="$PATH" sh -c "$loop" ${marker("blank")} &`,
+    `sleep ${beats} | sh -c "$loop" ${marker("pipeline")}`,
     "wait",
   ].join("\n");
   const exec = (script: string, timeoutMs: number) =>
@@ -52,12 +64,22 @@ export async function linkTimeout(
       "link.exec",
       { target: place.target, script, cwd: ".", timeoutMs },
       timeoutMs + GRACE_MS,
-    );
+    ) as Promise<ExecResult>;
+  const probe = async (script: string): Promise<string> => {
+    try {
+      return (await exec(script, PROBE_MS)).stdout;
+    } catch (err) {
+      throw new CheckFailed(
+        `the link.exec that looks for the markers failed: ${describeCall(err)}`,
+        [describeCall(err)],
+      );
+    }
+  };
 
   const t0 = s.now();
   let r: ExecResult;
   try {
-    r = (await exec(script, timeoutMs)) as ExecResult;
+    r = await exec(script, timeoutMs);
   } catch (err) {
     throw new CheckFailed(
       `a script that outlives timeoutMs ${timeoutMs}: ${failedCall("link.exec", err)}`,
@@ -66,27 +88,19 @@ export async function linkTimeout(
   }
   const took = s.now() - t0;
 
-  // Whatever happened, the markers must not outlive the check: wait until the
-  // script would be done, then look and clean up in one probe. The script
-  // began before the answer, so counting from the answer is a safe bound.
-  await s.sleep(lateS * 1000 + MARGIN_MS);
-  let seen: string;
-  try {
-    const p = (await exec(
-      [
-        `test -e ${start} && echo MU-CHECK:started`,
-        `test -e ${lateBg} && echo MU-CHECK:late-background`,
-        `test -e ${latePipe} && echo MU-CHECK:late-pipeline`,
-        `rm -f ${start} ${lateBg} ${latePipe}; true`,
-      ].join("\n"),
-      PROBE_MS,
-    )) as ExecResult;
-    seen = p.stdout;
-  } catch (err) {
-    throw new CheckFailed(`the link.exec that looks for the markers failed: ${describeCall(err)}`, [
-      describeCall(err),
-    ]);
-  }
+  // From the answer (or, for "stopping", the end of its grace) nothing the
+  // script started may write: clear the markers, wait out a beat, look.
+  if (link.remoteOnTimeout === "stopping") await s.sleep(GRACE_MS);
+  const began = await probe(
+    `test -e ${start} && echo MU-CHECK:started; rm -f ${start} ${markers}; true`,
+  );
+  await s.sleep(WATCH_MS);
+  const after = await probe(
+    [
+      ...WRITERS.map(([w]) => `test -e ${marker(w)} && echo MU-CHECK:${w}`),
+      link.remoteOnTimeout === "unknown" ? "true" : `rm -f ${markers}; true`,
+    ].join("\n"),
+  );
 
   if (r.exitCode !== null) {
     throw new CheckFailed(
@@ -95,24 +109,23 @@ export async function linkTimeout(
     );
   }
   const answered = `${place.label}: answered exitCode null after ${took} ms (timeoutMs ${timeoutMs})`;
-  if (!seen.includes("MU-CHECK:started")) {
+  if (!began.includes("MU-CHECK:started")) {
     throw new CheckFailed(`${answered}, but the script never began`, [
       `it would have written ${start} in the login directory at once; the next script found none`,
     ]);
   }
   if (link.remoteOnTimeout === "unknown")
     return pass(`${answered}; remoteOnTimeout unknown promises nothing after that`);
-  const ranOn = [
-    seen.includes("MU-CHECK:late-background") ? "a background job" : "",
-    seen.includes("MU-CHECK:late-pipeline") ? "a pipeline member" : "",
-  ].filter((x) => x !== "");
+  const ranOn = WRITERS.filter(([w]) => after.includes(`MU-CHECK:${w}`)).map(([, what]) => what);
   if (ranOn.length > 0) {
     throw new CheckFailed(
-      `remoteOnTimeout is '${link.remoteOnTimeout}', yet ${ranOn.join(" and ")} the script started went on running after the answer${link.remoteOnTimeout === "stopping" ? ` and its ${GRACE_MS} ms grace` : ""}`,
-      [`each wrote its marker in the login directory ${lateS} s after the script began`],
+      `remoteOnTimeout is '${link.remoteOnTimeout}', yet ${ranOn.join(", ")} the script started went on running after the answer${link.remoteOnTimeout === "stopping" ? ` and its ${GRACE_MS} ms grace` : ""}`,
+      [
+        `each rewrites its marker in the login directory every second; the markers were removed ${link.remoteOnTimeout === "stopping" ? "at the end of the grace" : "as the answer came"} and were back ${WATCH_MS} ms later`,
+      ],
     );
   }
   return pass(
-    `${answered}; neither its background job nor its pipeline ran on (${link.remoteOnTimeout})`,
+    `${answered}; none of its background job, pipeline member, own-session and blank-environment processes ran on (${link.remoteOnTimeout})`,
   );
 }

@@ -54,6 +54,8 @@ export interface StartLog {
   known: Map<number, number>;
   /** Where the launcher writes what it still held when the plugin ended. */
   report?: string;
+  /** A session the check's own script made on purpose (see Watch.spare). */
+  spare?: string;
 }
 
 function tapped(base: ProcessSpawner, log: StartLog, launcher: readonly string[]): ProcessSpawner {
@@ -175,6 +177,21 @@ export class Session {
   }
 }
 
+/** One start for one seam check, closed whatever the check does. */
+export async function inSession<T>(
+  ctx: RunContext,
+  check: string,
+  needs: readonly SeamName[],
+  fn: (s: Session) => Promise<T>,
+): Promise<T> {
+  const s = await Session.open(ctx, check, needs);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
 async function finish(sup: Supervisor, log: StartLog): Promise<void> {
   await sup.close();
   log.wire.end();
@@ -199,5 +216,11 @@ function heldAtEnd(report: string): [number, number][] {
 }
 
 function watch(log: StartLog, leader: number | undefined): Watch {
-  return { name: MARK_VAR, value: log.mark, known: log.known, ...(leader ? { leader } : {}) };
+  return {
+    name: MARK_VAR,
+    value: log.mark,
+    known: log.known,
+    ...(leader ? { leader } : {}),
+    ...(log.spare ? { spare: log.spare } : {}),
+  };
 }

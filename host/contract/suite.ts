@@ -1,18 +1,20 @@
-import type { InitializeResult, LinkSeam, SeamName } from "../protocol/declaration.js";
+import type { InitializeResult, LinkSeam } from "../protocol/declaration.js";
 import { hideCanary } from "./canary.js";
-import { channelLifecycle } from "./channel-seam.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
 import { runHostProofs } from "./host-proofs-run.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
-import { jobReplay } from "./job-replay.js";
-import { jobIdempotency, jobLifecycle } from "./job-seam.js";
 import { type Cleanup, tidy } from "./leftovers.js";
+import { linkCwd } from "./link-cwd.js";
 import { linkFetch, linkPush } from "./link-git.js";
+import { linkGitTimeout } from "./link-git-timeout.js";
+import { linkOutput } from "./link-output.js";
 import { linkExec } from "./link-roundtrip.js";
-import { linkTimeout, timeoutFor } from "./link-timeout.js";
-import { type RunContext, Session } from "./session.js";
+import { linkScriptSize } from "./link-script-size.js";
+import { linkTimeout, ownSession, timeoutFor } from "./link-timeout.js";
+import { inSession, type RunContext, Session } from "./session.js";
+import { AGENT_CHECKS, runAgentCheck } from "./suite-jobs.js";
 import { CHECK_HOST, type LinkPlace, profileTarget, type Target } from "./target.js";
 import {
   CheckFailed,
@@ -23,7 +25,8 @@ import {
   skip,
   type Verdict,
 } from "./verdict.js";
-import { canary, containment, messages, probeContainment, probeMessages } from "./wire-checks.js";
+import { canary, containment, messages, probeMessages } from "./wire-checks.js";
+import { probeDuringCall } from "./wire-watch.js";
 
 // The order the checks run in and when each is skipped. Seam checks that
 // make real things run only for seams the author named; the wire checks come
@@ -67,21 +70,6 @@ async function timed(
   };
   emit(v);
   return v;
-}
-
-/** One start for one seam check, closed whatever the check does. */
-async function inSession(
-  ctx: RunContext,
-  id: CheckId,
-  needs: readonly SeamName[],
-  fn: (s: Session) => Promise<Outcome>,
-): Promise<Outcome> {
-  const s = await Session.open(ctx, id, needs);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
 }
 
 export async function runSuite(
@@ -199,8 +187,43 @@ export async function runSuite(
   await run(
     "link.timeout",
     gate(
-      afterExec("link.timeout", (s, place, link) =>
-        linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0)),
+      afterExec("link.timeout", (s, place, link) => {
+        s.log.spare = ownSession(`mu-check-${ctx.runId}`);
+        return linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0));
+      }),
+    ),
+  );
+  await run(
+    "link.cwd",
+    gate(afterExec("link.cwd", (s, place) => linkCwd(s, place, `${ctx.runId}-cwd`))),
+  );
+  await run(
+    "link.script-size",
+    gate(
+      afterExec("link.script-size", (s, place, link) =>
+        linkScriptSize(s, place, link, ctx.io.ports.random.hex(32)),
+      ),
+    ),
+  );
+  await run("link.output", gate(afterExec("link.output", (s, place) => linkOutput(s, place))));
+  // Only where push or fetch itself passed: a fake one fails there, not here.
+  const proven = (id: CheckId) => out.find((v) => v.id === id)?.result === "pass";
+  await run(
+    "link.git-timeout",
+    gate(
+      afterExec(
+        "link.git-timeout",
+        (s, place) =>
+          linkGitTimeout(
+            s,
+            place,
+            { fetch: proven("link.fetch"), push: proven("link.push") },
+            `${ctx.runId}-git-timeout`,
+          ),
+        () =>
+          proven("link.fetch") || proven("link.push")
+            ? undefined
+            : "neither link.push nor link.fetch passed (or is declared)",
       ),
     ),
   );
@@ -237,47 +260,18 @@ export async function runSuite(
 
   await runHostProofs(ctx, run, hostCheck, out, opts.params);
 
-  // Job and channel checks start real jobs: only for the seams named. A
-  // provider's jobs run on a machine the check acquires, so --seam host too.
-  const jobCheck = (
-    id: CheckId,
-    seam: "job" | "channel",
-    fn: (s: Session, h: InitializeResult) => Promise<Outcome>,
-  ) =>
-    gate(async (h) => {
-      if (!h.seams.job) return skip("the plugin declares no job seam");
-      if (seam === "channel" && !h.seams.channel)
-        return skip("the plugin declares no channel seam");
-      if (!opts.seams.has(seam))
-        return skip(`it starts a real job: add --seam ${seam} and the --param values it needs`);
-      if (h.seams.host && !hostNamed)
-        return skip("a provider's jobs run on machines it acquired; add --seam host too");
-      return inSession(ctx, id, [seam], (s) => fn(s, h));
-    });
-  await run(
-    "job.lifecycle",
-    jobCheck("job.lifecycle", "job", (s, h) => jobLifecycle(ctx, s, h, opts.params)),
-  );
-  await run(
-    "job.idempotency",
-    jobCheck("job.idempotency", "job", (s, h) =>
-      jobIdempotency(ctx, s, h, opts.params, opts.repeat),
-    ),
-  );
-  await run(
-    "job.replay",
-    jobCheck("job.replay", "job", (s, h) => jobReplay(ctx, s, h, opts.params)),
-  );
-  await run(
-    "channel.lifecycle",
-    jobCheck("channel.lifecycle", "channel", (s, h) => channelLifecycle(ctx, s, h, opts.params)),
-  );
+  // Job and channel checks start real jobs: only for the seams named.
+  for (const c of AGENT_CHECKS)
+    await run(
+      c.id,
+      gate((h) => runAgentCheck(ctx, opts, c, h)),
+    );
 
   // The probes' starts count for every wire check, so all of them run
   // before any wire verdict is given.
   if (loaded) {
     await probeMessages(ctx, loaded).catch(() => {});
-    await probeContainment(ctx, loaded).catch(() => {});
+    await probeDuringCall(ctx, loaded).catch(() => {});
   }
   await run("messages", async () => messages(ctx));
   await run("canary", async () => canary(ctx));

@@ -25,29 +25,6 @@ export async function probeMessages(ctx: RunContext, hello: InitializeResult): P
   }
 }
 
-/** A start that runs one trivial script, then stops; any helper it left outside is found. */
-export async function probeContainment(ctx: RunContext, hello: InitializeResult): Promise<void> {
-  const s = await Session.open(ctx, "containment", []);
-  try {
-    if (hello.seams.link) {
-      await s
-        .call(
-          "link.exec",
-          {
-            target: ctx.linkTarget ?? profileTarget(hello),
-            script: "true",
-            cwd: ".",
-            timeoutMs: 10_000,
-          },
-          15_000,
-        )
-        .catch(() => {});
-    }
-  } finally {
-    await s.close();
-  }
-}
-
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const starts = (ctx: RunContext) => plural(ctx.logs.length, "start");
 

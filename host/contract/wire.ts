@@ -52,6 +52,8 @@ export class WireLog {
   private readonly answered = new Set<number>();
   /** Watches the plugin opened and has not yet ended with their one notification. */
   private readonly watches = new Set<string>();
+  /** Notifications that came before their watch's reply: channel.watch judges the order. */
+  private readonly early = new Map<string, string>();
   private readonly checks = protocolChecks();
   private readonly stdout: Buffer[] = [];
   private readonly stderrBuf: Buffer[] = [];
@@ -105,6 +107,9 @@ export class WireLog {
   end(): void {
     if (!this.framingBroken && this.framer.pending() > 0)
       this.problems.push(`a last line with no newline: ${showBytes(this.raw)}`);
+    for (const line of this.early.values())
+      this.problems.push(`a notification with no watch open: ${clip(line)}`);
+    this.early.clear();
   }
 
   /** Every line of stdout and stderr holding `needle`, marked by stream. */
@@ -137,6 +142,10 @@ export class WireLog {
         const watchId = (msg.params as { watchId?: unknown } | undefined)?.watchId;
         // Exactly one notification per watch the suite opened; anything else is unasked.
         if (!why && typeof watchId === "string" && this.watches.delete(watchId)) return;
+        if (!why && typeof watchId === "string" && !this.early.has(watchId)) {
+          this.early.set(watchId, line);
+          return;
+        }
         this.problems.push(
           why
             ? `${msg.method} does not match the schema (${why}): ${clip(line)}`
@@ -160,7 +169,8 @@ export class WireLog {
           const why = this.checks.checkResult?.(method, msg.result);
           if (why) this.problems.push(`${method} result: ${clip(why)}: ${clip(line)}`);
           const watchId = (msg.result as { watchId?: unknown } | null)?.watchId;
-          if (method === "channel.watch" && typeof watchId === "string") this.watches.add(watchId);
+          if (method === "channel.watch" && typeof watchId === "string")
+            if (!this.early.delete(watchId)) this.watches.add(watchId);
         }
       }
     }

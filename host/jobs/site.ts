@@ -1,7 +1,8 @@
 import { UnavailableError, UsageError } from "../errors.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
-import { linkRun, notACheckout, type OpenLink, pushRev } from "../seams/link.js";
+import { linkRun, notACheckout, type OpenLink } from "../seams/link.js";
+import { pushRev } from "../seams/push.js";
 import { shQuote as q } from "../sh-quote.js";
 
 // A spawn's site: with --worktree the agent works in a git worktree on the

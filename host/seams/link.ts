@@ -17,15 +17,15 @@ import { type Supervisor, seamHint } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
 import { shQuote as q, shWord } from "../sh-quote.js";
 import { openStore } from "../store/index.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { callPlugin } from "./call.js";
 
 // The link's calls as mu makes them: each holds one of the host's slots when
 // the link leaves slots to mu, waits out a "stopping" link's grace before it
 // returns a timed-out run, and checks git's own answer where the plugin's
-// word is not enough (FETCH_HEAD after a fetch, rev-parse after a push).
+// word is not enough (FETCH_HEAD after a fetch; push.ts, rev-parse after a push).
 
 export const DEFAULT_LINK_TIMEOUT_MS = 20_000;
-const PUSH_RUNS = 3;
 
 export interface RunResult {
   exitCode: number | null;
@@ -119,7 +119,7 @@ export async function linkRun(
   });
 }
 
-function failed(
+export function failed(
   l: OpenLink,
   what: string,
   r: RunResult,
@@ -173,10 +173,12 @@ export async function fetchInto(
       { hint: `add the host as a profile with --fetch '<template>'` },
     );
   }
-  const place = openFetchPlace(
-    localRepo,
-    `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`,
-  );
+  // The plant fetches through the checkout's own FETCH_HEAD, shared by every
+  // mu and every git fetch there, and takes whatever commit it names.
+  const shared = TESTBED_BUILD && planted(l.io.ports.env, "shared-fetch-head");
+  const place = shared
+    ? localRepo
+    : openFetchPlace(localRepo, `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`);
   try {
     let r: RunResult;
     if (l.link.fetch) {
@@ -203,67 +205,11 @@ export async function fetchInto(
         },
       );
     }
-    bringIn(localRepo, place, sha);
+    if (!shared) bringIn(localRepo, place, sha);
     pinRef(localRepo, ref, sha, `mu: fetched from ${l.name}:${remoteCwd}`);
     return sha;
   } finally {
-    closeFetchPlace(place);
-  }
-}
-
-/**
- * Makes remoteRepo on the host hold `sha`. A push is not an effect, so a
- * timed-out one is simply run again; and whatever the plugin said, the
- * remote's own rev-parse must find the commit before mu relies on it.
- */
-export async function pushRev(
-  l: OpenLink,
-  localRepo: string,
-  remoteRepo: string,
-  sha: string,
-  timeoutMs: number,
-): Promise<void> {
-  if (!l.link.push) {
-    throw new UsageError(
-      "host.push.none",
-      "usage",
-      `'${l.host.reg.name}' cannot push (its link does not declare push: true)`,
-      { hint: "seed the host's repository another way, e.g. with mu host exec" },
-    );
-  }
-  for (let run = 1; ; run++) {
-    const r = await linkRun(l, "link.push", { localRepo, remoteRepo, rev: sha }, timeoutMs);
-    if (r.exitCode === 0) break;
-    if (r.exitCode === null && run < PUSH_RUNS) {
-      l.io.err(
-        `mu: host: the push to ${l.name} timed out after ${timeoutMs} ms; running it again\n`,
-      );
-      continue;
-    }
-    throw failed(
-      l,
-      "push",
-      r,
-      timeoutMs,
-      `check ${remoteRepo} on ${l.name}: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteRepo)} status`)}`,
-    );
-  }
-  const check = await linkRun(
-    l,
-    "link.exec",
-    {
-      script: `git -C ${q(remoteRepo)} rev-parse --verify --quiet ${q(`${sha}^{commit}`)}`,
-      cwd: ".",
-    },
-    timeoutMs,
-  );
-  if (check.exitCode !== 0 || check.stdout.trim() !== sha) {
-    throw new UnavailableError(
-      "host.push.missing",
-      "host",
-      `the push to ${l.name} reported success, but ${remoteRepo} there does not hold ${sha}`,
-      { hint: "the plugin's link.push is broken; tell its author" },
-    );
+    if (!shared) closeFetchPlace(place);
   }
 }
 

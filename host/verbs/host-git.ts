@@ -3,14 +3,8 @@ import type { Io } from "../cli/io.js";
 import { UsageError } from "../errors.js";
 import { fetchedRef } from "../git/fetch-place.js";
 import { checkoutOf, commitOf } from "../git/local.js";
-import {
-  fetchInto,
-  loadLinkHost,
-  notACheckout,
-  openLink,
-  pushRev,
-  timeoutOption,
-} from "../seams/link.js";
+import { fetchInto, loadLinkHost, notACheckout, openLink, timeoutOption } from "../seams/link.js";
+import { pushRev } from "../seams/push.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu host fetch and mu host push: the link's git moves by hand, the same

@@ -10,6 +10,7 @@ import { shWord } from "../sh-quote.js";
 import { segmentGlob } from "../store/archive.js";
 import { type Database, openStore } from "../store/index.js";
 import { retentionState } from "../store/retention.js";
+import { closeCommand, spawnAgainCommand, spawnAgainOrClose } from "./spawn/remedy.js";
 
 // What mu owes: for now, every effect whose outcome is still pending, with
 // the verb that settles it. Host facts and collects join as their seams land.
@@ -29,6 +30,8 @@ export interface Notice {
   key: string;
   since: number;
   next: string;
+  /** The other way on, where there is one: a close beside a spawn that takes the record on. */
+  or?: string;
 }
 
 /** A receipt's delivery, by the key mu gave it (only sends and interrupts carry a msgId). */
@@ -132,11 +135,17 @@ export function stateNotices(
       method: "job.start",
       key: j.key,
       since: j.updatedAt,
-      next: `mu agent spawn ${j.agent} --host ${j.host} -w ${j.workstream}`,
+      next: spawnAgainCommand(j.workstream, j.agent, j.host),
+      or: closeCommand(j.workstream, j.agent),
     });
+  // A job whose stop is journaled is going: the close that settles it (listed
+  // above) is its one way on; a spawn that took it on would be a second remedy.
+  const stopping = (j: JobRecord) =>
+    pending.some((p) => p.method === "job.stop" && p.key === j.key);
   // A running job whose agent has no view (mu died between the start and the view).
+  const live = (j: JobRecord) => agentOf(db, j.workstream, j.agent)?.state === "live";
   const viewless = jobs
-    .filter((j) => j.state === "running" && agentOf(db, j.workstream, j.agent)?.state !== "live")
+    .filter((j) => j.state === "running" && !live(j) && !stopping(j))
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are. One whose
@@ -148,8 +157,9 @@ export function stateNotices(
         j.state === "running" &&
         j.writer !== null &&
         !alive(j.writer) &&
-        agentOf(db, j.workstream, j.agent)?.state === "live" &&
-        !firstPromptJournaled(db, j),
+        live(j) &&
+        !firstPromptJournaled(db, j) &&
+        !stopping(j),
     )
     .map(spawnAgain("spawn-unfinished"));
   // A record a spawn wrote and died before journaling its start: nothing
@@ -224,7 +234,7 @@ function printNotices(io: Io, notices: Notice[]): void {
   for (const n of notices) {
     if (n.kind === "agent-gone") {
       io.out(
-        `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; resume it: ${n.next} with the same --send or --task, if it had one (or close it)\n`,
+        `notice: the job of ${n.subject} (job ${n.key}) runs, but the agent has no view; ${spawnAgainOrClose("resume", n.next, n.or ?? "")}\n`,
       );
       continue;
     }
@@ -236,7 +246,7 @@ function printNotices(io: Io, notices: Notice[]): void {
     }
     if (n.kind === "spawn-unfinished") {
       io.out(
-        `notice: the spawn of ${n.subject} (job ${n.key}) stopped after its view opened, before its first prompt; finish it: ${n.next} with the same --send or --task, if it had one (or close it)\n`,
+        `notice: the spawn of ${n.subject} (job ${n.key}) stopped after its view opened, before its first prompt; ${spawnAgainOrClose("finish", n.next, n.or ?? "")}\n`,
       );
       continue;
     }

@@ -74,7 +74,11 @@ export class Machines {
     // pushed commit lets a later fetch of HEAD, or a worktree, use it. A HEAD
     // that already names a commit is the host's own and is left alone.
     const headToRev = `git -C ${remote} rev-parse -q --verify HEAD >/dev/null || git -C ${remote} update-ref HEAD ${q(rev)}`;
+    // One push at a time in the world, as a plugin must keep two pushes of
+    // one repository from racing on its creation, its refs and its HEAD.
+    const lock = q(join(this.world.dir, "push.lock"));
     const script = [
+      `if command -v flock >/dev/null; then exec 9>${lock} && flock 9; fi`,
       `git -C ${remote} rev-parse --git-dir >/dev/null 2>&1 || git init --quiet ${remote} || exit 1`,
       `if git -C ${remote} cat-file -e ${q(`${rev}^{commit}`)} 2>/dev/null; then ${headToRev}; echo holds; exit 0; fi`,
       `git -C ${q(localRepo)} push --quiet ${remote} ${q(`${rev}:refs/mu/seed/${rev}`)} || exit 1`,
@@ -115,6 +119,17 @@ export class Machines {
   }
 }
 
+/** The scripts running now, so the end of stdin can cancel them. */
+const running = new Set<number>();
+
+/** Ends every script still running, and all it started: its calls then answer as timed out. */
+export function cancelRunning(): void {
+  for (const pid of running) killTree(pid);
+}
+
+/** Reads the whole script from fd 3, closes it, and runs it in this shell. */
+const FROM_FD3 = 's=$(cat <&3; echo .); exec 3<&-; eval "${s%.}"';
+
 function runScript(
   script: string,
   cwd: string,
@@ -123,12 +138,18 @@ function runScript(
   leak?: string,
 ): Promise<RunResult> {
   return new Promise((resolve) => {
-    // Stays in our process group: a plugin never detaches what it runs.
-    const child = spawn("/bin/sh", ["-c", script], {
+    // Stays in our process group: a plugin never detaches what it runs. The
+    // script comes on a pipe, not as an argument: one argument is capped at
+    // 128 KiB, exactly the maxScriptBytes declared.
+    const child = spawn("/bin/sh", ["-c", FROM_FD3], {
       cwd,
       env: env as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
     });
+    if (child.pid !== undefined) running.add(child.pid);
+    const fd3 = child.stdio[3] as NodeJS.WritableStream;
+    fd3.on("error", () => {}); // a shell that died first closed it
+    fd3.end(script);
     // Bytes, decoded once at the end: a character split across two reads
     // must not turn into two replacement characters.
     const bytes = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
@@ -142,12 +163,13 @@ function runScript(
         kept[which] += Math.min(room, b.length);
       }
     };
-    child.stdout.on("data", take("stdout"));
-    child.stderr.on("data", take("stderr"));
+    child.stdout?.on("data", take("stdout"));
+    child.stderr?.on("data", take("stderr"));
     let done = false;
     const finish = (exitCode: number | null) => {
       if (done) return;
       done = true;
+      if (child.pid !== undefined) running.delete(child.pid);
       const text = (which: "stdout" | "stderr") => Buffer.concat(bytes[which]).toString("utf8");
       resolve({ exitCode, stdout: (leak ?? "") + text("stdout"), stderr: text("stderr"), partial });
     };

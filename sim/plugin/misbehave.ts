@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import type { ScriptEnv } from "./machine.js";
+import { Machines, type ScriptEnv } from "./machine.js";
 import type { World } from "./world.js";
 
 // Misbehaviours that need more than a flag in the protocol loop: each is a
@@ -23,33 +22,25 @@ export function misbehave(
   env: ScriptEnv,
   pid: number,
 ): Promise<Outcome> {
-  if ("execIgnoresTimeout" in a) return execToCompletion(world, String(params.script ?? ""), env);
+  if ("execIgnoresTimeout" in a) return execToCompletion(world, params, env);
   if ("releaseOnlyOwn" in a) return Promise.resolve(releaseOwn(world, String(params.key), pid));
   if ("acquireIgnoresFence" in a) return Promise.resolve(acquireAnyway(world, String(params.key)));
   return Promise.resolve(releaseOnce(world, String(params.key)));
 }
 
-/** A link.exec that never looks at timeoutMs: the script runs as long as it likes. */
-function execToCompletion(world: World, script: string, env: ScriptEnv): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const child = spawn("/bin/sh", ["-c", script], {
-      cwd: world.dir,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on("data", (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on("close", (code) => {
-      resolve({ value: { exitCode: code, stdout, stderr, partial: false } });
-    });
-  });
+/** A link.exec that never looks at timeoutMs: the script runs as long as it likes, as any other would. */
+async function execToCompletion(
+  world: World,
+  params: Record<string, unknown>,
+  env: ScriptEnv,
+): Promise<Outcome> {
+  const script = String(params.script ?? "");
+  const cwd = String(params.cwd ?? ".");
+  return { value: await new Machines(world, env).exec(params.target, script, cwd, NO_LIMIT_MS) };
 }
+
+/** The longest timer Node keeps: past it, setTimeout fires at once. */
+const NO_LIMIT_MS = 2 ** 31 - 1;
 
 /** A release that treats "already released" as an error, which the spec forbids. */
 function releaseOnce(world: World, key: string): Outcome {

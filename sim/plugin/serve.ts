@@ -10,7 +10,7 @@ import type { Action, InvalidKind } from "./fault-types.js";
 import { otherMachine, subjectInstance } from "./fence-watch.js";
 import { holdUntilReleased } from "./hold.js";
 import { hostHandle, Jobs } from "./jobs.js";
-import { Machines } from "./machine.js";
+import { cancelRunning, Machines } from "./machine.js";
 import { MuMessages } from "./mu-messages.js";
 import { processIo, type SimIo } from "./sim-io.js";
 import { WindDown } from "./wind-down.js";
@@ -442,6 +442,14 @@ export class SimPlugin {
       : spawn("/bin/sh", ["-c", "sleep 30"], { detached: true, stdio: "ignore" });
     child.unref();
     this.world.record("note", { escaped: child.pid });
+  }
+
+  /**
+   * Stdin's end cancels the scripts in flight, so the queue behind them
+   * drains and the process exits within the grace however long they run.
+   */
+  cancelInFlight(): void {
+    if (!this.ignoreEof) cancelRunning();
   }
 
   onEof(): void {

@@ -101,6 +101,8 @@ export class SimSession {
       handle(msg: never): Promise<void>;
       heard?(msg: Record<string, unknown>): void;
       onEof(): void;
+      /** Told at once, not behind the queue: what runs now must not hold the exit up. */
+      cancelInFlight?(): void;
       channel: { cancelWatch(id: string): void };
     },
     private readonly record: (dir: "in" | "note", msg: unknown) => void,
@@ -139,6 +141,7 @@ export class SimSession {
   }
 
   end(): void {
+    this.sim.cancelInFlight?.();
     void this.queue.then(() => this.sim.onEof());
   }
 }

@@ -12,6 +12,7 @@ import { checkWorld } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
+import { checkReachable } from "./reachable.js";
 import type { ScenarioResult, StepRecord } from "./result.js";
 import { collect, runSh } from "./run-sh.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
@@ -148,6 +149,7 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
       want,
     )),
   );
+  problems.push(...checkReachable(box, want));
   return problems;
 }
 
@@ -159,7 +161,10 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     if (step.afterSeen) await waitSeen(box, step.afterSeen);
     if (step.background) {
       box.background.push(
-        runMu(box, step).then((r) => ({ problems: checkMu(step, r), step: name })),
+        runMu(box, step).then((r) => ({
+          problems: checkMu(expandPatterns(box, step), r),
+          step: name,
+        })),
       );
       return rec;
     }
@@ -169,7 +174,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   } else if ("sh" in step) {
     const r = await runSh(box, step);
     Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });
-    problems = checkSh(step, r);
+    problems = [...checkSh(step, r), ...capture(box, step.capture, r)];
   } else if ("join" in step) {
     const done = await Promise.all(box.background.splice(0));
     problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));

@@ -60,6 +60,8 @@ export interface ExpectStep {
     sameParams?: string[];
     sessionsPeak?: Record<string, number>;
     cleanExits?: number;
+    /** Each commit is reachable from a ref in the repository at `repo` (under the scenario's root). */
+    reachable?: { repo: string; commits: string[] };
   };
 }
 

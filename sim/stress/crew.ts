@@ -1,8 +1,10 @@
+import { collectedBy, doWork, treeOf } from "./collects.js";
 import { type MuRun, runMu } from "./run-mu.js";
 
 // What a crew does to mu, many invocations at once: each agent cycles
 // through spawn, a few turns (send, wait, read), a script on its host and a
-// close, while a second hand churns what the agents stand on: it removes
+// close (every other spawn in a worktree of the checkout, where it commits
+// work of its own that the close must collect, beside a mu host fetch), while a second hand churns what the agents stand on: it removes
 // and re-adds one of their hosts, and adds and removes a plugin and a
 // profile on it, racing every verb the agents run.
 
@@ -12,6 +14,10 @@ export interface CrewPlan {
   env: Record<string, string>;
   /** The argv that registers plugin `extra` (a link-only sim of its own), after `--`. */
   extraArgv: string[];
+  /** The git checkout every mu runs in: --worktree spawns come from it, closes collect into it. */
+  checkout: string;
+  /** The sim's world directory, where the hosts' trees are. */
+  world: string;
 }
 
 /** A run whose exit code the plan did not allow. */
@@ -25,6 +31,8 @@ export interface CrewLog {
   unexpected: Unexpected[];
   /** Two verbs that exclude each other and both exited 0. */
   bothWon: string[];
+  /** A close that reported another commit than the one its agent made. */
+  wrongCollect: string[];
 }
 
 /** How often a verb is run again when its refusal says to. */
@@ -50,11 +58,11 @@ export const HOSTS = ["box0", "box1"] as const;
 const CHURNED = "box1";
 
 export async function runCrew(plan: CrewPlan): Promise<CrewLog> {
-  const log: CrewLog = { runs: [], unexpected: [], bothWon: [] };
+  const log: CrewLog = { runs: [], unexpected: [], bothWon: [], wrongCollect: [] };
   const until = Date.now() + plan.seconds * 1000;
   const mu = async (argv: string[], allowed: number[] = [0]): Promise<MuRun> => {
     for (let attempt = 1; ; attempt++) {
-      const r = await runMu(argv, plan.env, HANG_MS);
+      const r = await runMu(argv, plan.env, HANG_MS, plan.checkout);
       log.runs.push(r);
       // A clear refusal that says to run the verb again is followed, as a
       // person would: the figures count it, the invariants judge what the
@@ -68,7 +76,7 @@ export async function runCrew(plan: CrewPlan): Promise<CrewLog> {
     }
   };
   const agents = Array.from({ length: plan.agents }, (_, i) =>
-    agentLoop(mu, `a${i}`, HOSTS[i % HOSTS.length] as string, until),
+    agentLoop(mu, `a${i}`, HOSTS[i % HOSTS.length] as string, until, plan, log),
   );
   await Promise.all([...agents, churnLoop(mu, plan.extraArgv, until, log.bothWon)]);
   return log;
@@ -76,13 +84,24 @@ export async function runCrew(plan: CrewPlan): Promise<CrewLog> {
 
 type Mu = (argv: string[], allowed?: number[]) => Promise<MuRun>;
 
-async function agentLoop(mu: Mu, name: string, host: string, until: number): Promise<void> {
+async function agentLoop(
+  mu: Mu,
+  name: string,
+  host: string,
+  until: number,
+  plan: CrewPlan,
+  log: CrewLog,
+): Promise<void> {
   let cycle = 0;
   while (Date.now() < until) {
     cycle++;
+    const worktree = cycle % 2 === 1;
     // The churn may have the host removed right now: a refusal to spawn on a
     // host that is not there (3) is the race lost cleanly, tried again later.
-    const spawned = await mu(["agent", "spawn", name, "--host", host], [0, 3]);
+    const spawned = await mu(
+      ["agent", "spawn", name, "--host", host, ...(worktree ? ["--worktree"] : [])],
+      [0, 3],
+    );
     if (spawned.code !== 0) continue;
     const turns = 1 + (cycle % 2);
     for (let t = 0; t < turns; t++) {
@@ -92,7 +111,18 @@ async function agentLoop(mu: Mu, name: string, host: string, until: number): Pro
       await mu(["agent", "read", name]);
     }
     if (cycle % 3 === 0) await mu(["host", "exec", host, "--", "true"]);
-    await mu(["agent", "close", name]);
+    const made = worktree
+      ? await doWork(treeOf(plan.world, host, name), `${name} cycle ${cycle}`)
+      : null;
+    // Another mu fetching into the same checkout while the closes collect.
+    const fetch = worktree && cycle % 4 === 1 ? mu(["host", "fetch", host]) : undefined;
+    const closed = await mu(["agent", "close", name]);
+    await fetch;
+    const got = collectedBy(closed);
+    if (made !== null && closed.code === 0 && got !== made)
+      log.wrongCollect.push(
+        `mu agent close ${name} reported ${got}, its agent's commit is ${made}`,
+      );
   }
 }
 

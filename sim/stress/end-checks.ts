@@ -2,18 +2,26 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sqlJs } from "../../host/store/sqljs.js";
 import { danglingRecords } from "../runner/dangling.js";
+import { unreachableCollects } from "./collects.js";
 import { HOSTS } from "./crew.js";
-import { runMu } from "./run-mu.js";
+import { type MuRun, runMu } from "./run-mu.js";
 
 // What must hold once the crew has stopped, whatever the races did: the
 // records hold together, nothing is left pending, the world applied each
-// effect at most once and runs no job, and everything can be removed.
+// effect at most once and runs no job, every commit a close reported
+// collected is reachable from a ref in the checkout, and everything can be
+// removed.
 
 /** Effects the sim counts by key or msgId, which must never be applied twice. */
 const ONCE = ["job.start:", "job.stop:", "channel.send:", "host.acquire:"];
 
-export async function endChecks(dir: string, env: Record<string, string>): Promise<string[]> {
-  const broken: string[] = [];
+export async function endChecks(
+  dir: string,
+  env: Record<string, string>,
+  checkout: string,
+  runs: readonly MuRun[],
+): Promise<string[]> {
+  const broken: string[] = [...unreachableCollects(checkout, runs)];
   const state = await runMu(["state", "--json"], env, 60_000);
   if (state.code !== 0) broken.push(`mu state exited ${state.code}: ${state.line}`);
   else if ((JSON.parse(state.stdout) as unknown[]).length > 0)

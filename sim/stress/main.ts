@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,7 +36,10 @@ const env: Record<string, string> = {
   MU_STATE_DIR: join(dir, "state"),
   MU_MUX: "sim",
   MU_TRACE_DIR: join(dir, "traces"),
+  // A plant named here runs the testbed's build, to show the checks catch it.
+  ...(process.env.MU_TESTBED_PLANT ? { MU_TESTBED_PLANT: process.env.MU_TESTBED_PLANT } : {}),
 };
+const checkout = join(dir, "checkout");
 for (const d of ["world", "extra-world", "traces", "bin"]) mkdirSync(join(dir, d));
 writeFileSync(
   join(dir, "world", "world.json"),
@@ -48,13 +52,29 @@ writeFileSync(
 );
 symlinkSync(sim, join(dir, "bin", "mu-plugin-extra"));
 
+/** The checkout the crew's worktrees come from and collect into: one commit on its branch. */
+function makeCheckout(path: string): void {
+  mkdirSync(path);
+  writeFileSync(join(path, "f"), "one\n");
+  const id = ["-c", "user.name=crew", "-c", "user.email=crew@localhost"];
+  for (const args of [
+    ["init", "-q"],
+    ["add", "f"],
+    [...id, "commit", "-qm", "one"],
+  ]) {
+    const r = spawnSync("git", ["-C", path, ...args], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`set-up: git ${args.join(" ")}: ${r.stderr.trim()}`);
+  }
+}
+
 async function setUp(argv: string[]): Promise<void> {
-  const r = await runMu(argv, env, 60_000);
+  const r = await runMu(argv, env, 60_000, checkout);
   if (r.code !== 0) throw new Error(`set-up: mu ${argv.join(" ")} exited ${r.code}: ${r.line}`);
 }
 
 let failed = false;
 try {
+  makeCheckout(checkout);
   await setUp(["plugin", "add", "sim", "--", sim, "--world", join(dir, "world")]);
   for (const h of HOSTS) await setUp(["host", "add", h, "--plugin", "sim", "--repo", "seeded"]);
   process.stdout.write(`stress: ${agents} agents for ${seconds} s in ${dir}\n`);
@@ -63,6 +83,8 @@ try {
     seconds,
     env,
     extraArgv: [join(dir, "bin", "mu-plugin-extra"), "--world", join(dir, "extra-world")],
+    checkout,
+    world: join(dir, "world"),
   });
   process.stdout.write(`\n${verbTable(log.runs, seconds)}\n\n`);
   process.stdout.write(
@@ -74,13 +96,14 @@ try {
         `mu ${u.run.argv.join(" ")} exited ${u.run.code ?? u.run.signal} (allowed ${u.allowed.join("/")}): ${u.run.line}`,
     ),
     ...log.bothWon.map((b) => `both won: ${b}`),
-    ...(await endChecks(dir, env)),
+    ...log.wrongCollect,
+    ...(await endChecks(dir, env, checkout, log.runs)),
   ];
   failed = broken.length > 0;
   process.stdout.write(
     failed
       ? `\n${broken.length} broken:\n${broken.map((b) => `  ${b}`).join("\n")}\n`
-      : "\nevery invariant held: no intent left, no record names anything gone, each effect applied at most once, everything removed\n",
+      : "\nevery invariant held: no intent left, no record names anything gone, each effect applied at most once, each close collected its own agent's commit under a ref, everything removed\n",
   );
 } catch (err) {
   failed = true;

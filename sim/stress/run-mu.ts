@@ -18,6 +18,8 @@ export interface MuRun {
 }
 
 const MU = join(packageRoot(), "dist", "host", "cli", "mu.cjs");
+/** The testbed's build, with the planted bugs in: a run whose environment names a plant needs it. */
+const MU_TESTBED = join(packageRoot(), "dist", "sim", "runner", "mu-testbed.js");
 
 /** The verb's name as the report groups it: "agent spawn", "wait", "host exec". */
 export function verbOf(argv: readonly string[]): string {
@@ -29,11 +31,13 @@ export function runMu(
   argv: string[],
   env: Record<string, string>,
   killAfterMs: number,
+  cwd?: string,
 ): Promise<MuRun> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MU, ...argv], {
+    const child = spawn(process.execPath, [env.MU_TESTBED_PLANT ? MU_TESTBED : MU, ...argv], {
       env,
+      cwd,
       stdio: ["ignore", "pipe", "pipe"],
     });
     const out: Buffer[] = [];

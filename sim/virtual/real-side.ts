@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { WorldFs } from "../plugin/world.js";
-import { checkSh } from "../runner/judge.js";
+import { capture, checkSh } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { runSh } from "../runner/run-sh.js";
 import type { Places } from "../runner/sandbox.js";
@@ -47,7 +47,8 @@ export async function shStep(places: Places, clock: VirtualClock, step: ShStep):
     await clock.advance(Number(wait[1]) * 1000);
     return [];
   }
-  return checkSh(step, await runSh(places, step));
+  const r = await runSh(places, step);
+  return [...checkSh(step, r), ...capture(places, step.capture, r)];
 }
 
 export type { Ran };

@@ -10,6 +10,7 @@ import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
+import { checkReachable } from "../runner/reachable.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { arrivalWaiter } from "./arrivals.js";
@@ -263,25 +264,23 @@ async function runIn(
         mu: (args) => mu(args, s.env ?? {}),
       };
       const want = (st as ExpectStep).expect;
-      if (want.db === "unchanged") {
-        const now = Buffer.from(w.fs.peek(DB) ?? []);
-        if (!snapshot) problem(i, "no damage snapshot to compare with");
-        else if (!now.equals(snapshot)) problem(i, "the DB file changed");
-      }
+      const now = want.db === "unchanged" ? Buffer.from(w.fs.peek(DB) ?? []) : undefined;
+      if (now && !snapshot) problem(i, "no damage snapshot to compare with");
+      else if (now && snapshot && !now.equals(snapshot)) problem(i, "the DB file changed");
       // The same check as the real engine's: nothing beside the DB in mu's state directory.
       if (want.leftoverFiles === "none") {
         const extra = w.fs.peekDir(dirname(DB)).filter((f) => f !== basename(DB));
         if (extra.length > 0) problem(i, `left beside the DB: ${extra.join(", ")}`);
       }
-      for (const p of await checkWorld(observed, want)) problem(i, p);
+      const found = [...(await checkWorld(observed, want)), ...checkReachable(places, want)];
+      for (const p of found) problem(i, p);
     }
   }
   await lookForDangling();
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   // An agent's view left open is a process the real runner would find behind.
-  const views = livePanes(w.processes, panes);
-  if (!opts.lenient && !failure && views.length > 0)
-    failure = `left a view running: ${views.join(", ")}`;
+  const views = livePanes(w.processes, panes).join(", ");
+  if (!opts.lenient && !failure && views) failure = `left a view running: ${views}`;
   const slip = muSlips(world.transcript())[0];
   if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {

@@ -2,6 +2,7 @@ import { UnavailableError, UnknownOutcomeError } from "../../errors.js";
 import { type JobTarget, jobPlugin, jobTarget, stopJob } from "../../jobs/job-calls.js";
 import { agentOf, deleteJob, type JobRecord } from "../../jobs/records.js";
 import type { SpawnCtx } from "./context.js";
+import { closeCommand, spawnAgainCommand, spawnAgainOrClose } from "./remedy.js";
 import { dropSpawnSite } from "./site.js";
 
 // A spawned job that may run: what the view and readiness steps share, and
@@ -61,7 +62,15 @@ async function undo(
       "spawn.failed.stop-failed",
       "agent",
       `${ws}/${name} did not come up: ${why}; stopping its job failed too (${(stopError as Error).message})`,
-      { hint: `the job may still run: run mu agent close ${name} -w ${ws}` },
+      // The record is left as a spawn cut short there leaves it, so the same
+      // spawn takes it on, as mu state says.
+      {
+        hint: `the job may still run: ${spawnAgainOrClose(
+          pane ? "finish" : "resume",
+          spawnAgainCommand(ws, name, j.host),
+          closeCommand(ws, name),
+        )}`,
+      },
     );
   }
   // Stopped, so nothing is owed: the tree and the record go.

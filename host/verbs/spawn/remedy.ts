@@ -1,0 +1,17 @@
+// The way on from a spawn cut short while its job may run: the same spawn
+// again (which finishes or resumes it, in a new view if its view died) or a
+// close. The failing spawn's own line and mu state both say it in these
+// words, so a person is never told two different things about one agent.
+
+/** The spawn that takes the record on, as a command. */
+export function spawnAgainCommand(ws: string, agent: string, host: string): string {
+  return `mu agent spawn ${agent} --host ${host} -w ${ws}`;
+}
+
+export function closeCommand(ws: string, agent: string): string {
+  return `mu agent close ${agent} -w ${ws}`;
+}
+
+export function spawnAgainOrClose(how: "finish" | "resume", spawn: string, close: string): string {
+  return `${how} it: ${spawn} with the same --send or --task, if it had one (or close it: ${close})`;
+}
