@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { checkHelp } from "../contract/help.js";
 import { collect, type Run } from "./verb-args.js";
 
 // `mu plugin ...`: registering, listing, checking and removing plugins.
@@ -49,33 +50,17 @@ export function addPluginVerbs(plugin: Command, run: Run): void {
       "a value the seam checks pass on: host.acquire's params, and harness and cmd for job.start (repeatable)",
       collect,
     )
-    .option("--host <name>", "run the link checks on this host mu knows (e.g. a --plugin profile)")
-    .option("--repeat <n>", "rounds of the idempotency checks (default 10)")
+    .option(
+      "--host <name>",
+      "run the link checks on this host mu knows (e.g. a --plugin profile), not the suite's own target",
+    )
+    .option("--repeat <n>", "rounds of host.idempotency and job.idempotency (default 10)")
     .option("--junit <file>", "also write the checklist as JUnit XML")
     .option("--json", "print JSON")
-    .addHelpText("after", CHECK_HELP)
+    .addHelpText("after", checkHelp())
     .action(async (name: string, opts: import("../verbs/plugin-check.js").CheckOptions) => {
       await run(async (io) =>
         (await import("../verbs/plugin-check.js")).pluginCheck(io, name, opts),
       );
     });
 }
-
-const CHECK_HELP = `
-Checks, in this order (each skipped, saying why, where the declaration or
-the seams named leave it out):
-  any plugin  handshake, eof; after the rest: messages, canary, containment
-  link        link.exec, link.push, link.fetch, link.timeout, link.cwd,
-              link.script-size, link.output, link.git-timeout
-  host        host.lifecycle, host.idempotency, host.replay (with --seam host)
-  job         job.lifecycle, job.idempotency, job.replay, job.attach,
-              job.checkSteps, job.spec (with --seam job)
-  channel     channel.lifecycle, channel.turns, channel.dedupe,
-              channel.receipts, channel.watch, channel.controls (with --seam
-              channel)
-The replay checks ask each question of a new plugin process, the one that
-made the effect killed, as after a crash of mu.
-
-Exit codes: 0 nothing failed, 4 a check failed, 2 a usage error, 3 no such
-plugin or host. What each check proves: docs/plugin-check.md; the promises
-behind them: docs/protocol.md.`;

@@ -1,6 +1,7 @@
 import { canonical } from "../plugin/load-rules.js";
 import type { InitializeResult } from "../protocol/declaration.js";
 import { exec } from "./link-roundtrip.js";
+import { releaseMachines } from "./machines-left.js";
 import type { RunContext, Session } from "./session.js";
 import { profileTarget, type Target } from "./target.js";
 import { describeCall } from "./verdict.js";
@@ -50,9 +51,9 @@ export async function tidy(
 ): Promise<Cleanup> {
   const made = ctx.made;
   const out: Cleanup = { removed: [], left: [] };
+  // A provider's jobs ran on machines the checks acquired: releasing those is the cleanup.
+  if (hello.seams.host) return releaseMachines(ctx, open);
   if (made.jobs.size === 0 && made.fenced.size === 0) return out;
-  // A provider's jobs ran on machines the checks released again.
-  if (hello.seams.host) return out;
   let s: Session | undefined;
   try {
     s = await open();

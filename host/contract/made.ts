@@ -6,9 +6,11 @@
 export interface Made {
   jobs: Map<string, { target: unknown; stopped: boolean }>;
   fenced: Set<string>;
+  /** Every key an acquire was sent for, its machine's handle once known, and whether a release answered null. */
+  hosts: Map<string, { handle?: string; released: boolean }>;
 }
 
-export const nothingMade = (): Made => ({ jobs: new Map(), fenced: new Set() });
+export const nothingMade = (): Made => ({ jobs: new Map(), fenced: new Set(), hosts: new Map() });
 
 /** Session.call's tally: a start counts before it is answered, since it may take effect anyway. */
 export function tally(
@@ -30,4 +32,14 @@ export function tally(
     const j = made.jobs.get(key);
     if (j) j.stopped = true;
   } else if (method === "job.lookup" && params.fence === true) made.fenced.add(key);
+  else if (method === "host.acquire") {
+    const known = made.hosts.get(key) ?? { released: false };
+    const handle = (reply as { handle?: unknown } | null | undefined)?.handle;
+    if (typeof handle === "string" && handle !== known.handle)
+      made.hosts.set(key, { handle, released: false });
+    else made.hosts.set(key, known);
+  } else if (method === "host.release" && reply === null) {
+    const h = made.hosts.get(key);
+    if (h) h.released = true;
+  }
 }

@@ -2,6 +2,7 @@ import type { InitializeResult, LinkSeam } from "../protocol/declaration.js";
 import { hideCanary } from "./canary.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
+import { runHostProofs } from "./host-proofs-run.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
 import { type Cleanup, tidy } from "./leftovers.js";
@@ -256,6 +257,8 @@ export async function runSuite(
       hostReplay(ctx, s, opts.params, h.seams.host?.acquire ?? { lookup: false, fenceKey: false }),
     ),
   );
+
+  await runHostProofs(ctx, run, hostCheck, out, opts.params);
 
   // Job and channel checks start real jobs: only for the seams named.
   for (const c of AGENT_CHECKS)

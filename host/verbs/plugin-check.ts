@@ -10,6 +10,7 @@ import { cleanupLines, junit, line, summary } from "../contract/report.js";
 import type { RunContext } from "../contract/session.js";
 import { subreaperLauncher } from "../contract/subreaper.js";
 import { type CheckedSeam, runSuite, type SuiteOptions } from "../contract/suite.js";
+import { uncovered } from "../contract/uncovered.js";
 import type { Verdict } from "../contract/verdict.js";
 import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UnavailableError, UsageError } from "../errors.js";
@@ -138,9 +139,13 @@ export async function pluginCheck(io: Io, name: string, opts: CheckOptions): Pro
       ok: failed.length === 0,
       repeat,
       checks: verdicts,
+      uncovered: uncovered(verdicts),
       cleanup: cleaned,
     });
-  else io.out(`${[summary(name, verdicts), ...cleanupLines(cleaned)].join("\n")}\n`);
+  else
+    io.out(
+      `${[summary(name, verdicts), ...uncovered(verdicts), ...cleanupLines(cleaned)].join("\n")}\n`,
+    );
   if (failed.length > 0) {
     throw new RefusedError(
       "check.failed",

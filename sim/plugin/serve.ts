@@ -288,7 +288,8 @@ export class SimPlugin {
           h = s.hosts?.[key];
           if (!h && params.fence === true) s.fenced = { ...s.fenced, [`host:${key}`]: now };
         });
-        return { value: h && !h.released ? { found: { handle: h.handle } } : { none: true } };
+        // A released machine's key was acquired all the same: found, as for a stopped job.
+        return { value: h ? { found: { handle: h.handle } } : { none: true } };
       }
       case "host.release":
         return { value: this.release(String(params.key)) };

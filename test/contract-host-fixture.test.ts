@@ -1,0 +1,226 @@
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHECK_IDS } from "../host/contract/verdict.js";
+import { packageRoot } from "../host/package-root.js";
+import { muChild, tempState } from "./helpers.js";
+
+// `mu plugin check --seam host` against a provider not built on the sim
+// (test/fixtures/host-plugin.mjs): its backend is a directory every process
+// shares, it dedupes on the key and every param, fences keys, and its
+// machines come up a moment after the request. Correct, it passes every
+// check it declares; each way it can be broken fails exactly the check aimed
+// at it.
+
+const BREAKS = [
+  {
+    broken: "memory-dedupe",
+    fails: "host.replay",
+    headline: /^the identical host\.acquire sent to a new process did not return the first result$/,
+  },
+  {
+    broken: "memory-records",
+    fails: "host.replay",
+    headline: /^the identical host\.acquire sent to a new process did not return the first result$/,
+  },
+  {
+    broken: "forget-released",
+    fails: "host.replay",
+    headline:
+      /^host\.lookup from a new process after the release answered \{"none":true\}, not found with handle fx-/,
+  },
+  {
+    broken: "release-once",
+    fails: "host.replay",
+    headline:
+      /^a second host\.release, from another new process: host\.release answered an error \(permanent\): /,
+  },
+  {
+    broken: "ignore-fence",
+    fails: "host.replay",
+    headline: /^a host\.acquire after a fenced host\.lookup of its key answered none took effect$/,
+  },
+  {
+    broken: "random-instance",
+    fails: "handshake",
+    headline: /^the two starts named different instances \(fx-\w+, then fx-\w+\)/,
+  },
+  {
+    broken: "refuse-after-effect",
+    fails: "host.errors",
+    headline:
+      /^host\.acquire answered permanent, which says nothing happened, yet host\.lookup then found the machine$/,
+  },
+  {
+    broken: "null-facts",
+    fails: "host.facts",
+    headline:
+      /^host\.status from a new process, as its first call cleared deadlineAt with null, then host\.status from a new process, after its lookup sent it back unchanged \(\d+\)/,
+  },
+  {
+    broken: "late-effect",
+    fails: "host.inflight",
+    headline:
+      /^inFlightMs is 1000, yet a host\.lookup sent \d+ ms after the acquire answered none, and the machine came up \d+ ms after it$/,
+  },
+] as const;
+
+/** Declared, but not named on the command line, or not declared at all. */
+const SKIPPED = [
+  "link.push",
+  "link.fetch",
+  "link.git-timeout",
+  ...CHECK_IDS.filter((id) => /^(job|channel)\./.test(id)),
+];
+
+/** Checks that skip rather than fail again for host.replay's reason. */
+const AFTER_REPLAY = ["host.facts", "host.inflight"];
+
+const CHECK = ["plugin", "check", "hfx", "--seam", "host", "--repeat", "2"];
+
+const run = muChild;
+
+/** The fixture installed as mu-plugin-hfx and registered, broken as asked. */
+async function registered(broken?: string) {
+  // Named so the suite's teardown finds anything this test leaves running.
+  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
+  const exe = join(dir, "mu-plugin-hfx");
+  copyFileSync(join(packageRoot(), "test/fixtures/host-plugin.mjs"), exe);
+  chmodSync(exe, 0o755);
+  const home = join(dir, "backend");
+  mkdirSync(home);
+  const state = tempState();
+  const argv = [
+    exe,
+    ...["--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json")],
+    ...["--home", home],
+    ...(broken ? ["--break", broken] : []),
+  ];
+  const add = await run(["plugin", "add", "hfx", "--", ...argv], state.env);
+  expect(add.stderr).toBe("");
+  return {
+    env: state.env,
+    done() {
+      state.done();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const LINE = /^(ok {2}|FAIL|skip) {2}(\S+) +(.*)$/;
+
+function results(stdout: string): Record<string, { mark: string; detail: string }> {
+  const out: Record<string, { mark: string; detail: string }> = {};
+  for (const l of stdout.split("\n")) {
+    const m = LINE.exec(l);
+    if (m?.[1] && m[2]) out[m[2]] = { mark: m[1].trim(), detail: m[3] ?? "" };
+  }
+  return out;
+}
+
+describe.concurrent("mu plugin check on a stand-alone provider", () => {
+  it("the correct provider passes every host check, each saying what it exercised", async () => {
+    const w = await registered();
+    try {
+      const r = await run(CHECK, w.env);
+      expect(r.stderr).toBe("");
+      expect(r.code, r.stdout).toBe(0);
+      const got = results(r.stdout);
+      expect(Object.keys(got)).toEqual([...CHECK_IDS]);
+      for (const id of CHECK_IDS)
+        expect([id, got[id]?.mark]).toEqual([id, SKIPPED.includes(id) ? "skip" : "ok"]);
+      expect(got["host.replay"]?.detail).toMatch(
+        /the identical acquire returned the first result; lookup found it up and released; .*; an acquire after a fenced none was refused \(permanent\) and made nothing$/,
+      );
+      expect(got["host.facts"]?.detail).toMatch(/^the facts deadlineAt, idleReclaimMs, maxJobs /);
+      expect(got["host.errors"]?.detail).toMatch(
+        /^an acquire with a --param no one gave was refused \(permanent\) and a lookup found nothing/,
+      );
+      expect(got["host.inflight"]?.detail).toMatch(
+        /^lookups from another process answered none up to \d+ ms after the acquire was sent, then it landed at \d+ ms, inside the declared inFlightMs 10000$/,
+      );
+      // After the count: what was not run and what no check reaches; nothing partly exercised.
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `^not run: ${SKIPPED.join(", ").replaceAll(".", "\\.")} \\(each skip line says why\\)$`,
+          "m",
+        ),
+      );
+      expect(r.stdout).not.toMatch(/^not exercised:/m);
+      expect(r.stdout).toMatch(/^never checked: human errors; unknown-outcome; /m);
+      // Every key the run acquired under was released, by the checks or at the end.
+      expect(r.stdout).toMatch(
+        /^cleaned: released every machine it acquired \(\d+\), and released by key the 2 whose acquire was refused, /m,
+      );
+      expect(r.stdout).not.toMatch(/^left:/m);
+    } finally {
+      w.done();
+    }
+  }, 180_000);
+
+  it.each(BREAKS)(
+    "$broken fails exactly $fails",
+    async (b) => {
+      const w = await registered(b.broken);
+      try {
+        const r = await run(CHECK, w.env);
+        const got = results(r.stdout);
+        const failed = Object.entries(got).filter(([, v]) => v.mark === "FAIL");
+        expect(
+          failed.map(([id]) => id),
+          r.stdout,
+        ).toEqual([b.fails]);
+        expect(got[b.fails]?.detail, r.stdout).toMatch(b.headline);
+        // Only a failed replay makes the checks after it step aside (a failed
+        // handshake, every check that needs a start).
+        const skipped = Object.entries(got)
+          .filter(([id, v]) => v.mark === "skip" && !SKIPPED.includes(id))
+          .map(([id]) => id);
+        if (b.fails !== "handshake")
+          expect(skipped, r.stdout).toEqual(b.fails === "host.replay" ? AFTER_REPLAY : []);
+        expect(r.code).toBe(4);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^mu: check: 'hfx' failed 1 of \\d+ checks \\(${b.fails.replace(".", "\\.")}\\); `,
+          ),
+        );
+      } finally {
+        w.done();
+      }
+    },
+    180_000,
+  );
+});
+
+describe("mu plugin check --help", () => {
+  it("lists every check under its seam, what the options do, the cleanup and the exit codes", async () => {
+    const r = await run(["plugin", "check", "--help"], {});
+    expect(r.code).toBe(0);
+    const text = r.stdout.replace(/\s+/g, " ");
+    for (const seam of ["link", "host", "job", "channel"]) {
+      const ids = CHECK_IDS.filter((id) => id.startsWith(`${seam}.`));
+      expect(text, seam).toContain(` ${seam} ${ids.join(", ")}`);
+    }
+    expect(text).toContain(
+      "any plugin handshake, eof; after the rest: messages, canary, containment",
+    );
+    for (const opt of [
+      "--seam host, job or channel runs",
+      "--param passes",
+      "--host aims",
+      "--repeat sets",
+    ])
+      expect(text).toContain(opt);
+    expect(text).toContain(
+      "After the count, not run:, not exercised: and never checked: lines say what the run did not prove",
+    );
+    expect(text).toContain("The run removes what it made");
+    expect(text).toMatch(
+      /a cleaned: line says what was removed, and a left: line names what could not be, with the command/,
+    );
+    expect(text).toContain(
+      "Exit codes: 0 nothing failed, 4 a check failed, 2 a usage error, 3 no such plugin or host.",
+    );
+  });
+});
