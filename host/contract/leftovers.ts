@@ -4,18 +4,13 @@ import { exec } from "./link-roundtrip.js";
 import { releaseMachines } from "./machines-left.js";
 import type { RunContext, Session } from "./session.js";
 import { profileTarget, type Target } from "./target.js";
-import { describeCall } from "./verdict.js";
+import { type Cleanup, describeCall } from "./verdict.js";
 
 // What the suite made through the plugin, and its removal at the end. A
 // stopped job is still the plugin's to remember (a later lookup must find
 // it), and protocol v1 has no call to forget one; so where the plugin's
 // backend has a link, the suite removes by name what this run made there:
 // every name it gave carries the run id, which nothing else can.
-
-export interface Cleanup {
-  removed: string[];
-  left: { what: string; command?: string }[];
-}
 
 /** How deep under the login directory the sweep looks: a plugin's state directory is rarely deeper. */
 const DEPTH = 4;

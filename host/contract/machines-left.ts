@@ -1,7 +1,6 @@
-import type { Cleanup } from "./leftovers.js";
 import type { RunContext, Session } from "./session.js";
 import { CHECK_HOST } from "./target.js";
-import { describeCall } from "./verdict.js";
+import { type Cleanup, describeCall } from "./verdict.js";
 
 // A provider's part of the cleanup: every key the run sent an acquire for is
 // released again unless a release already answered null for it. Each check

@@ -1,5 +1,4 @@
-import type { Cleanup } from "./leftovers.js";
-import type { Verdict } from "./verdict.js";
+import type { Cleanup, Verdict } from "./verdict.js";
 
 // The checklist three ways: lines for a person, JSON for a script, JUnit for
 // a CI page.

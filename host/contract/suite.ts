@@ -5,7 +5,7 @@ import { handshake } from "./handshake.js";
 import { runHostProofs } from "./host-proofs-run.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
-import { type Cleanup, tidy } from "./leftovers.js";
+import { tidy } from "./leftovers.js";
 import { linkCwd } from "./link-cwd.js";
 import { linkFetch, linkPush } from "./link-git.js";
 import { linkGitTimeout } from "./link-git-timeout.js";
@@ -19,6 +19,7 @@ import { CHECK_HOST, type LinkPlace, profileTarget, type Target } from "./target
 import {
   CheckFailed,
   type CheckId,
+  type Cleanup,
   describeCall,
   fail,
   type Outcome,

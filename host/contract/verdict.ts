@@ -96,3 +96,9 @@ export function failedCall(what: string, err: unknown): string {
   const d = describeCall(err);
   return d.startsWith(`${what} `) ? d : `${what}: ${d}`;
 }
+
+/** What a run removed again, and what it could not, with the command that would. */
+export interface Cleanup {
+  removed: string[];
+  left: { what: string; command?: string }[];
+}
