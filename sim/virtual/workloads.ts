@@ -10,14 +10,7 @@ import { liveness } from "./liveness.js";
 import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
 import { type Swarm, swarmOf } from "./swarm.js";
-import {
-  anyFault,
-  EFFECT_POINTS,
-  pick,
-  type Rand,
-  Script,
-  wrongReply,
-} from "./workload-script.js";
+import { anyFault, EFFECT_POINTS, pick, type Rand, Script, wrongReply } from "./workload-script.js";
 
 // The explorer's random workloads. A seed picks one of two families (machines
 // on a provider host; agents, with their jobs and channels, on a profile
