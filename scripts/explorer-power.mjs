@@ -48,7 +48,8 @@ function explore() {
     { encoding: "utf8", cwd: dir, maxBuffer: 64 << 20 },
   );
   const m = /explore: seed (\d+) breaks an invariant: (.*)/.exec(r.stdout);
-  if (r.status === 0) return { verdict: "survived" };
+  const held = /explore: (\d+) runs from seed/.exec(r.stdout);
+  if (r.status === 0 && Number(held?.[1]) === runs) return { verdict: "survived" };
   if (r.status === 1 && m) return { verdict: "killed", seed: Number(m[1]), broken: m[2] };
   return { verdict: "error", broken: `${r.stdout}${r.stderr}`.trim().split("\n").slice(-3).join(" | ") };
 }
@@ -72,10 +73,11 @@ for (const [i, m] of list.entries()) {
   const r = explore();
   writeFileSync(js, before);
   const secs = Math.round((Date.now() - t0) / 1000);
-  const byModel = r.broken?.endsWith("(the model)") ?? false;
+  // Killed by the model alone: every invariant it broke is the model's.
+  const byModel = r.verdict === "killed" && r.broken.split("; ").every((l) => l.endsWith("(the model)"));
   results.push({ i, file: m.file, why: m.why, ...r, byModel, secs });
   process.stdout.write(
-    `${i}\t${m.file}\t${r.verdict}${r.seed ? ` at seed ${r.seed}` : ""}${byModel ? " (by the model)" : ""}\t${secs} s\t${r.broken ?? ""}\n`,
+    `${i}\t${m.file}\t${r.verdict}${r.seed ? ` at seed ${r.seed}` : ""}${byModel ? " (by the model alone)" : ""}\t${secs} s\t${r.broken ?? ""}\n`,
   );
 }
 rmSync(dir, { recursive: true, force: true });
@@ -90,6 +92,6 @@ const summary = {
   killedByModel: killed.filter((r) => r.byModel).length,
 };
 process.stdout.write(
-  `explorer-power: ${summary.killed} of ${summary.judged} mutants killed in ${runs} seeds (${summary.killedByModel} first by the model)\n`,
+  `explorer-power: ${summary.killed} of ${summary.judged} mutants killed in ${runs} seeds (${summary.killedByModel} by the model alone)\n`,
 );
 if (values.json) writeFileSync(values.json, `${JSON.stringify({ summary, results }, null, 2)}\n`);

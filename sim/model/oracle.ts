@@ -27,8 +27,18 @@ const groupOnly = (f: Fault) =>
   (f.on === "initialize" && ("slowExitMs" in f.do || "groupHelper" in f.do)) ||
   ("delayMs" in f.do && f.do.delayMs <= 3_000);
 
-export function modelDivergence(s: LoadedScenario, o: Observed): string | undefined {
+export function modelDivergence(
+  s: LoadedScenario,
+  o: Partial<Observed> & Pick<Observed, "exits" | "signals">,
+): string | undefined {
+  // Without each step's stdout and effects (an outcome made by hand) there is nothing to step beside.
+  if (!o.stdouts || !o.effectsAfter) return undefined;
+  const { stdouts, effectsAfter } = o;
   const m = new ModelState();
+  // The model knows the registry only from an empty database on: a run that
+  // does not begin by registering a plugin is judged with its plugins unknown.
+  const first = s.steps.find((st) => "mu" in st);
+  if (!first || !argv(first.mu).join(" ").startsWith("plugin add ")) m.unknownPlugins = true;
   let faulted = (s.world?.faults ?? []).some((f) => !groupOnly(f));
   let instance = s.world?.instance ?? "sim-1";
   let now = 0;
@@ -61,8 +71,7 @@ export function modelDivergence(s: LoadedScenario, o: Observed): string | undefi
     const exit = o.exits[i];
     const before = seen;
     seen = { ...seen };
-    for (const [k, v] of Object.entries(o.effectsAfter[i] ?? {}))
-      seen[k] = Math.max(seen[k] ?? 0, v);
+    for (const [k, v] of Object.entries(effectsAfter[i] ?? {})) seen[k] = Math.max(seen[k] ?? 0, v);
     if (st.background || running > 0) {
       // Several mu at once: judged together at their join (races.ts).
       running++;
@@ -84,14 +93,14 @@ export function modelDivergence(s: LoadedScenario, o: Observed): string | undefi
     if (forget) return `${step} ${forget}`;
     const on = subjectsOf(words);
     if (calm && allowed && !m.owes(on)) {
-      const eff = effectsDiverge(words, exit, before, o.effectsAfter[i] ?? {});
+      const eff = effectsDiverge(words, exit, before, effectsAfter[i] ?? {});
       if (eff) return `${step} ${eff}`;
-      const read = readDiverges(m, words, exit, o.stdouts[i] ?? "");
+      const read = readDiverges(m, words, exit, stdouts[i] ?? "");
       if (read) return `${step} ${read}`;
     }
     if (!calm) m.doubt(on, now, words);
     else if (exit === 0) m.settled(on);
-    learn(m, words, exit, o.stdouts[i] ?? "");
+    learn(m, words, exit, stdouts[i] ?? "");
   }
   return undefined;
 }

@@ -68,8 +68,11 @@ export class ModelState {
   /** Each plugin's registration: unknown once a verb on it was in doubt. */
   readonly plugins = new Map<string, "absent" | "present" | "unknown">();
 
+  /** A run that did not start from an empty registry: a plugin never seen is unknown, not absent. */
+  unknownPlugins = false;
+
   plugin(name: string): "absent" | "present" | "unknown" {
-    return this.plugins.get(name) ?? "absent";
+    return this.plugins.get(name) ?? (this.unknownPlugins ? "unknown" : "absent");
   }
 
   host(name: string): ModelHost {
