@@ -6,7 +6,7 @@ import { parseOrUsage } from "../cli-args.js";
 import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 // npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME]
-//                    [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR]
+//                    [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR] [--no-shrink]
 // npm run explore -- --merge results/*.json [--out DIR]
 // Seeded runs on the virtual engine; the first run that breaks an invariant
 // is reported with the seed that replays it, shrunk, and written out as a
@@ -15,7 +15,7 @@ import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 const { values, positionals } = parseOrUsage(
   "explore",
-  "usage: npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR], or --merge FILE... [--out DIR]",
+  "usage: npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR] [--no-shrink], or --merge FILE... [--out DIR]",
   {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
@@ -28,6 +28,8 @@ const { values, positionals } = parseOrUsage(
     shard: { type: "string" },
     json: { type: "string" },
     merge: { type: "boolean", default: false },
+    // Report a finding as drawn: for counting findings, not reading them.
+    "no-shrink": { type: "boolean", default: false },
   },
   true,
   {
@@ -47,6 +49,7 @@ const { values, positionals } = parseOrUsage(
     json: ["FILE", "write this run's result there, for --merge (default: none)"],
     out: ["DIR", "where a found bug's scenario file goes (default: scenarios/found/)"],
     merge: "read result files (given after the flags) and report them as one run",
+    "no-shrink": "report each finding as drawn, unshrunk (for counting findings)",
   },
 );
 const runsOf = (n: number) => (n === 1 ? "1 run" : `${n} runs`);
@@ -131,6 +134,7 @@ const out = await exploreSeeds(seeds, {
   env,
   families: { concurrent: !values.serial },
   workers,
+  shrink: !values["no-shrink"],
   ...(limit !== undefined ? { timeLimitMs: limit * 1000 } : {}),
   onRun: (s) => {
     if (tty && s % 10 === 0) process.stderr.write(`\rexplore: seed ${s} of ${seed + runs - 1}`);

@@ -119,6 +119,8 @@ export interface ExploreOptions {
   timeLimitMs?: number;
   /** Run seeds in this many child processes (explore-pool.ts); 1 runs them here. */
   workers?: number;
+  /** False: report a finding as drawn, unshrunk (a measurement that only counts findings). */
+  shrink?: boolean;
   /** Only every count-th seed from first + index (a shard of a fanned-out run). */
   shard?: { index: number; count: number };
 }
@@ -151,7 +153,7 @@ export async function exploreSeeds(
   if (!pool.broken) return { held: pool.held, last: pool.last };
   const { seed, lines } = pool.broken;
   const s = workload(seed, { MU_PLUGIN_CANARY: canaryFor(seed), ...env }, families);
-  const small = await shrink(s, lines[0]);
+  const small = opts.shrink === false ? s : await shrink(s, lines[0]);
   const o = await runVirtual(small, { lenient: true });
   const finding = {
     seed,

@@ -1,4 +1,5 @@
 import type { LoadedScenario } from "../runner/scenario.js";
+import type { Swarm } from "./swarm.js";
 import { anyFault, EFFECT_POINTS, pick, type Rand, Script, weighted } from "./workload-script.js";
 
 // The explorer's machine workload: host verbs on a provider plugin, with
@@ -28,7 +29,11 @@ const HOLD = 0.1;
 /** A lookup whose none no fence and no in-flight bound can ever prove. */
 const UNPROVABLE = { host: { acquire: { fenceKey: false, inFlightMs: null } } };
 
-export function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
+export function hostWorkload(
+  r: Rand,
+  hold: Rand,
+  swarm: Swarm = {},
+): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const hosts = ["h1", "h2"];
   const w = new Script(r, EFFECT_POINTS);
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
@@ -41,7 +46,7 @@ export function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" 
         on,
         on === "host.lookup" && r() < 0.5
           ? { reply: pick(r, [{ pending: true }, { unknown: "cannot tell" }]) }
-          : anyFault(r),
+          : anyFault(r, swarm),
       );
     }
     w.maybePass();
@@ -50,11 +55,15 @@ export function hostWorkload(r: Rand, hold: Rand): Pick<LoadedScenario, "world" 
     const mu =
       i === 0
         ? `host acquire --provider sim ${h}`
-        : weighted(r, [
-            [4, `host acquire --provider sim ${h}`],
-            [3, `host status ${h}`],
-            [3, `host release ${h}`],
-          ] as const);
+        : weighted(
+            r,
+            [
+              [4, `host acquire --provider sim ${h}`],
+              [3, `host status ${h}`],
+              [3, `host release ${h}`],
+            ] as const,
+            (v) => !swarm.verbs || swarm.verbs.has(v.split(" ")[1] ?? ""),
+          );
     // Now and then a power cut some disk operations into the verb.
     const cut: Record<string, string> =
       r() < 0.15 ? { MU_TESTBED_POWER_CUT: String(1 + Math.floor(r() * 40)) } : {};

@@ -1,3 +1,4 @@
+import { modelDivergence } from "../model/oracle.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import type { VirtualOutcome } from "./run-scenario.js";
 
@@ -119,6 +120,9 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
       broken.push(
         `mu reported delivery ${id} made on a reply that names another msgId or incarnation`,
       );
+  // What the model of mu (sim/model/) allows, compared after every step.
+  const model = modelDivergence(s, o);
+  if (model) broken.push(`${model} (the model)`);
   if (o.dbProblem) broken.push(`mu's database does not read back: ${o.dbProblem}`);
 
   const canary = s.env?.MU_PLUGIN_CANARY;

@@ -37,6 +37,10 @@ export type VirtualOutcome =
       muSlips: string[];
       /** Everything mu printed, stdout and stderr. */
       output: string;
+      /** Each mu step's stdout, in the order of exits. */
+      stdouts: string[];
+      /** The world's effect counts as each mu step ended, in the order of exits. */
+      effectsAfter: Record<string, number>[];
       dbBytes: Uint8Array | null;
       /** Virtual time the scenario took. */
       virtualMs: number;
@@ -62,6 +66,8 @@ export type RunFacts = Pick<
   | "exits"
   | "signals"
   | "output"
+  | "stdouts"
+  | "effectsAfter"
   | "dbBytes"
   | "virtualMs"
   | "clockJumps"
@@ -102,4 +108,37 @@ export function outcomeOf(db: ReadBack, world: World, facts: RunFacts): Ran {
     wrongReplies: notes("wrongReply").map((v) => String(v)),
     muSlips: muSlips(transcript),
   };
+}
+
+/** Each mu step's ending in its place among the steps: a background one's is filled at its join. */
+export class StepLog {
+  readonly exits: (number | null)[] = [];
+  readonly signals: (string | null)[] = [];
+  readonly stdouts: string[] = [];
+  readonly effectsAfter: Record<string, number>[] = [];
+  output = "";
+
+  /** A place for a step that ends later. */
+  reserve(): number {
+    this.signals.push(null);
+    return this.exits.push(null) - 1;
+  }
+
+  record(
+    at: number,
+    r: { exit: number | null; signal: string | null; stdout: string; stderr: string },
+    effects: Record<string, number>,
+  ): void {
+    this.exits[at] = r.exit;
+    this.signals[at] = r.signal;
+    this.stdouts[at] = r.stdout;
+    // What the world had applied by then, for the model's effect checks (sim/model/).
+    this.effectsAfter[at] = { ...effects };
+    this.output += r.stdout + r.stderr;
+  }
+
+  facts(): Pick<RunFacts, "exits" | "signals" | "stdouts" | "effectsAfter" | "output"> {
+    const { exits, signals, stdouts, effectsAfter, output } = this;
+    return { exits, signals, stdouts, effectsAfter, output };
+  }
 }

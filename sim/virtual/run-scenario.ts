@@ -17,7 +17,7 @@ import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { Interleaver } from "./interleave.js";
 import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
-import { outcomeOf, type VirtualOutcome } from "./outcome.js";
+import { outcomeOf, StepLog, type VirtualOutcome } from "./outcome.js";
 import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { preloadModules } from "./preload.js";
@@ -154,8 +154,8 @@ async function runIn(
     outlived.push(...stillRunning(mine).map((p) => `'${args.join(" ")}' exited ${code}, ${p}`));
     return { exit: code, signal: null, stdout, stderr };
   };
-  const exits: (number | null)[] = [];
-  const signals: (string | null)[] = [];
+  const log = new StepLog();
+  const { exits } = log;
   const deadViews: string[] = [];
   const lostCommits: string[] = [];
   /** Records naming what is gone, looked for whenever no mu runs (the explorer's check). */
@@ -163,7 +163,7 @@ async function runIn(
   const lookForDangling = async () => {
     if (opts.lenient) for (const d of await danglingRecords(w)) dangling.add(d);
   };
-  let output = "";
+  const record = (at: number, r: Ran) => log.record(at, r, world.state().effects);
   let failure: string | undefined;
   /** The DB's bytes as the last damage step left them. */
   let snapshot: Buffer | undefined;
@@ -191,15 +191,10 @@ async function runIn(
         const name = `mu ${argv(step.mu).join(" ")}`;
         // The explorer (lenient) judges a background run's ending as any
         // step's: it keeps its place among the mu steps, filled at its join.
-        const at = opts.lenient ? exits.push(null) - 1 : -1;
-        if (at >= 0) signals.push(null);
+        const at = opts.lenient ? log.reserve() : -1;
         background.push(
           mu(argv(step.mu), env, undefined, step.cwd, false).then((r) => {
-            if (at >= 0) {
-              exits[at] = r.exit;
-              signals[at] = r.signal;
-              output += r.stdout + r.stderr;
-            }
+            if (at >= 0) record(at, r);
             return checkMu(expandPatterns(places, step), r, !opts.lenient).map(
               (p) => `${name}: ${p}`,
             );
@@ -230,9 +225,7 @@ async function runIn(
               `job ${j.key}, recorded before '${String(step.mu)}', is gone after a power cut`,
             );
       }
-      exits.push(r.exit);
-      signals.push(r.signal);
-      output += r.stdout + r.stderr;
+      record(exits.length, r);
       if (opts.lenient && r.exit === 0) {
         const dead = await viewDied(w, muxes, argv(step.mu), { ...s.env, ...step.env });
         if (dead) deadViews.push(`'${String(step.mu)}' exited 0, but ${dead}`);
@@ -285,9 +278,7 @@ async function runIn(
   if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {
     failure,
-    exits,
-    signals,
-    output,
+    ...log.facts(),
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
     clockJumps: w.clock.jumps,

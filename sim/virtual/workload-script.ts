@@ -2,6 +2,7 @@ import type { CrashPointName } from "../../host/crash-point.js";
 import { EFFECT_MS, READ_MS } from "../../host/effects/resolve.js";
 import type { Fault, InvalidKind } from "../plugin/fault-types.js";
 import type { Step } from "../runner/scenario.js";
+import { onOrNext, type Swarm } from "./swarm.js";
 
 // The explorer's means of drawing a workload: picks by chance and by weight,
 // the faults any call may meet, and the script a workload's steps are
@@ -10,21 +11,29 @@ import type { Step } from "../runner/scenario.js";
 export type Rand = () => number;
 export const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 
-/** Picks by weight: [[weight, value], …]. */
-export function weighted<T>(r: Rand, xs: readonly (readonly [number, T])[]): T {
+/** Picks by weight: [[weight, value], …]; one a swarm turned off gives way to the next one on. */
+export function weighted<T>(
+  r: Rand,
+  xs: readonly (readonly [number, T])[],
+  on: (v: T) => boolean = () => true,
+): T {
   let x = r() * xs.reduce((a, [w]) => a + w, 0);
-  for (const [w, v] of xs) {
+  let i = xs.length - 1;
+  for (const [k, [w]] of xs.entries()) {
     x -= w;
-    if (x < 0) return v;
+    if (x < 0) {
+      i = k;
+      break;
+    }
   }
-  return (xs[xs.length - 1] as readonly [number, T])[1];
+  return onOrNext(xs, i, ([, v]) => on(v))[1];
 }
 
 const INVALID: InvalidKind[] = ["not-json", "unknown-field", "bad-utf8", "reply-to-none"];
 
-/** What any call may meet. */
-export function anyFault(r: Rand): Fault["do"] {
-  return pick<() => Fault["do"]>(r, [
+/** What any call may meet: of the kinds a swarm (swarm.ts) left on. */
+export function anyFault(r: Rand, swarm: Swarm = {}): Fault["do"] {
+  const kinds: (() => Fault["do"])[] = [
     () => ({ crash: "after" }),
     () => ({ crash: "before" }),
     () => ({ error: { kind: "retryable" } }),
@@ -37,7 +46,10 @@ export function anyFault(r: Rand): Fault["do"] {
     () => ({ invalid: pick(r, INVALID) }),
     () => ({ replyTwice: true }),
     () => ({ setInstance: pick(r, ["sim-2", "sim-1"]) }),
-  ])();
+  ];
+  const i = Math.floor(r() * kinds.length);
+  const on = swarm.faults;
+  return onOrNext(kinds, i, (k) => !on || on.has(kinds.indexOf(k)))();
 }
 
 /** How long a held writer's call stays in the plugin's hands: well inside every deadline. */

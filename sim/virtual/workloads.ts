@@ -3,20 +3,14 @@ import { merge } from "../plugin/declaration.js";
 import type { Fault } from "../plugin/fault-types.js";
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { agentVerb, callOf } from "./agent-verbs.js";
 import { concurrentWorkload } from "./concurrent-workload.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
 import { liveness } from "./liveness.js";
 import { withGroupNemesis } from "./nemesis.js";
 import { rng } from "./rng.js";
-import {
-  anyFault,
-  EFFECT_POINTS,
-  pick,
-  type Rand,
-  Script,
-  weighted,
-  wrongReply,
-} from "./workload-script.js";
+import { type Swarm, swarmOf } from "./swarm.js";
+import { anyFault, EFFECT_POINTS, pick, type Rand, Script, wrongReply } from "./workload-script.js";
 
 // The explorer's random workloads. A seed picks one of two families (machines
 // on a provider host; agents, with their jobs and channels, on a profile
@@ -65,19 +59,6 @@ const AGENT_CALLS = [
   "channel.watch",
 ];
 
-/** The call a verb makes that matters most, so a fault can meet it. */
-function callOf(mu: string): string | undefined {
-  const w = mu.split(" ");
-  if (w[0] === "wait") return "channel.watch";
-  if (w[1] === "spawn") return "job.start";
-  if (w[1] === "close") return "job.stop";
-  if (w[1] === "reattach") return "job.attach";
-  if (w[1] === "read" || w[1] === "list") return "channel.status";
-  if (w[1] === "send") return w.includes("--fresh") ? "channel.fresh" : "channel.send";
-  if (["command", "interrupt", "abort", "answer"].includes(w[1] ?? "")) return `channel.${w[1]}`;
-  return undefined;
-}
-
 /**
  * How often an agent workload's agents run on a machine acquired from the
  * plugin, which the provider may then lose under them, instead of on a
@@ -85,51 +66,18 @@ function callOf(mu: string): string | undefined {
  */
 const ON_MACHINE = 0.3;
 
-/** Every verb an agent workload may run, by weight: the whole agent alphabet. */
-function agentVerb(
-  r: Rand,
-  a: string,
-  other: string,
-  atStart: boolean,
-  n: () => number,
-  host: string,
-): string {
-  const first = atStart ? ` --send first-${n()}` : "";
-  return weighted<() => string>(r, [
-    [3, () => `agent spawn ${a} --host ${host}${first}`],
-    [1, () => `agent spawn ${a} --host ${host} --send first-${n()}`],
-    [3, () => `agent send ${a} hello-${n()}`],
-    [1, () => `agent send ${a} steer-${n()} --steer`],
-    [1, () => `agent send ${a} fresh-${n()} --fresh`],
-    [1, () => `agent send ${a} force-${n()} --force`],
-    [2, () => `agent command ${a} compact --instructions c-${n()}`],
-    [1, () => `agent interrupt ${a} stop-${n()}`],
-    [1, () => `agent abort ${a}`],
-    [1, () => `agent answer ${a} y`],
-    [2, () => `agent read ${a}`],
-    [1, () => "agent list"],
-    [1, () => "state"],
-    [1, () => `wait ${a} --timeout 2`],
-    [1, () => `wait ${a} ${other} --timeout 2`],
-    [1, () => `wait ${a} ${other} --any --timeout 2`],
-    [1, () => `agent reattach ${a}`],
-    [2, () => `agent close ${a}`],
-    [1, () => (host === "box" ? "host rm box" : `host release ${host}`)],
-  ] as const)();
-}
-
 /**
  * The provider reports the machine gone, and host status acts on it: the
  * jobs that outlive their host are stopped (a stop that may meet a fault of
  * its own, left pending for the next status to settle), the others are
  * ended with it. Drawn from its own stream only.
  */
-function loseMachine(w: Script, lose: Rand, host: string): void {
+function loseMachine(w: Script, lose: Rand, host: string, swarm: Swarm): void {
   const roll = lose();
   if (roll >= 0.3) return;
   if (roll < 0.2) {
     const faults: Fault[] = [{ on: "host.status", do: { loseHost: true } }];
-    if (lose() < 0.5) faults.push({ on: "job.stop", do: anyFault(lose) });
+    if (lose() < 0.5) faults.push({ on: "job.stop", do: anyFault(lose, swarm) });
     w.setFaults(faults);
   }
   // Otherwise a status that finds it as the last one left it.
@@ -145,6 +93,7 @@ function agentWorkload(
   nemesis: Rand,
   lose: Rand,
   late: Rand,
+  swarm: Swarm,
 ): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   // Half the deaths at a view's opening come once its row names it, before
@@ -166,14 +115,14 @@ function agentWorkload(
   for (let i = 0; i < n; i++) {
     w.maybePass();
     // Only once an agent may be there to lose with it.
-    if (machine && i > 0) loseMachine(w, lose, host);
+    if (machine && i > 0) loseMachine(w, lose, host, swarm);
     const a = pick(r, agents);
     const other = a === "a" ? "b" : "a";
     // Mostly verbs on an agent that runs: spawns first, and often.
     const mu =
       i === 0
         ? `agent spawn ${a} --host ${host}${atStart ? ` --send first-${next()}` : ""}`
-        : agentVerb(r, a, other, atStart, next, host);
+        : agentVerb(r, a, other, atStart, next, host, swarm);
     const own = callOf(mu);
     if (own && ["channel.command", "channel.abort", "channel.answer"].includes(own) && r() < 0.3) {
       // A delivery without a msgId, applied just before mu dies: the case
@@ -184,7 +133,9 @@ function agentWorkload(
       const on = r() < 0.5 ? (own ?? pick(r, AGENT_CALLS)) : pick(r, AGENT_CALLS);
       // A watch may also settle after mu cancelled it, crossing the cancel.
       const usual =
-        on === "channel.watch" && r() < 0.3 ? { settleOnCancel: true as const } : anyFault(r);
+        on === "channel.watch" && r() < 0.3
+          ? { settleOnCancel: true as const }
+          : anyFault(r, swarm);
       // Or a wrong reply, from its own stream: other seeds stay as they were.
       w.fault(on, wrongReply(nemesis, on) ?? usual);
     }
@@ -276,7 +227,12 @@ export function workload(
   const wrongReply = rng(seed ^ 0x5bd1e995);
   const lose = rng(seed ^ 0x1057_a11e);
   const late = rng(seed ^ 0x1a7e_d1e5);
-  const w = r() < 0.5 ? hostWorkload(r, hold) : agentWorkload(r, hold, wrongReply, lose, late);
+  // Which fault kinds and verbs this seed uses (swarm.ts), from a stream of its own.
+  const swarm = swarmOf(seed);
+  const w =
+    r() < 0.5
+      ? hostWorkload(r, hold, swarm)
+      : agentWorkload(r, hold, wrongReply, lose, late, swarm);
   if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,

@@ -1,0 +1,91 @@
+// Two verbs that race on one host, agent or plugin: whichever wins, the
+// loser answers what it would have answered coming second, or refuses
+// while the winner's effect is in flight (decisions.md, what a verb that
+// lost a race answers). Each race names the exit pairs it allows, as
+// [first verb's exit, second verb's exit].
+
+const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
+  // The host goes first (the spawn finds no host), or the agent (rm refuses).
+  {
+    verbs: ["agent spawn c --host box", "host rm box"],
+    allowed: [
+      [0, 4],
+      [3, 0],
+    ],
+  },
+  // A released machine admits no job; a machine with an agent is not released.
+  {
+    verbs: ["agent spawn c --host h1", "host release h1"],
+    allowed: [
+      [0, 4],
+      [4, 0],
+    ],
+  },
+  {
+    verbs: ["host add box2 --plugin sim2", "plugin rm sim2"],
+    allowed: [
+      [0, 4],
+      [3, 0],
+    ],
+  },
+  {
+    verbs: ["host acquire --provider sim2 h3", "plugin rm sim2"],
+    allowed: [
+      [0, 4],
+      [3, 0],
+    ],
+  },
+  // One close ends the agent; the other finds it gone, or changing.
+  {
+    verbs: ["agent close a", "agent close a"],
+    allowed: [
+      [0, 3],
+      [3, 0],
+      [0, 4],
+      [4, 0],
+    ],
+  },
+  {
+    verbs: ["agent send a hello-1", "agent close a"],
+    allowed: [
+      [0, 0],
+      [3, 0],
+      [4, 0],
+      [0, 4],
+    ],
+  },
+  // One name, one machine: the later acquire finds it taken.
+  {
+    verbs: ["host acquire --provider sim h1", "host acquire --provider sim h1"],
+    allowed: [
+      [0, 4],
+      [4, 0],
+    ],
+  },
+  // A machine an agent runs on is never released; the send goes through.
+  { verbs: ["host release h1", "agent send a hello-1"], allowed: [[4, 0]] },
+  {
+    verbs: ["agent spawn c --host box", "agent spawn c --host box"],
+    allowed: [
+      [0, 4],
+      [4, 0],
+    ],
+  },
+];
+
+/** The race's verdict once every racing verb ended, or undefined when it ended as allowed. */
+export function raceDiverges(
+  ran: { words: string[]; exit: number | null | undefined }[],
+): string | undefined {
+  const text = ran.map((r) => r.words.join(" "));
+  for (const race of RACES) {
+    const x = text.indexOf(race.verbs[0]);
+    const y = text.findIndex((t, k) => t === race.verbs[1] && k !== x);
+    if (x < 0 || y < 0) continue;
+    const pair: [unknown, unknown] = [ran[x]?.exit, ran[y]?.exit];
+    if (race.allowed.some(([a, b]) => a === pair[0] && b === pair[1])) return undefined;
+    const ok = race.allowed.map((p) => p.join("/")).join(", ");
+    return `'${race.verbs[0]}' and '${race.verbs[1]}' at once exited ${pair.join("/")}; the model allows ${ok}`;
+  }
+  return undefined;
+}

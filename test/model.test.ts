@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { modelDivergence } from "../sim/model/oracle.js";
+import { raceDiverges } from "../sim/model/races.js";
+import { forgettable, keyCaps, row } from "../sim/model/rules.js";
+import type { LoadedScenario, Step } from "../sim/runner/scenario.js";
+
+// The explorer's model of mu (sim/model/): the rule table's rows, the races'
+// allowed exits, and a run stepped beside it.
+
+const run = (steps: Step[], world: Record<string, unknown> = {}) =>
+  ({
+    scenario: "t",
+    about: "",
+    proves: [],
+    world: { preset: "link-job", instance: "sim-1", ...world },
+    steps,
+    file: "",
+  }) as LoadedScenario;
+
+/** A run whose every step ended as given, with no effects unless said. */
+const seen = (
+  exits: number[],
+  effectsAfter = exits.map(() => ({})),
+  stdouts = exits.map(() => ""),
+) => ({
+  exits,
+  signals: exits.map(() => null),
+  stdouts,
+  effectsAfter,
+});
+
+const SPAWNED = [
+  { mu: "plugin add sim -- x" },
+  { mu: "host add box --plugin sim" },
+  { mu: "agent spawn a --host box" },
+];
+const START = { "job.start:k1": 1 };
+
+describe("the model's rule table", () => {
+  it("settles a fenced lookup's none, and a file kind's none never", () => {
+    expect(row(keyCaps(undefined), "none", 0)).toBe("settled");
+    expect(row(keyCaps(undefined, true), "none", 60_000)).toBe("unsettled");
+    expect(row(keyCaps({ fenceKey: false }), "none", 29_999)).toBe("unsettled");
+    expect(row(keyCaps({ fenceKey: false }), "none", 30_000)).toBe("settled");
+  });
+
+  it("settles no lookup by a resend inside the window only", () => {
+    const caps = keyCaps({ lookup: false, dedupe: { exact: true, windowMs: 600_000 } });
+    expect(forgettable(caps, 40_000, 400_000)).toBe("never");
+    expect(forgettable(caps, 40_000, 700_000)).toBe("maybe");
+  });
+});
+
+describe("the model beside a run", () => {
+  it("holds on a run that answers as the model says", () => {
+    const s = run([
+      ...SPAWNED,
+      { mu: "agent read a" },
+      { mu: "agent close a" },
+      { mu: "agent read a" },
+    ]);
+    const stop = { ...START, "job.stop:k1": 1 };
+    expect(
+      modelDivergence(s, seen([0, 0, 0, 0, 0, 3], [{}, {}, START, START, stop, stop])),
+    ).toBeUndefined();
+  });
+
+  it("finds a verb on a closed agent that does not answer not found", () => {
+    const s = run([...SPAWNED, { mu: "agent close a" }, { mu: "agent send a hi" }]);
+    const stop = { ...START, "job.stop:k1": 1 };
+    expect(modelDivergence(s, seen([0, 0, 0, 0, 0], [{}, {}, START, stop, stop]))).toMatch(
+      /step 5 'agent send a hi' exited 0; the model allows 3/,
+    );
+  });
+
+  it("finds a spawn in calm that applied no start", () => {
+    expect(modelDivergence(run(SPAWNED), seen([0, 0, 0]))).toMatch(/applied 0 job.start effect/);
+  });
+
+  it("finds an agent list that leaves out a spawned agent", () => {
+    const s = run([...SPAWNED, { mu: "agent list" }]);
+    const out = seen([0, 0, 0, 0], [{}, {}, START, START], ["", "", "", "no agents\n"]);
+    expect(modelDivergence(s, out)).toMatch(/does not list a/);
+  });
+
+  it("judges nothing it cannot know: the same send under a fault", () => {
+    const s = run([
+      ...SPAWNED,
+      { world: { faults: [{ on: "channel.send", do: { crash: "after" } }] } },
+      { mu: "agent send a hi" },
+    ]);
+    expect(modelDivergence(s, seen([0, 0, 0, 1], [{}, {}, START, START]))).toBeUndefined();
+  });
+
+  it("allows each race only the exits a winner and a loser give", () => {
+    const two = (a: number, b: number) => [
+      { words: "host acquire --provider sim h1".split(" "), exit: a },
+      { words: "host acquire --provider sim h1".split(" "), exit: b },
+    ];
+    expect(raceDiverges(two(0, 4))).toBeUndefined();
+    expect(raceDiverges(two(0, 0))).toMatch(/exited 0\/0; the model allows 0\/4, 4\/0/);
+  });
+});
