@@ -39,18 +39,30 @@ cpSync(join(root, "dist"), join(dir, "dist"), { recursive: true });
 for (const f of ["package.json", "schemas"]) cpSync(join(root, f), join(dir, f), { recursive: true });
 symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
 
+const resultFile = join(dir, "explore-result.json");
+
 /** The explorer over the copy: killed (with the first broken line and its seed) or survived. */
 function explore() {
   const out = join(dir, "found");
+  rmSync(resultFile, { force: true });
   const r = spawnSync(
     process.execPath,
-    [join(dir, "dist/sim/virtual/explore-main.js"), "--runs", String(runs), "--workers", String(workers), "--no-shrink", "--out", out],
+    [join(dir, "dist/sim/virtual/explore-main.js"), "--runs", String(runs), "--workers", String(workers), "--no-shrink", "--out", out, "--json", resultFile],
     { encoding: "utf8", cwd: dir, maxBuffer: 64 << 20 },
   );
   const m = /explore: seed (\d+) breaks an invariant: (.*)/.exec(r.stdout);
-  const held = /explore: (\d+) runs from seed/.exec(r.stdout);
+  const held = /explore: (\d+) runs? from seed/.exec(r.stdout);
   if (r.status === 0 && Number(held?.[1]) === runs) return { verdict: "survived" };
-  if (r.status === 1 && m) return { verdict: "killed", seed: Number(m[1]), broken: m[2] };
+  if (r.status === 1 && m) {
+    // The invariants one by one, as the explorer kept them (a model line may hold "; ").
+    let each = [m[2]];
+    try {
+      each = JSON.parse(readFileSync(resultFile, "utf8")).finding?.broken ?? each;
+    } catch {
+      // no result file: judge the printed line whole
+    }
+    return { verdict: "killed", seed: Number(m[1]), broken: m[2], each };
+  }
   return { verdict: "error", broken: `${r.stdout}${r.stderr}`.trim().split("\n").slice(-3).join(" | ") };
 }
 
@@ -74,8 +86,9 @@ for (const [i, m] of list.entries()) {
   writeFileSync(js, before);
   const secs = Math.round((Date.now() - t0) / 1000);
   // Killed by the model alone: every invariant it broke is the model's.
-  const byModel = r.verdict === "killed" && r.broken.split("; ").every((l) => l.endsWith("(the model)"));
-  results.push({ i, file: m.file, why: m.why, ...r, byModel, secs });
+  const byModel = r.verdict === "killed" && r.each.every((l) => l.endsWith("(the model)"));
+  const { each: _each, ...kept } = r;
+  results.push({ i, file: m.file, why: m.why, ...kept, byModel, secs });
   process.stdout.write(
     `${i}\t${m.file}\t${r.verdict}${r.seed ? ` at seed ${r.seed}` : ""}${byModel ? " (by the model alone)" : ""}\t${secs} s\t${r.broken ?? ""}\n`,
   );

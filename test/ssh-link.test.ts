@@ -395,6 +395,24 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     expect(git(local, "rev-parse", "refs/mu/fetched/box")).toBe(git(remote, "rev-parse", "HEAD"));
   });
 
+  it("mu host push into a bare repository the remote already has works, and again", () => {
+    const rev = git(local, "rev-parse", "HEAD");
+    const bare = join(sshd.home, "work/bare.git");
+    mkdirSync(bare, { recursive: true });
+    git(bare, "init", "-q", "--bare");
+    expect(
+      muAt(local, ["host", "add", "barebox", "--plugin", "ssh", "--repo", "work/bare.git"], st.env)
+        .code,
+    ).toBe(0);
+    // The second push finds the commit there, and a bare repository has no tree to check out.
+    for (const round of [1, 2]) {
+      const p = muAt(local, ["host", "push", "barebox"], st.env);
+      expect(p.stderr, `push ${round}`).toBe("");
+      expect(p.code, `push ${round}`).toBe(0);
+    }
+    expect(git(bare, "rev-parse", `refs/mu/pushed/${rev}`)).toBe(rev);
+  });
+
   it("mu host check passes every step", () => {
     const r = muAt(local, ["host", "check", "box"], st.env);
     expect(r.stderr).toBe("");

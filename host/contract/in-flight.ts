@@ -128,7 +128,7 @@ async function watch(
   const late = nones.filter((a) => a.sentMs > bound).at(-1);
   if (handle && late)
     throw new CheckFailed(
-      `inFlightMs is ${bound}, yet a host.lookup sent ${late.sentMs} ms after the acquire answered none, and the machine came up ${landedMs} ms after it`,
+      `inFlightMs is ${bound}, yet a host.lookup sent ${late.sentMs} ms after the acquire was sent answered none, and the machine came up ${landedMs} ms after the acquire was sent`,
       [`lookup sent at +${late.sentMs} ms: ${canonical(late.reply)}`, ...show],
     );
   const lastNone = nones.at(-1);

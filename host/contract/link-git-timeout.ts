@@ -54,21 +54,31 @@ export async function linkGitTimeout(
     const calls: [string, Record<string, unknown>][] = [];
     if (which.fetch) calls.push(["link.fetch", { remoteCwd: stuck, localRepo: local }]);
     if (which.push && rev) calls.push(["link.push", { localRepo: local, remoteRepo: stuck, rev }]);
+    if (which.push && !rev)
+      throw new CheckFailed(
+        "the check could not make a local commit to push, so the push was not tried",
+        ["git commit --allow-empty in a temporary repository failed"],
+      );
     const said: string[] = [];
     for (const [method, params] of calls) {
       const t0 = s.now();
       let r: ExecResult | undefined;
       let err: unknown;
+      let took = 0;
       try {
         r = (await s.call(
           method,
           { target: place.target, ...params, timeoutMs: SHORT_MS },
           SHORT_MS + GRACE_MS,
         )) as ExecResult;
+        took = s.now() - t0;
       } catch (e) {
         err = e;
+        took = s.now() - t0;
+      } finally {
+        // Whatever the answer, a git still blocked on the pipe must not outlive the check.
+        await unblock().catch(() => undefined);
       }
-      const took = s.now() - t0;
       // A push may also answer an error once its limit passed; no answer at all always fails.
       const refused = err instanceof ErrorReply && method === "link.push";
       if (r ? r.exitCode !== null : !refused)
@@ -79,7 +89,6 @@ export async function linkGitTimeout(
           [r ? shown(r) : describeCall(err)],
         );
       said.push(`${method} after ${took} ms`);
-      await unblock();
     }
     return pass(
       `${place.label}: against a repository that never answers, under timeoutMs ${SHORT_MS}, ${said.join(" and ")} answered in time`,

@@ -129,7 +129,7 @@ export function cancelRunning(): void {
 
 /** Reads the whole script from fd 3, closes it, and runs it in this shell. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: sh expands this, not JavaScript
-const FROM_FD3 = 's=$(cat <&3; echo .); exec 3<&-; eval "${s%.}"';
+const FROM_FD3 = '__mu_script=$(cat <&3; echo .); exec 3<&-; eval "${__mu_script%.}"';
 
 function runScript(
   script: string,
