@@ -39,11 +39,19 @@ function watchLines(s: Session): Line[] {
     });
 }
 
-/** A watch call that failed: a notification that came before its reply is the reason to name. */
+/**
+ * A watch call that failed: a notification that came before its reply is
+ * the reason to name. Whether the reply is on record after it depends on
+ * when mu's connection judged the early notification and stopped reading,
+ * so what counts is that no reply naming its watch came before it.
+ */
 function earlyNote(s: Session, err: unknown): never {
   const lines = watchLines(s);
   const early = lines.find(
-    (l, i) => l.note && lines.slice(i + 1).some((r) => !r.note && r.watchId === l.watchId),
+    (l, i) =>
+      l.note &&
+      l.watchId !== undefined &&
+      !lines.slice(0, i).some((r) => !r.note && r.watchId === l.watchId),
   );
   if (early)
     throw new CheckFailed(
