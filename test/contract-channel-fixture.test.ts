@@ -1,10 +1,6 @@
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
-import { packageRoot } from "../host/package-root.js";
-import { muChild, tempState } from "./helpers.js";
+import { checking, expectFailed, registered as registerFixture } from "./fixture-check.js";
 
 // `mu plugin check --seam channel` against a job and channel plugin not
 // built on the sim (test/fixtures/channel-plugin.mjs): correct, it passes
@@ -70,54 +66,17 @@ const RUNS = new Set([
 
 const CHECK = ["plugin", "check", "cfx", "--seam", "channel"];
 
-const run = muChild;
-
 /** The fixture installed as mu-plugin-cfx and registered, broken as asked. */
-async function registered(broken?: string) {
-  // Named so the suite's teardown finds anything this test leaves running.
-  const dir = mkdtempSync(join(tmpdir(), `mu-plugins-${process.env.MU_TEST_RUN ?? "x"}-`));
-  const exe = join(dir, "mu-plugin-cfx");
-  copyFileSync(join(packageRoot(), "test/fixtures/channel-plugin.mjs"), exe);
-  chmodSync(exe, 0o755);
-  const home = join(dir, "backend");
-  mkdirSync(home);
-  const state = tempState();
-  const argv = [
-    exe,
-    ...["--schema", join(packageRoot(), "schemas/plugin-protocol-v1.json")],
-    ...["--home", home],
-    ...(broken ? ["--break", broken] : []),
-  ];
-  const add = await run(["plugin", "add", "cfx", "--", ...argv], state.env);
-  expect(add.stderr).toBe("");
-  return {
-    env: state.env,
-    done() {
-      state.done();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-const LINE = /^(ok {2}|FAIL|skip) {2}(\S+) +(.*)$/;
-
-function results(stdout: string): Record<string, { mark: string; detail: string }> {
-  const out: Record<string, { mark: string; detail: string }> = {};
-  for (const l of stdout.split("\n")) {
-    const m = LINE.exec(l);
-    if (m?.[1] && m[2]) out[m[2]] = { mark: m[1].trim(), detail: m[3] ?? "" };
-  }
-  return out;
-}
+const registered = (broken?: string) => registerFixture("channel-plugin.mjs", "cfx", broken);
 
 describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
   it("the correct plugin passes every channel check", async () => {
     const w = await registered();
     try {
-      const r = await run(CHECK, w.env);
+      const r = await checking(CHECK, w.env);
       expect(r.stderr).toBe("");
       expect(r.code, r.stdout).toBe(0);
-      const got = results(r.stdout);
+      const got = r.got;
       expect(Object.keys(got)).toEqual([...CHECK_IDS]);
       for (const id of CHECK_IDS)
         expect([id, got[id]?.mark]).toEqual([id, RUNS.has(id) ? "ok" : "skip"]);
@@ -134,20 +93,8 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
     async (b) => {
       const w = await registered(b.broken);
       try {
-        const r = await run(CHECK, w.env);
-        const got = results(r.stdout);
-        const failed = Object.entries(got).filter(([, v]) => v.mark === "FAIL");
-        expect(
-          failed.map(([id]) => id),
-          r.stdout,
-        ).toEqual([b.fails]);
-        expect(got[b.fails]?.detail, r.stdout).toMatch(b.headline);
-        expect(r.code).toBe(4);
-        expect(r.stderr).toMatch(
-          new RegExp(
-            `^mu: check: 'cfx' failed 1 of \\d+ checks \\(${b.fails.replace(".", "\\.")}\\); `,
-          ),
-        );
+        const r = await checking(CHECK, w.env);
+        expectFailed(r, "cfx", [b.fails], b.headline);
       } finally {
         w.done();
       }
