@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { canonical } from "../plugin/load-rules.js";
 import { READ_TIMEOUT_MS } from "../plugin/supervisor.js";
 import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { onHost, withJob } from "./job-seam.js";
+import { runView, type View } from "./run-view.js";
 import type { RunContext, Session } from "./session.js";
 import { CheckFailed, must, type Outcome, pass } from "./verdict.js";
 import { clip } from "./wire.js";
@@ -15,52 +15,6 @@ import { clip } from "./wire.js";
 /** A pane's command that has not failed by then is taken to run. */
 const RUNS_MS = 1000;
 
-interface View {
-  command: string;
-  env: Record<string, string>;
-  cwd?: string;
-}
-
-/** Runs the view as mu's pane would (sh -c, stdin from /dev/null); undefined while it still runs at RUNS_MS. */
-function tryView(
-  v: View,
-): Promise<{ code: number | null; signal: string | null; stderr: string } | undefined> {
-  return new Promise((done) => {
-    let stderr = "";
-    const child = spawn("sh", ["-c", v.command], {
-      cwd: v.cwd,
-      env: { ...process.env, ...v.env },
-      stdio: ["ignore", "ignore", "pipe"],
-      detached: true,
-    });
-    child.stderr?.on("data", (c: Buffer) => {
-      if (stderr.length < 4096) stderr += c.toString("utf8");
-    });
-    const timer = setTimeout(() => {
-      child.removeAllListeners("exit");
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-      done(undefined);
-    }, RUNS_MS);
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      done({ code: null, signal: null, stderr: err.message });
-    });
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // its group is empty
-      }
-      done({ code, signal, stderr });
-    });
-  });
-}
-
 export async function jobAttach(
   ctx: RunContext,
   s: Session,
@@ -72,14 +26,11 @@ export async function jobAttach(
   await onHost(s, ctx, hello, params, (where) =>
     withJob(s, ctx, job, where, params, async (j) => {
       const v = (await must("job.attach", s.call("job.attach", { target: j.target }))) as View;
-      const ended = await tryView(v);
+      const { ended, err } = await runView(v, RUNS_MS);
       if (ended)
         throw new CheckFailed(
           `the view job.attach answered for a running job ended within ${RUNS_MS} ms (${ended.signal ? `signal ${ended.signal}` : `exit ${ended.code}`}), where a pane must show the job`,
-          [
-            `view: ${clip(canonical(v))}`,
-            ...(ended.stderr ? [`stderr: ${clip(ended.stderr.trim())}`] : []),
-          ],
+          [`view: ${clip(canonical(v))}`, ...(err ? [`stderr: ${clip(err.trim())}`] : [])],
         );
       shown = clip(v.command, 80);
     }),

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { canonical } from "../plugin/load-rules.js";
 import type { InitializeResult, JobSeam } from "../protocol/declaration.js";
 import { EFFECT_MS, onHost, startCall, stopJob } from "./job-seam.js";
+import { runView, type View } from "./run-view.js";
 import type { RunContext, Session } from "./session.js";
 import { CheckFailed, must, type Outcome, pass, skip } from "./verdict.js";
 import { clip } from "./wire.js";
@@ -23,38 +23,6 @@ export function specSkip(hello: InitializeResult): Outcome | undefined {
     : skip(
         "the kind does not honour a command (honours.command), so no job of the check's can report its cwd and environment",
       );
-}
-
-/** Runs the view as a pane would and collects its output until `want` shows, or SEEN_MS. */
-function viewOutput(
-  v: { command: string; env: Record<string, string>; cwd?: string },
-  want: string,
-): Promise<string> {
-  return new Promise((done) => {
-    let out = "";
-    const child = spawn("sh", ["-c", v.command], {
-      cwd: v.cwd,
-      env: { ...process.env, ...v.env },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    const end = () => {
-      clearTimeout(timer);
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // its group is gone
-      }
-      done(out);
-    };
-    const timer = setTimeout(end, SEEN_MS);
-    child.stdout?.on("data", (c: Buffer) => {
-      if (out.length < 16_384) out += c.toString("utf8");
-      if (out.includes(want)) end();
-    });
-    child.on("error", end);
-    child.on("exit", () => setTimeout(end, 100));
-  });
 }
 
 export async function jobSpec(
@@ -79,14 +47,14 @@ export async function jobSpec(
       env: envHonoured ? { [VAR]: value } : {},
     };
     const reply = (await must("job.start", s.call("job.start", { ...call, spec }, EFFECT_MS))) as {
-      view: { command: string; env: Record<string, string>; cwd?: string };
+      view: View;
       handle?: string;
     };
     const target = structuredClone(call.target);
     if (reply.handle) target.job.handle = reply.handle;
     const started = { key: call.key, target, reply, stopped: false };
     try {
-      const out = await viewOutput(reply.view, want);
+      const { out } = await runView(reply.view, SEEN_MS, (o) => o.includes(want));
       const line = out.split("\n").find((l) => l.startsWith("mu-check-spec "));
       if (!out.includes(want))
         throw new CheckFailed(
