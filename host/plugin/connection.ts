@@ -18,6 +18,8 @@ export interface ConnectionOptions {
   /** Checks a method's result against the schema; returns why it fails, or null. */
   checkResult?(method: string, result: unknown): string | null;
   checkNotification?(method: string, params: unknown): string | null;
+  /** Hides mu's secrets in a plugin's text before mu quotes it. */
+  mask?(text: string): string;
   /** Called once when the connection wants the plugin stopped. */
   onStop(cause: StopCause, detail: string): void;
 }
@@ -194,7 +196,8 @@ export class Connection {
     const msg = decodeIncoming(line);
     switch (msg.type) {
       case "invalid":
-        this.invalid(msg.why === NOT_JSON ? notJson(line) : msg.why);
+        // Masked before the quote's cut, so no secret keeps its first characters.
+        this.invalid(msg.why === NOT_JSON ? notJson(this.opts.mask?.(line) ?? line) : msg.why);
         return;
       case "notification": {
         const why = this.opts.checkNotification?.(msg.method, msg.params);

@@ -1,7 +1,8 @@
 import type { ChildProcess, Ports } from "../ports/types.js";
+import { Redactor } from "../trace/redact.js";
 import { Connection, type StopCause } from "./connection.js";
 import { pluginEnv } from "./plugin-env.js";
-import { FirstLine } from "./stderr-line.js";
+import { FirstLine, STDERR_LINE_MAX } from "./stderr-line.js";
 
 // One running plugin: the child, its group, its connection, and the one stop
 // sequence every stop goes through.
@@ -27,7 +28,8 @@ export class PluginProcess {
   state: ProcessState = "running";
   readonly conn: Connection;
   private stopping: Promise<StopRecord> | undefined;
-  private readonly stderr = new FirstLine();
+  private readonly secrets: Redactor;
+  private readonly stderr: FirstLine;
   private leaderGone = false;
 
   private constructor(
@@ -37,9 +39,14 @@ export class PluginProcess {
     checks: ResultChecks,
     private readonly onStopped: (p: PluginProcess, r: StopRecord) => void,
   ) {
+    // The plugin inherits mu's environment, so it can print any secret in it.
+    this.secrets = new Redactor(ports.env, false);
+    // Held past the shown cut by the longest secret, so one across the cut is whole when masked.
+    this.stderr = new FirstLine(STDERR_LINE_MAX + this.secrets.longest);
     this.conn = new Connection({
       write: (b) => child.write(b),
       clock: ports.clock,
+      mask: (text) => this.secrets.mask(text),
       ...checks,
       onStop: (cause, detail) => {
         void this.stop(cause, detail);
@@ -73,9 +80,10 @@ export class PluginProcess {
     return this.child.pid;
   }
 
-  /** The plugin's first stderr line, cut to 400 characters, for error messages. */
+  /** The plugin's first stderr line, masked and cut to 400 characters, for error messages. */
   get stderrLine(): string | undefined {
-    return this.stderr.line;
+    const line = this.stderr.line;
+    return line === undefined ? undefined : this.secrets.mask(line).slice(0, STDERR_LINE_MAX);
   }
 
   /**
