@@ -3,6 +3,9 @@ import { bounded, MAX_MS } from "../env-ms.js";
 import { UsageError } from "../errors.js";
 import { DEFAULT_LINK_TIMEOUT_MS } from "./link.js";
 
+/** The option that sets a link verb's time limit, for the hints of the verbs that have it. */
+export const TIMEOUT_FLAG = "--timeout-ms";
+
 /** A link verb's time limit as typed: --timeout-ms, or --timeout, its old spelling. */
 export interface LinkTimeout {
   timeoutMs?: string;

@@ -118,12 +118,17 @@ export async function linkRun(
   });
 }
 
+/**
+ * A link run that did not succeed, with where to look. `flag` is the verb's
+ * option for the time limit, named in the hint only where the verb has one.
+ */
 export function failed(
   l: OpenLink,
   what: string,
   r: RunResult,
   timeoutMs: number,
   look: string,
+  flag?: string,
 ): UnavailableError {
   const timedOut = r.exitCode === null;
   const why = timedOut
@@ -134,7 +139,7 @@ export function failed(
     "host",
     `${what} on ${l.name} failed (${why})`,
     {
-      hint: timedOut ? `raise --timeout-ms, or ${look}` : look,
+      hint: timedOut && flag ? `raise ${flag}, or ${look}` : look,
     },
   );
 }
@@ -153,7 +158,8 @@ function fetchLook(l: OpenLink, remoteCwd: string, localRepo: string): string {
  * localRepo. The fetch runs in a fetch place of its own (see
  * git/fetch-place.ts), so the sha returned is the tip this fetch brought,
  * whatever other fetches run in the checkout meanwhile; once this returns,
- * `ref` holds it.
+ * `ref` holds it. `flag`, where the verb has one, is the option a
+ * timed-out fetch's hint names.
  */
 export async function fetchInto(
   l: OpenLink,
@@ -161,6 +167,7 @@ export async function fetchInto(
   localRepo: string,
   ref: string,
   timeoutMs: number,
+  flag?: string,
 ): Promise<string> {
   if (checkoutOf(localRepo) === null) throw notACheckout(localRepo);
   const template = l.host.profile?.fetch;
@@ -189,7 +196,7 @@ export async function fetchInto(
       );
     }
     if (r.exitCode !== 0)
-      throw failed(l, "fetch", r, timeoutMs, fetchLook(l, remoteCwd, localRepo));
+      throw failed(l, "fetch", r, timeoutMs, fetchLook(l, remoteCwd, localRepo), flag);
     const sha = fetchedTip(place);
     if (sha === null) {
       // Nothing but this fetch writes in the place, so an empty one is the fetch's own doing.

@@ -11,6 +11,7 @@ const PUSH_RUNS = 3;
  * Makes remoteRepo on the host hold `sha`. A push is not an effect, so a
  * timed-out one is simply run again; and whatever the plugin said, the
  * remote's own rev-parse must find the commit before mu relies on it.
+ * `flag`, where the verb has one, is the option a timed-out push's hint names.
  */
 export async function pushRev(
   l: OpenLink,
@@ -18,6 +19,7 @@ export async function pushRev(
   remoteRepo: string,
   sha: string,
   timeoutMs: number,
+  flag?: string,
 ): Promise<void> {
   if (!l.link.push) {
     throw new UsageError(
@@ -46,6 +48,7 @@ export async function pushRev(
       r,
       timeoutMs,
       `check ${remoteRepo} on ${l.name}: mu host exec ${l.name} -- ${q(`git -C ${shWord(remoteRepo)} status`)}`,
+      flag,
     );
   }
   if (!(await remoteHolds(l, remoteRepo, sha, timeoutMs))) {

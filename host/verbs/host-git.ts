@@ -4,7 +4,7 @@ import { UsageError } from "../errors.js";
 import { fetchedRef } from "../git/fetch-place.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import { fetchInto, loadLinkHost, notACheckout, openLink } from "../seams/link.js";
-import { type LinkTimeout, timeoutOption } from "../seams/link-timeout.js";
+import { type LinkTimeout, TIMEOUT_FLAG, timeoutOption } from "../seams/link-timeout.js";
 import { pushRev } from "../seams/push.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -30,7 +30,7 @@ export async function hostFetch(
   const remoteCwd = opts.from ?? h.profile?.repo ?? ".";
   const ref = fetchedRef(name);
   const sha = await withPlugins(io, async (sup) =>
-    fetchInto(await openLink(io, sup, name, h), remoteCwd, localRepo, ref, timeoutMs),
+    fetchInto(await openLink(io, sup, name, h), remoteCwd, localRepo, ref, timeoutMs, TIMEOUT_FLAG),
   );
   io.out(`fetched ${sha} from ${name}:${remoteCwd} into ${localRepo} (${ref})\n`);
 }
@@ -57,7 +57,7 @@ export async function hostPush(
     });
   }
   await withPlugins(io, async (sup) =>
-    pushRev(await openLink(io, sup, name, h), localRepo, remoteRepo, sha, timeoutMs),
+    pushRev(await openLink(io, sup, name, h), localRepo, remoteRepo, sha, timeoutMs, TIMEOUT_FLAG),
   );
   io.out(`${name}:${remoteRepo} holds ${sha}\n`);
 }
