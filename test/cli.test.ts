@@ -85,6 +85,15 @@ describe("usage errors", () => {
     expect(r.stdout).toBe("");
   });
 
+  it("host add without --plugin gets mu's own line, naming the fix (exit 2)", async () => {
+    const r = await mu(["host", "add", "box"], state.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "mu: usage: a host needs --plugin: this mu adds hosts on a plugin link only; use: mu host add box --plugin <plugin> (mu plugin list shows them)\n",
+    );
+    expect(r.stdout).toBe("");
+  });
+
   it("host add --help lists no flag mu refuses for a plugin host", async () => {
     const r = await mu(["host", "add", "--help"], state.env);
     expect(r.stdout).toMatch(/--plugin/);

@@ -9,7 +9,9 @@ export function addHostVerbs(host: Command, run: Run): void {
     .command("add")
     .description("add a host whose link is a plugin")
     .argument("<name>", "the host's name")
-    .requiredOption("--plugin <plugin>", "the plugin that is the host's link")
+    // Required, but checked by the verb, so its own line with the fix reaches
+    // the user rather than the parser's.
+    .option("--plugin <plugin>", "the plugin that is the host's link (required)")
     .option(
       "--fetch <template>",
       "an sh command that fetches when the link cannot, with {host} and {remoteCwd} replaced by the host's name and the remote path, quoted (required then)",

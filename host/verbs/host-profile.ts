@@ -27,9 +27,12 @@ const MAX_SESSIONS = 1000;
 export async function hostAdd(io: Io, name: string, opts: AddOptions): Promise<void> {
   checkName("host name", name, "host.name");
   if (!opts.plugin) {
-    throw new UsageError("host.add.plugin", "usage", "this mu adds hosts on a plugin link only", {
-      hint: `use: mu host add ${name} --plugin <plugin>`,
-    });
+    throw new UsageError(
+      "host.add.plugin",
+      "usage",
+      "a host needs --plugin: this mu adds hosts on a plugin link only",
+      { hint: `use: mu host add ${name} --plugin <plugin> (mu plugin list shows them)` },
+    );
   }
   if (opts.shell !== undefined || opts.exec !== undefined) {
     throw new UsageError(
