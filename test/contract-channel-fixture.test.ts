@@ -101,4 +101,16 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
     },
     120_000,
   );
+
+  // On a loaded machine a turn can settle before the check's next call; the
+  // fixture's turns settling at once stand for that, deterministically.
+  it("a watch on a turn already settled is channel.watch's case alone, however fast turns settle", async () => {
+    const w = await registered("settle-first");
+    try {
+      const r = await checking(CHECK, { ...w.env, FIXTURE_TURN_MS: "0" });
+      expectFailed(r, "cfx", ["channel.watch"], BREAKS[4].headline);
+    } finally {
+      w.done();
+    }
+  }, 120_000);
 });

@@ -27,12 +27,21 @@ export async function channelLifecycle(
     withJob(s, ctx, job, where, params, async (j) => {
       let msgId: string;
       let baseline: number;
+      let watchId: string | undefined;
       if (j.firstMsgId) {
         // An at-start kind's first delivery went with the start.
         msgId = j.firstMsgId;
         baseline = 0;
       } else {
         msgId = `msg-check-${randomBytes(6).toString("hex")}`;
+        // The watch is open before the send, so it is pending when the turn
+        // settles however slow this machine is: a watch on a turn already
+        // settled is channel.watch's case, and must not decide this one.
+        const before = (await must(
+          "channel.baseline",
+          s.call("channel.baseline", { target: j.target }),
+        )) as { runs: number } | null;
+        watchId = await openWatch(s, j.target, before?.runs ?? 0);
         const sent = (await must(
           "channel.send",
           s.call(
@@ -69,12 +78,7 @@ export async function channelLifecycle(
             [`asked ${msgId}`, canonical(r)],
           );
       }
-      const w = (await must(
-        "channel.watch",
-        s.call("channel.watch", { target: j.target, afterRuns: baseline }),
-      )) as {
-        watchId: string;
-      };
+      const w = { watchId: watchId ?? (await openWatch(s, j.target, baseline)) };
       const note = await new Promise<{ method: string; params: Record<string, unknown> } | null>(
         (done) => {
           const timer = setTimeout(() => done(null), SETTLE_MS);
@@ -103,4 +107,11 @@ export async function channelLifecycle(
     }),
   );
   return pass(summary);
+}
+
+async function openWatch(s: Session, target: unknown, afterRuns: number): Promise<string> {
+  const w = (await must("channel.watch", s.call("channel.watch", { target, afterRuns }))) as {
+    watchId: string;
+  };
+  return w.watchId;
 }
