@@ -88,6 +88,7 @@ const NOT_DECLARED = [
   "host.lifecycle",
   "host.idempotency",
   "host.replay",
+  "host.gone",
   "host.facts",
   "host.errors",
   "host.inflight",

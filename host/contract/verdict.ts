@@ -17,6 +17,7 @@ export const CHECK_IDS = [
   "host.lifecycle",
   "host.idempotency",
   "host.replay",
+  "host.gone",
   "host.facts",
   "host.errors",
   "host.inflight",
