@@ -265,7 +265,14 @@ export async function runSuite(
   for (const c of AGENT_CHECKS)
     await run(
       c.id,
-      gate((h) => runAgentCheck(ctx, opts, c, h)),
+      gate((h) =>
+        runAgentCheck(
+          ctx,
+          { ...opts, failed: (id) => out.some((v) => v.id === id && v.result === "fail") },
+          c,
+          h,
+        ),
+      ),
     );
 
   // The probes' starts count for every wire check, so all of them run

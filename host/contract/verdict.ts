@@ -24,6 +24,7 @@ export const CHECK_IDS = [
   "job.lifecycle",
   "job.idempotency",
   "job.replay",
+  "job.inflight",
   "job.attach",
   "job.checkSteps",
   "job.spec",
