@@ -65,6 +65,12 @@ const BREAKS = [
       /^the job's command reported cwd and MU_CHECK_SPEC as '\/ unset', not '\/ [0-9a-f]{16}'$/,
   },
   {
+    broken: "late-start",
+    fails: "job.inflight",
+    headline:
+      /^inFlightMs is 1000, yet a job\.lookup sent \d+ ms after the start was sent answered none, and the job was found at \d+ ms$/,
+  },
+  {
     broken: "random-instance",
     fails: "handshake",
     headline: /^the two starts named different instances \(fx-\w+, then fx-\w+\)/,
@@ -84,6 +90,7 @@ const NOT_DECLARED = [
   "host.lifecycle",
   "host.idempotency",
   "host.replay",
+  "host.gone",
   "host.facts",
   "host.errors",
   "host.inflight",
@@ -116,6 +123,10 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
       );
       expect(got["job.replay"]?.detail).toMatch(
         /the identical start returned the first reply; lookup found it running and stopped; a start after a fenced none was refused \(permanent\) and made nothing$/,
+      );
+      // Killed in flight, the start still lands, and its repeat finds it.
+      expect(got["job.inflight"]?.detail).toMatch(
+        /^the start's process SIGKILLed at \+\d+ ms; another process's lookups answered none (once|\d+ times) inside the declared inFlightMs 10000, then found it at \+\d+ ms; the identical start from a new process returned the job found$/,
       );
     } finally {
       w.done();

@@ -1,4 +1,5 @@
 import type { InitializeResult, KeyCaps } from "../protocol/declaration.js";
+import { hostGone } from "./host-gone.js";
 import { hostErrors, hostFacts } from "./host-proof.js";
 import { hostInFlight } from "./in-flight.js";
 import type { RunContext, Session } from "./session.js";
@@ -34,6 +35,13 @@ export async function runHostProofs(
             ),
           )
         : fn(s, h);
+  await run(
+    "host.gone",
+    hostCheck(
+      "host.gone",
+      afterReplay((s) => hostGone(ctx, s, params)),
+    ),
+  );
   await run(
     "host.facts",
     hostCheck(

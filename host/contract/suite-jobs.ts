@@ -6,6 +6,7 @@ import { channelLifecycle } from "./channel-seam.js";
 import { channelTurns } from "./channel-turns.js";
 import { channelWatch } from "./channel-watch.js";
 import { jobAttach, jobCheckSteps } from "./job-attach.js";
+import { inFlightSkip, jobInFlight } from "./job-inflight.js";
 import { jobReplay } from "./job-replay.js";
 import { jobIdempotency, jobLifecycle } from "./job-seam.js";
 import { jobSpec, specSkip } from "./job-spec.js";
@@ -20,6 +21,8 @@ export interface AgentOptions {
   seams: ReadonlySet<string>;
   params: Record<string, string>;
   repeat: number;
+  /** The checks that failed so far. */
+  failed?: (id: CheckId) => boolean;
 }
 
 type Body = (ctx: RunContext, s: Session, h: InitializeResult, o: AgentOptions) => Promise<Outcome>;
@@ -30,6 +33,8 @@ interface AgentCheck {
   body: Body;
   /** A capability the check needs that the declaration switches off. */
   absent?: (h: InitializeResult) => Outcome | undefined;
+  /** A check that asks what this one asks first: when it failed, this one would only fail again for its reason. */
+  after?: CheckId;
 }
 
 export const AGENT_CHECKS: readonly AgentCheck[] = [
@@ -40,6 +45,13 @@ export const AGENT_CHECKS: readonly AgentCheck[] = [
     body: (c, s, h, o) => jobIdempotency(c, s, h, o.params, o.repeat),
   },
   { id: "job.replay", seam: "job", body: (c, s, h, o) => jobReplay(c, s, h, o.params) },
+  {
+    id: "job.inflight",
+    seam: "job",
+    body: (c, s, h, o) => jobInFlight(c, s, h, o.params),
+    absent: inFlightSkip,
+    after: "job.replay",
+  },
   { id: "job.attach", seam: "job", body: (c, s, h, o) => jobAttach(c, s, h, o.params) },
   { id: "job.checkSteps", seam: "job", body: (c, s, h, o) => jobCheckSteps(c, s, h, o.params) },
   {
@@ -92,6 +104,10 @@ export function runAgentCheck(
   if (h.seams.host && !o.seams.has("host"))
     return Promise.resolve(
       skip("a provider's jobs run on machines it acquired; add --seam host too"),
+    );
+  if (c.after && o.failed?.(c.after))
+    return Promise.resolve(
+      skip(`${c.after} did not pass, and this check asks the same of new processes as it does`),
     );
   return inSession(ctx, c.id, [c.seam], (s) => c.body(ctx, s, h, o));
 }

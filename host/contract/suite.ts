@@ -5,7 +5,7 @@ import { handshake } from "./handshake.js";
 import { runHostProofs } from "./host-proofs-run.js";
 import { hostReplay } from "./host-replay.js";
 import { idempotency, lifecycle, newKey, withMachine } from "./host-seam.js";
-import { tidy } from "./leftovers.js";
+import { noteDirs, tidy } from "./leftovers.js";
 import { linkCwd } from "./link-cwd.js";
 import { linkFetch, linkPush } from "./link-git.js";
 import { linkGitTimeout } from "./link-git-timeout.js";
@@ -262,10 +262,22 @@ export async function runSuite(
   await runHostProofs(ctx, run, hostCheck, out, opts.params);
 
   // Job and channel checks start real jobs: only for the seams named.
+  const declared = (["link", "job"] as const).filter((n) => loaded?.seams[n]);
+  const noted =
+    loaded && (opts.seams.has("job") || opts.seams.has("channel"))
+      ? await noteDirs(ctx, loaded, () => Session.open(ctx, "cleanup", declared))
+      : false;
   for (const c of AGENT_CHECKS)
     await run(
       c.id,
-      gate((h) => runAgentCheck(ctx, opts, c, h)),
+      gate((h) =>
+        runAgentCheck(
+          ctx,
+          { ...opts, failed: (id) => out.some((v) => v.id === id && v.result === "fail") },
+          c,
+          h,
+        ),
+      ),
     );
 
   // The probes' starts count for every wire check, so all of them run
@@ -278,9 +290,8 @@ export async function runSuite(
   await run("canary", async () => canary(ctx));
   await run("containment", async () => containment(ctx));
   // After every verdict: the sweep's own start is judged by nothing.
-  const declared = (["link", "job"] as const).filter((n) => loaded?.seams[n]);
   const cleanup = loaded
-    ? await tidy(ctx, loaded, () => Session.open(ctx, "cleanup", declared))
+    ? await tidy(ctx, loaded, () => Session.open(ctx, "cleanup", declared), noted)
     : { removed: [], left: [] };
   return { verdicts: out, cleanup };
 }

@@ -8,8 +8,7 @@ import type { Verdict } from "./verdict.js";
 export const NEVER_CHECKED = [
   "human errors",
   "unknown-outcome",
-  "a job's inFlightMs",
-  "whether a gone status is true (the machine and its trees really no longer exist)",
+  "a gone for a machine mu did not release, and a gone machine's jobs",
   "a fact left out of up that was meant to be cleared",
 ];
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { shQuote as q } from "../../host/sh-quote.js";
 import { killTree } from "./kill-tree.js";
@@ -42,6 +42,12 @@ export class Machines {
     const dir = join(this.world.dir, "machines", encodeURIComponent(this.machineOf(target)));
     mkdirSync(dir, { recursive: true });
     return dir;
+  }
+
+  /** A released or lost machine's directory: nothing of it is left. */
+  remove(target: unknown): void {
+    const dir = join(this.world.dir, "machines", encodeURIComponent(this.machineOf(target)));
+    rmSync(dir, { recursive: true, force: true });
   }
 
   private at(target: unknown, path: string): string {

@@ -207,7 +207,8 @@ export class SimPlugin {
           this.io.ignoreTermination();
         }
       } else if (
-        "execIgnoresTimeout" in a ||
+        // A gone machine runs nothing, however its scripts are run.
+        ("execIgnoresTimeout" in a && !this.goneMachine(msg.params?.target)) ||
         "releaseErrorsWhenGone" in a ||
         "releaseOnlyOwn" in a ||
         "acquireIgnoresFence" in a
@@ -269,6 +270,8 @@ export class SimPlugin {
   ): Promise<{ value: unknown } | { refused: string } | undefined> {
     if (method.startsWith("job.")) return this.jobs.answer(method, params);
     if (method.startsWith("channel.")) return this.channel.answer(method, params);
+    const gone = method.startsWith("link.") ? this.goneMachine(params.target) : undefined;
+    if (gone) return { refused: `sim: the machine ${gone} is gone; nothing runs there` };
     switch (method) {
       case "initialize":
         return { value: this.hello() };
@@ -395,6 +398,14 @@ export class SimPlugin {
     return result;
   }
 
+  /** The handle a call names when that machine was released or lost: it no longer exists. */
+  private goneMachine(target: unknown): string | undefined {
+    const handle = hostHandle(target);
+    if (handle === undefined) return undefined;
+    const h = Object.values(this.world.state().hosts ?? {}).find((x) => x.handle === handle);
+    return h?.released ? handle : undefined;
+  }
+
   /** The provider loses the machine a host call names: gone, and most of its jobs with it. */
   private loseHost(params: Record<string, unknown>): void {
     const handle = hostHandle(params.target);
@@ -405,18 +416,23 @@ export class SimPlugin {
       h.lost = true;
       this.jobs.hostLost(s, h.handle);
     });
+    if (handle !== undefined) this.machines.remove({ host: { handle } });
   }
 
   /** Idempotent: releasing what is already released changes nothing. */
   private release(key: string): null {
+    let handle: string | undefined;
     this.world.update((s) => {
       const h = s.hosts?.[key];
       if (h && !h.released) {
         h.released = true;
+        handle = h.handle;
         const effect = `host.release:${key}`;
         s.effects[effect] = (s.effects[effect] ?? 0) + 1;
       }
     });
+    // Its trees go with it, as the gone status that follows says.
+    if (handle !== undefined) this.machines.remove({ host: { handle } });
     return null;
   }
 
