@@ -150,7 +150,8 @@ describe("mu plugin check on the correct sim", () => {
   beforeAll(async () => {
     w = await registered();
     r = await run([...CHECK, "--json", "--junit", join(w.dir, "junit.xml")], w.env);
-  }, 120_000);
+    // Every check starts fresh plugin processes; a loaded machine slows each start.
+  }, 300_000);
   afterAll(() => w.done());
 
   it("passes every check and exits 0", () => {
@@ -213,8 +214,8 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
         w.done();
       }
     },
-    // Ignoring EOF costs every start the whole 5 s grace.
-    300_000,
+    // Ignoring EOF costs every start the whole 5 s grace: over 4 min at load 12.
+    600_000,
   );
 });
 
