@@ -1,9 +1,7 @@
 // The testbed's planted bugs: each re-introduces, in mu's own code path, a
 // bug that was found and fixed, so the explorer can prove it still finds that
-// class. Inert unless MU_TESTBED_PLANT names the plant; the list below is
-// what test/explore.test.ts checks the explorer finds and shrinks, but for
-// shared-fetch-head, a race inside git that only real processes meet
-// (docs/virtual.md says why).
+// class. Inert unless MU_TESTBED_PLANT names the plant; test/explore.test.ts
+// checks the explorer finds and shrinks each one in the list below.
 //
 // Only the testbed's build holds them. The bundle users run
 // (dist/mu/run-verb.cjs) is built with MU_TESTBED_BUILD defined as false

@@ -6,6 +6,7 @@ import { parse } from "yaml";
 import { packageRoot } from "../host/package-root.js";
 import { runScenario } from "../sim/runner/execute.js";
 import type { LoadedScenario } from "../sim/runner/scenario.js";
+import { WORKTREE_RACE } from "../sim/virtual/concurrent-workload.js";
 import { check, explore, toYaml, workload } from "../sim/virtual/explore.js";
 import { runVirtual } from "../sim/virtual/run-scenario.js";
 
@@ -121,6 +122,18 @@ const RACED: {
     broken: /the job of agent main\/[ac] still runs on machine h1, which mu released/,
     verbs: 3,
   },
+  // Two closes of --worktree agents (and a host fetch) on one checkout: a
+  // fetch through its one FETCH_HEAD lands between another's fetch and its read.
+  {
+    plant: "shared-fetch-head",
+    races: [WORKTREE_RACE],
+    seeds: 40,
+    broken:
+      /a collect reported what is not its own: '(agent close a[12]|host fetch wt)' named a commit from wt:\S+ that no fetch from there brought/,
+    // The two spawns and the three verbs that race: without any of them the
+    // seed's turns fall elsewhere and no fetch lands between another's two.
+    verbs: 5,
+  },
 ];
 
 describe("the explorer", () => {
@@ -130,6 +143,11 @@ describe("the explorer", () => {
 
   it("holds every invariant over every race of several mu at once", async () => {
     const found = await explore(1, 24, { families: { concurrent: true } });
+    expect(found?.broken ?? []).toEqual([]);
+  }, 300_000);
+
+  it("holds every invariant over closes of --worktree agents racing on one checkout", async () => {
+    const found = await explore(1, 4, { families: { concurrent: true, races: [WORKTREE_RACE] } });
     expect(found?.broken ?? []).toEqual([]);
   }, 300_000);
 

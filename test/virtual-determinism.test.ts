@@ -16,10 +16,12 @@ import { runVirtual } from "../sim/virtual/run-scenario.js";
 // runs beside it (two runs interleaved); each also loads verbs on first use.
 // 6c and 50c are the concurrent family's (a c after the seed): a release
 // racing a send, and two acquires of one name, interleaved by the seeded
-// scheduler at every disk operation and timer.
+// scheduler at every disk operation and timer; 27c two closes of --worktree
+// agents and a host fetch on one checkout, whose git runs for real between
+// two of the scheduler's turns.
 
 const run = promisify(execFile);
-const SEEDS = ["541", "559", "567", "18", "6c", "50c"];
+const SEEDS = ["541", "559", "567", "18", "6c", "50c", "27c"];
 
 async function here(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};

@@ -25,7 +25,9 @@ export function learn(m: ModelState, words: string[], exit: number, stdout: stri
   }
   if (group !== "host") return;
   const h = m.host(host);
-  if (verb === "add" || verb === "acquire") Object.assign(h, { state: "ready", plugin: on.plugin });
+  // A profile host is added by name, a provider's machine acquired.
+  if (verb === "add" || verb === "acquire")
+    Object.assign(h, { state: "ready", plugin: on.plugin, machine: verb === "acquire" });
   else if (verb === "release") h.state = "released";
   else if (verb === "rm" || verb === "forget") absentHost(m, host);
   else if (verb === "status") {

@@ -64,6 +64,11 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
   },
   // A machine an agent runs on is never released; the send goes through.
   { verbs: ["host release h1", "agent send a hello-1"], allowed: [[4, 0]] },
+  // Two agents' trees collected into one checkout, and a host fetch into it:
+  // each fetches into a place of its own, so none is refused for the others.
+  { verbs: ["agent close a1", "agent close a2"], allowed: [[0, 0]] },
+  { verbs: ["agent close a1", "host fetch wt"], allowed: [[0, 0]] },
+  { verbs: ["agent close a2", "host fetch wt"], allowed: [[0, 0]] },
   {
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
     allowed: [

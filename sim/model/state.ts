@@ -78,6 +78,7 @@ export class ModelState {
   host(name: string): ModelHost {
     let h = this.hosts.get(name);
     if (!h) {
+      // Until an add or an acquire says which: the workloads name profile hosts box and box2.
       h = { state: "absent", machine: name !== "box" && name !== "box2", doubt: {} };
       this.hosts.set(name, h);
     }

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { shQuote as q } from "../../host/sh-quote.js";
@@ -30,6 +30,8 @@ export class Machines {
   constructor(
     private readonly world: World,
     private readonly env: ScriptEnv,
+    /** The virtual engine's switch point (SimIo.turn): taken before a script starts and after it ends. */
+    private readonly turn: (at: "start" | "end") => Promise<void> = async () => {},
   ) {}
 
   /** A provider's machine is known by its handle, a profile's by its name. */
@@ -58,10 +60,24 @@ export class Machines {
     return this.run(target, script, this.at(target, cwd), timeoutMs, leak);
   }
 
-  /** Leaves FETCH_HEAD in localRepo naming the HEAD of remoteCwd on the machine. */
-  fetch(target: unknown, remoteCwd: string, localRepo: string, timeoutMs: number) {
-    const script = `git -C ${q(localRepo)} fetch --quiet ${q(this.at(target, remoteCwd))} HEAD`;
-    return this.run(target, script, this.loginDir(target), timeoutMs);
+  /**
+   * Leaves FETCH_HEAD in localRepo naming the HEAD of remoteCwd on the
+   * machine, and notes which commit that was: what a collect from there may
+   * report (the explorer's check that a close reports its own tree's work).
+   */
+  async fetch(target: unknown, remoteCwd: string, localRepo: string, timeoutMs: number) {
+    const remote = this.at(target, remoteCwd);
+    const script = `git -C ${q(localRepo)} fetch --quiet ${q(remote)} HEAD`;
+    const r = await this.run(target, script, this.loginDir(target), timeoutMs, undefined, () => {
+      const head = spawnSync("git", ["-C", remote, "rev-parse", "--verify", "--quiet", "HEAD"], {
+        encoding: "utf8",
+        env: this.env as NodeJS.ProcessEnv,
+      });
+      const sha = head.status === 0 ? head.stdout.trim() : "";
+      if (sha)
+        this.world.record("note", { fetched: { machine: this.machineOf(target), remoteCwd, sha } });
+    });
+    return r;
   }
 
   /**
@@ -106,22 +122,32 @@ export class Machines {
     cwd: string,
     timeoutMs: number,
     leak?: string,
+    /** Runs once the script has ended, before the switch point that lets another go on. */
+    after: (r: RunResult) => void = () => {},
   ): Promise<RunResult> {
     const machine = this.machineOf(target);
+    // Two switch points in the virtual engine: between them the script runs
+    // alone, and another mu's script (a fetch into the same checkout) may
+    // run after this one ended and before its answer goes back.
+    await this.turn("start");
     this.world.update((s) => {
       const n = s.sessions?.[machine] ?? { active: 0, peak: 0 };
       n.active += 1;
       n.peak = Math.max(n.peak, n.active);
       s.sessions = { ...s.sessions, [machine]: n };
     });
+    let r: RunResult;
     try {
-      return await runScript(script, cwd, timeoutMs, this.env, leak);
+      r = await runScript(script, cwd, timeoutMs, this.env, leak);
+      if (r.exitCode === 0) after(r);
     } finally {
       this.world.update((s) => {
         const n = s.sessions?.[machine];
         if (n) n.active -= 1;
       });
     }
+    await this.turn("end");
+    return r;
   }
 }
 

@@ -47,7 +47,7 @@ export class SimPlugin {
     private readonly world: World,
     private readonly io: SimIo = processIo,
   ) {
-    this.machines = new Machines(world, io.env);
+    this.machines = new Machines(world, io.env, io.turn?.bind(io));
     this.windDown = new WindDown(world, io);
     this.muSide = new MuMessages(() => world.now() - (world.config().clockOffsetMs ?? 0));
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;

@@ -33,6 +33,12 @@ export interface SimIo {
   startHelper(lingerMs?: number): number;
   /** Closes stdout and stderr for good; the process runs on and reads stdin. */
   closeOut(): void;
+  /**
+   * Waits for the virtual engine's scheduler to let this process go on: the
+   * machine's scripts (git among them) start and end only on a turn. Absent
+   * for a real process, whose scripts run when they run.
+   */
+  turn?(at: "start" | "end"): Promise<void>;
 }
 
 /** Set once the sim closed its stdout (closeStdout): nothing more is written. */

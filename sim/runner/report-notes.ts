@@ -22,6 +22,10 @@ export function worldNote(m: Record<string, unknown>): string {
     return `the real plugin behind the proxy ended: ${p.signal ? `signal ${String(p.signal)}` : `exit ${String(p.code)}`}`;
   }
   if ("proxyCannot" in m) return `the proxy cannot apply a ${String(m.proxyCannot)} fault`;
+  if ("fetched" in m) {
+    const f = m.fetched as { machine?: unknown; remoteCwd?: unknown; sha?: unknown };
+    return `the fetch brought ${String(f.sha)}, the HEAD of ${String(f.machine)}:${String(f.remoteCwd)}`;
+  }
   if ("unparseable" in m) return `a line that does not parse: ${cut(String(m.unparseable), 60)}`;
   return Object.entries(m)
     .map(([k, v]) => `${k} ${typeof v === "string" ? v : JSON.stringify(v)}`)

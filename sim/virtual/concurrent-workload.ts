@@ -107,18 +107,77 @@ export const RACES: Race[] = [
 /** How long the plugin holds the first verb's call: not at all, a moment, or well into the second verb. */
 const HOLDS = [0, 0, 200, 3_000];
 
+/**
+ * Closes of two --worktree agents on one checkout, racing each other and
+ * now and then a `mu host fetch` into the same checkout: each collect's
+ * fetch is a real git run by the sim, between two of the scheduler's turns,
+ * so another's fetch may land between one's fetch and its reading of what
+ * it brought. Drawn from a stream of its own (workloads.ts), so the other
+ * races' seeds stay as they were.
+ */
+export const WORKTREE_RACE = "closes of worktree agents on one checkout";
+
+/** Commits whose dates are fixed, so one seed makes the same commits every run. */
+const FIXED_DATES =
+  "export GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z";
+
+function worktreeRace(r: Rand, w: Script): void {
+  w.steps.push({
+    sh: `${FIXED_DATES}; cd \${root} && git init -q local && cd local && echo one > f && git add f && git commit -qm one`,
+  });
+  w.verb("host add wt --plugin sim --repo seeded", false);
+  const agents = ["a1", "a2"];
+  for (const a of agents)
+    w.steps.push({ mu: `agent spawn ${a} --host wt --worktree`, cwd: "local" } as Step);
+  // Each agent's work: a commit of its own in its tree.
+  w.steps.push({
+    sh: [
+      FIXED_DATES,
+      ...agents.map(
+        (a) =>
+          `cd \${world}/machines/wt/mu/trees/main/${a} && echo ${a} > work-${a} && git add work-${a} && git commit -qm "${a}'s work"`,
+      ),
+    ].join("\n"),
+  });
+  const calls = ["link.fetch", "link.exec", "job.stop"];
+  const faults: Fault[] = [];
+  const hold = pick(r, HOLDS);
+  if (hold > 0) faults.push({ on: pick(r, calls), do: { delayMs: hold } });
+  if (r() < 0.15) faults.push({ on: pick(r, calls), do: anyFault(r) });
+  if (faults.length > 0) w.setFaults(faults);
+  const [first, second] = r() < 0.5 ? agents : [...agents].reverse();
+  const racing: Step[] = [{ mu: `agent close ${first}`, background: true } as Step];
+  if (r() < 0.5) racing.push({ mu: "host fetch wt", cwd: "local", background: true } as Step);
+  racing.push({ mu: `agent close ${second}` } as Step, { join: true });
+  w.steps.push(...racing);
+  w.clear();
+  w.pass(40_000);
+  for (const a of agents) {
+    w.verb(`agent read ${a}`, false);
+    w.verb(`agent close ${a}`, false);
+    w.verb(`agent forget ${a}`, false);
+  }
+  w.verb("host rm wt", false);
+}
+
 /** One race, drawn from its seed: the set-up, the verbs at once, then the settle and the liveness check. */
 export function concurrentWorkload(
   r: Rand,
   only?: readonly string[],
+  /** The worktree race instead of one of RACES (drawn by the caller from a stream of its own). */
+  worktree = false,
 ): Pick<LoadedScenario, "world" | "steps" | "env"> {
+  const w = new Script(r, []);
+  w.verb(`plugin add sim -- ${SIM}`, false);
+  w.verb("host add box --plugin sim", false);
+  if (worktree) {
+    worktreeRace(r, w);
+    return settled(w, r);
+  }
   const race = pick(
     r,
     RACES.filter((x) => !only || only.includes(x.name)),
   );
-  const w = new Script(r, []);
-  w.verb(`plugin add sim -- ${SIM}`, false);
-  w.verb("host add box --plugin sim", false);
   for (const v of race.setup) {
     if (v.includes("mu-plugin-sim2"))
       w.steps.push(
@@ -155,8 +214,11 @@ export function concurrentWorkload(
     for (const v of ["status", "forget", "release", "rm"]) w.verb(`host ${v} ${h}`, false);
   w.verb("host rm box2", false);
   w.verb("plugin rm sim2", false);
-  // Everything can be closed and removed: a new agent spawns, takes a
-  // delivery and a send, closes, and the host and the plugin go.
+  return settled(w, r);
+}
+
+/** Everything can be closed and removed: a new agent spawns, takes a delivery and a send, closes, and the host and the plugin go. */
+function settled(w: Script, r: Rand): Pick<LoadedScenario, "world" | "steps" | "env"> {
   liveness(w, r, false, counter(), 300, false);
   return {
     world: { preset: "provider-full", instance: "sim-1", turnMs: 300 },

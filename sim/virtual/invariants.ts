@@ -113,6 +113,9 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   // may name what is gone: a verb that decided on one read and committed
   // in a later write would leave one (read-back.ts).
   for (const d of o.dangling) broken.push(`a record names what is gone: ${d}`);
+  // A collect reports its own tree's work, and that work stays reachable
+  // from a ref of the checkout, whatever other fetches ran into it.
+  for (const c of o.wrongCollects) broken.push(`a collect reported what is not its own: ${c}`);
   // A reply naming another msgId or incarnation is never a success: the verb
   // that got it must not report the delivery made.
   for (const id of o.wrongReplies)

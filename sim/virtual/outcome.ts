@@ -56,6 +56,8 @@ export type VirtualOutcome =
       dangling: string[];
       /** Calls about a job that named another machine than the one it was started on. */
       otherMachine: string[];
+      /** Commits a step reported collected that are not its own place's, or that no ref reaches (collects.ts). */
+      wrongCollects: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -75,6 +77,7 @@ export type RunFacts = Pick<
   | "lostCommits"
   | "outlived"
   | "dangling"
+  | "wrongCollects"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */

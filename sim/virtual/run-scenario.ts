@@ -15,6 +15,7 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
+import { type Fetched, wrongCollects } from "./collects.js";
 import { Interleaver } from "./interleave.js";
 import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, StepLog, type VirtualOutcome } from "./outcome.js";
@@ -61,10 +62,35 @@ export async function runVirtual(
   await keepFreshImage();
   const real = needsRealDir(s) ? makeRealDir() : undefined;
   try {
-    return await runIn(s, opts, real);
+    const o = await runIn(s, opts, real);
+    return real ? withoutRoot(o, real.root) : o;
   } finally {
     real?.remove();
   }
+}
+
+/**
+ * The run's temp directory, named by placeholder where mu printed or sent
+ * it (a checkout's path, a fetch place's): it differs from run to run, and a
+ * seed's run must read the same every time.
+ */
+function withoutRoot(o: VirtualOutcome, root: string): VirtualOutcome {
+  if (!o.ran) return o;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner's own placeholder
+  const name = (t: string) => t.replaceAll(root, "${root}");
+  // In mu's database (a checkout's path in a job's record) the same length
+  // over, so the bytes around it stay where they were.
+  const db = o.dbBytes && Buffer.from(o.dbBytes);
+  const path = Buffer.from(root);
+  for (let at = db ? db.indexOf(path) : -1; db && at >= 0; at = db.indexOf(path, at))
+    db.fill("#", at, at + path.length);
+  return {
+    ...o,
+    sent: name(o.sent),
+    output: name(o.output),
+    stdouts: o.stdouts.map(name),
+    dbBytes: db ?? o.dbBytes,
+  };
 }
 
 async function runIn(
@@ -270,6 +296,17 @@ async function runIn(
     }
   }
   await lookForDangling();
+  const facts = log.facts();
+  // Looked at while the checkout is still there: what each step reported
+  // collected against what the sim's fetches brought (the explorer's check).
+  const fetchedNotes = world
+    .transcript()
+    .filter((l) => l.dir === "note" && "fetched" in l.msg)
+    .map((l) => l.msg.fetched as Fetched);
+  const verbs = s.steps.filter((st) => "mu" in st).map((st) => argv((st as MuStep).mu).join(" "));
+  const collects = opts.lenient
+    ? wrongCollects(verbs, facts.stdouts, facts.exits, fetchedNotes)
+    : [];
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   // An agent's view left open is a process the real runner would find behind.
   const views = livePanes(w.processes, panes).join(", ");
@@ -278,7 +315,7 @@ async function runIn(
   if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {
     failure,
-    ...log.facts(),
+    ...facts,
     dbBytes: w.fs.peek(DB),
     virtualMs: w.clock.now() - t0,
     clockJumps: w.clock.jumps,
@@ -286,5 +323,6 @@ async function runIn(
     lostCommits,
     outlived,
     dangling: [...dangling],
+    wrongCollects: collects,
   });
 }

@@ -92,6 +92,14 @@ export function virtualSpawner(
           }),
         alive: (p) => processes.startOf(p) !== null,
         startHelper: (lingerMs) => group.startHelper(lingerMs),
+        // In an interleaved run the machine's scripts (git's fetches among
+        // them) start and end on the scheduler's turns, as mu's disk
+        // operations do: one runs at a time, in the seed's order. A script's
+        // end is its child's doing, not a run of the plugin's own that the
+        // scheduler would rather let go on: it waits as a process of its own.
+        turn: clock.interleaver
+          ? (at) => clock.interleaver?.turn(at === "start" ? pid : -pid) ?? Promise.resolve()
+          : undefined,
       };
       const world = new World(worldDir, worldFs, () => clock.now());
       const session =

@@ -4,7 +4,7 @@ import type { Fault } from "../plugin/fault-types.js";
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { agentVerb, callOf } from "./agent-verbs.js";
-import { concurrentWorkload } from "./concurrent-workload.js";
+import { concurrentWorkload, WORKTREE_RACE } from "./concurrent-workload.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
 import { liveness } from "./liveness.js";
 import { withGroupNemesis } from "./nemesis.js";
@@ -196,6 +196,9 @@ export interface Families {
 /** How often a seed draws the concurrent family, when it is on. */
 const CONCURRENT = 0.35;
 
+/** How often a concurrent seed races closes of --worktree agents (real git runs: slower). */
+const WORKTREE = 0.15;
+
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(
   seed: number,
@@ -207,7 +210,13 @@ export function workload(
   const c = rng(seed ^ 0x0c0c_0a11);
   const share = families.races ? 1 : CONCURRENT;
   if (families.concurrent && c() < share) {
-    const w = concurrentWorkload(c, families.races);
+    // The worktree race from a stream of its own: the other races' seeds draw as they did.
+    const only = families.races;
+    const t = rng(seed ^ 0x7ee5_f00d);
+    const worktree = only
+      ? only.includes(WORKTREE_RACE) && (only.length === 1 || t() < WORKTREE)
+      : t() < WORKTREE;
+    const w = concurrentWorkload(c, only, worktree);
     return {
       scenario: `found/seed-${seed}`,
       about: `explorer seed ${seed}, several mu at once`,
