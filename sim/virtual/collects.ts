@@ -1,4 +1,6 @@
+import type { World } from "../plugin/world.js";
 import { refsHolding } from "../runner/reachable.js";
+import { argv, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 
 // A collect (a close, an in-life collect, `mu host fetch`) reports the
 // commit it brought from one place on the host (an agent's tree, a host's
@@ -46,4 +48,18 @@ export function wrongCollects(
     }
   }
   return broken;
+}
+
+/** A run's wrong collects: what each step reported against what the sim's fetches brought. */
+export function runCollects(
+  world: World,
+  s: LoadedScenario,
+  facts: { stdouts: readonly string[]; exits: readonly (number | null)[] },
+): string[] {
+  const fetched = world
+    .transcript()
+    .filter((l) => l.dir === "note" && "fetched" in l.msg)
+    .map((l) => l.msg.fetched as Fetched);
+  const verbs = s.steps.filter((st) => "mu" in st).map((st) => argv((st as MuStep).mu).join(" "));
+  return wrongCollects(verbs, facts.stdouts, facts.exits, fetched);
 }

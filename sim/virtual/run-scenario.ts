@@ -15,7 +15,7 @@ import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
-import { type Fetched, wrongCollects } from "./collects.js";
+import { runCollects } from "./collects.js";
 import { Interleaver } from "./interleave.js";
 import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, StepLog, type VirtualOutcome } from "./outcome.js";
@@ -26,6 +26,7 @@ import { VirtualMu } from "./process.js";
 import { danglingRecords, readBack, viewDied } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
+import { withoutRoot } from "./without-root.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
 // in-process as a fresh process in the engine's table, the sim in-process,
@@ -67,30 +68,6 @@ export async function runVirtual(
   } finally {
     real?.remove();
   }
-}
-
-/**
- * The run's temp directory, named by placeholder where mu printed or sent
- * it (a checkout's path, a fetch place's): it differs from run to run, and a
- * seed's run must read the same every time.
- */
-function withoutRoot(o: VirtualOutcome, root: string): VirtualOutcome {
-  if (!o.ran) return o;
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner's own placeholder
-  const name = (t: string) => t.replaceAll(root, "${root}");
-  // In mu's database (a checkout's path in a job's record) the same length
-  // over, so the bytes around it stay where they were.
-  const db = o.dbBytes && Buffer.from(o.dbBytes);
-  const path = Buffer.from(root);
-  for (let at = db ? db.indexOf(path) : -1; db && at >= 0; at = db.indexOf(path, at))
-    db.fill("#", at, at + path.length);
-  return {
-    ...o,
-    sent: name(o.sent),
-    output: name(o.output),
-    stdouts: o.stdouts.map(name),
-    dbBytes: db ?? o.dbBytes,
-  };
 }
 
 async function runIn(
@@ -297,16 +274,8 @@ async function runIn(
   }
   await lookForDangling();
   const facts = log.facts();
-  // Looked at while the checkout is still there: what each step reported
-  // collected against what the sim's fetches brought (the explorer's check).
-  const fetchedNotes = world
-    .transcript()
-    .filter((l) => l.dir === "note" && "fetched" in l.msg)
-    .map((l) => l.msg.fetched as Fetched);
-  const verbs = s.steps.filter((st) => "mu" in st).map((st) => argv((st as MuStep).mu).join(" "));
-  const collects = opts.lenient
-    ? wrongCollects(verbs, facts.stdouts, facts.exits, fetchedNotes)
-    : [];
+  // Looked at while the checkout is still there (the explorer's check).
+  const collects = opts.lenient ? runCollects(world, s, facts) : [];
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   // An agent's view left open is a process the real runner would find behind.
   const views = livePanes(w.processes, panes).join(", ");
