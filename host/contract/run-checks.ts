@@ -42,35 +42,42 @@ export async function timed(
   return v;
 }
 
+/** A check in a list run at once: its id, its body, and the checks it starts after. */
+export type Together = [CheckId, () => Promise<Outcome>, CheckId[]?];
+
 /**
  * `run` runs one check; `runTogether` runs a list at once unless told to go
- * one by one, giving each verdict in the list's order either way.
+ * one by one, each check starting once those it names are done, and gives
+ * each verdict in the list's order either way.
  */
 export function checkRunner(ctx: RunContext, out: Verdict[], emit: (v: Verdict) => void) {
   const run = async (id: CheckId, body: () => Promise<Outcome>): Promise<void> => {
     out.push(await timed(ctx, id, body, emit));
   };
-  const runTogether = async (
-    oneByOne: boolean,
-    checks: [CheckId, () => Promise<Outcome>][],
-  ): Promise<void> => {
+  const runTogether = async (oneByOne: boolean, checks: Together[]): Promise<void> => {
     if (oneByOne) {
       for (const [id, body] of checks) await run(id, body);
       return;
     }
     const done: (Verdict | undefined)[] = [];
     let next = 0;
+    const finished = new Map<CheckId, () => void>();
+    const ended = new Map(
+      checks.map(([id]) => [id, new Promise<void>((r) => finished.set(id, r))] as const),
+    );
     await Promise.all(
-      checks.map(([id, body], i) =>
-        timed(ctx, id, body, (v) => {
+      checks.map(async ([id, body, after = []], i) => {
+        await Promise.all(after.map((a) => ended.get(a)));
+        await timed(ctx, id, body, (v) => {
           done[i] = v;
           for (let d = done[next]; d; d = done[next]) {
             out.push(d);
             emit(d);
             next++;
           }
-        }),
-      ),
+        });
+        finished.get(id)?.();
+      }),
     );
   };
   return { run, runTogether };

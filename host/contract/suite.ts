@@ -122,8 +122,11 @@ export async function runSuite(
         );
       return onLink(id, fn)(h);
     };
-  // Push, fetch and timeout read their results back through link.exec, so
-  // these wait on its pass; they read nothing from each other.
+  // Only where push or fetch itself passed: a fake one fails there, not here.
+  const proven = (id: CheckId) => out.find((v) => v.id === id)?.result === "pass";
+  // These read their results back through link.exec, so they wait on its
+  // pass, and run at once: git-timeout after the push and fetch it relies
+  // on, link.timeout once the checks that would slow it are done.
   await runTogether(oneByOne, [
     [
       "link.push",
@@ -157,6 +160,9 @@ export async function runSuite(
           return linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0));
         }),
       ),
+      // Its limit is set from link.exec's round trip, which the others would
+      // stretch: the script could then begin past the limit.
+      ["link.push", "link.fetch", "link.cwd", "link.script-size", "link.output"],
     ],
     ["link.cwd", gate(afterExec("link.cwd", (s, place) => linkCwd(s, place, `${ctx.runId}-cwd`)))],
     [
@@ -168,28 +174,27 @@ export async function runSuite(
       ),
     ],
     ["link.output", gate(afterExec("link.output", (s, place) => linkOutput(s, place)))],
-  ]);
-  // Only where push or fetch itself passed: a fake one fails there, not here.
-  const proven = (id: CheckId) => out.find((v) => v.id === id)?.result === "pass";
-  await run(
-    "link.git-timeout",
-    gate(
-      afterExec(
-        "link.git-timeout",
-        (s, place) =>
-          linkGitTimeout(
-            s,
-            place,
-            { fetch: proven("link.fetch"), push: proven("link.push") },
-            `${ctx.runId}-git-timeout`,
-          ),
-        () =>
-          proven("link.fetch") || proven("link.push")
-            ? undefined
-            : "neither link.push nor link.fetch passed (or is declared)",
+    [
+      "link.git-timeout",
+      gate(
+        afterExec(
+          "link.git-timeout",
+          (s, place) =>
+            linkGitTimeout(
+              s,
+              place,
+              { fetch: proven("link.fetch"), push: proven("link.push") },
+              `${ctx.runId}-git-timeout`,
+            ),
+          () =>
+            proven("link.fetch") || proven("link.push")
+              ? undefined
+              : "neither link.push nor link.fetch passed (or is declared)",
+        ),
       ),
-    ),
-  );
+      ["link.push", "link.fetch"],
+    ],
+  ]);
   const hostCheck = (id: CheckId, fn: (s: Session, h: InitializeResult) => Promise<Outcome>) =>
     gate(async (h) => {
       if (!h.seams.host) return skip("the plugin declares no host seam");
