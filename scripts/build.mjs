@@ -100,7 +100,7 @@ async function bundleCli() {
   await oneFile(build, "dist/sim/main.js", "the sim", { file: join(out, "sim.js"), format: "esm" });
   // mu-plugin-ssh starts once per verb that reaches a host over ssh, and its
   // start is on that verb's path: one file, as for the sim
-  // (plugins/ssh/bin/mu-plugin-ssh runs it unless tsc's files are newer).
+  // (plugins/ssh/bin/plugin.mjs, which mu-plugin-ssh runs, takes it unless tsc's files are newer).
   await oneFile(build, "dist/plugins/ssh/main.js", "the ssh plugin", {
     file: join(out, "ssh-plugin.js"),
     format: "esm",

@@ -26,7 +26,7 @@ export class Wire {
   readonly exited: Promise<number | null>;
 
   constructor(args: string[], env: NodeJS.ProcessEnv = process.env) {
-    this.child = spawn(process.execPath, [sshPluginBin, ...args], {
+    this.child = spawn(sshPluginBin, args, {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
       env,

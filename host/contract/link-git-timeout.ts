@@ -59,26 +59,28 @@ export async function linkGitTimeout(
         "the check could not make a local commit to push, so the push was not tried",
         ["git commit --allow-empty in a temporary repository failed"],
       );
+    // Both at once: each is judged by its own answer, and the pipe is opened
+    // only once both answered, so neither finishes early for the other's sake.
+    const answers = await Promise.all(
+      calls.map(async ([method, params]) => {
+        const t0 = s.now();
+        try {
+          const r = (await s.call(
+            method,
+            { target: place.target, ...params, timeoutMs: SHORT_MS },
+            SHORT_MS + GRACE_MS,
+          )) as ExecResult;
+          return { method, r, err: undefined as unknown, took: s.now() - t0 };
+        } catch (err) {
+          return { method, r: undefined, err, took: s.now() - t0 };
+        }
+      }),
+    ).finally(() =>
+      // Whatever the answers, a git still blocked on the pipe must not outlive the check.
+      unblock().catch(() => undefined),
+    );
     const said: string[] = [];
-    for (const [method, params] of calls) {
-      const t0 = s.now();
-      let r: ExecResult | undefined;
-      let err: unknown;
-      let took = 0;
-      try {
-        r = (await s.call(
-          method,
-          { target: place.target, ...params, timeoutMs: SHORT_MS },
-          SHORT_MS + GRACE_MS,
-        )) as ExecResult;
-        took = s.now() - t0;
-      } catch (e) {
-        err = e;
-        took = s.now() - t0;
-      } finally {
-        // Whatever the answer, a git still blocked on the pipe must not outlive the check.
-        await unblock().catch(() => undefined);
-      }
+    for (const { method, r, err, took } of answers) {
       // A push may also answer an error once its limit passed; no answer at all always fails.
       const refused = err instanceof ErrorReply && method === "link.push";
       if (r ? r.exitCode !== null : !refused)

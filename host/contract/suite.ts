@@ -1,5 +1,4 @@
 import type { InitializeResult, LinkSeam } from "../protocol/declaration.js";
-import { hideCanary } from "./canary.js";
 import { eof } from "./eof.js";
 import { handshake } from "./handshake.js";
 import { runHostProofs } from "./host-proofs-run.js";
@@ -13,19 +12,11 @@ import { linkOutput } from "./link-output.js";
 import { linkExec } from "./link-roundtrip.js";
 import { linkScriptSize } from "./link-script-size.js";
 import { linkTimeout, ownSession, timeoutFor } from "./link-timeout.js";
+import { checkRunner } from "./run-checks.js";
 import { inSession, type RunContext, Session } from "./session.js";
 import { AGENT_CHECKS, runAgentCheck } from "./suite-jobs.js";
 import { CHECK_HOST, type LinkPlace, profileTarget, type Target } from "./target.js";
-import {
-  CheckFailed,
-  type CheckId,
-  type Cleanup,
-  describeCall,
-  fail,
-  type Outcome,
-  skip,
-  type Verdict,
-} from "./verdict.js";
+import { type CheckId, type Cleanup, type Outcome, skip, type Verdict } from "./verdict.js";
 import { canary, containment, messages, probeMessages } from "./wire-checks.js";
 import { probeDuringCall } from "./wire-watch.js";
 
@@ -43,45 +34,13 @@ export interface SuiteOptions {
   host?: { name: string; target: Target; root?: string };
 }
 
-async function timed(
-  ctx: RunContext,
-  id: CheckId,
-  body: () => Promise<Outcome>,
-  emit: (v: Verdict) => void,
-): Promise<Verdict> {
-  const t0 = ctx.io.ports.clock.now();
-  let o: Outcome;
-  try {
-    o = await body();
-  } catch (err) {
-    o =
-      err instanceof CheckFailed
-        ? fail(err.detail, err.evidence)
-        : fail(`the check could not run: ${describeCall(err)}`, [describeCall(err)]);
-  }
-  // Evidence quotes what the plugin sent; the canary must not ride along
-  // into the terminal, --json or a JUnit file.
-  const mask = (t: string) => hideCanary(t, ctx.canary);
-  const v: Verdict = {
-    id,
-    ...o,
-    detail: mask(o.detail),
-    evidence: o.evidence.map(mask),
-    ms: ctx.io.ports.clock.now() - t0,
-  };
-  emit(v);
-  return v;
-}
-
 export async function runSuite(
   ctx: RunContext,
   opts: SuiteOptions,
   emit: (v: Verdict) => void,
 ): Promise<{ verdicts: Verdict[]; cleanup: Cleanup }> {
   const out: Verdict[] = [];
-  const run = async (id: CheckId, body: () => Promise<Outcome>) => {
-    out.push(await timed(ctx, id, body, emit));
-  };
+  const { run, runTogether } = checkRunner(ctx, out, emit);
   const needs = [...opts.seams];
   let hello: InitializeResult | undefined;
   await run("handshake", async () => {
@@ -96,12 +55,7 @@ export async function runSuite(
     loaded ? fn(loaded) : Promise.resolve(unloaded);
   const hostNamed = opts.seams.has("host");
 
-  await run(
-    "eof",
-    gate((h) => eof(ctx, h)),
-  );
-  // The link checks, each on a start of its own. Push, fetch and timeout
-  // read their results back through link.exec, so they wait on its pass.
+  // The link checks, each on a start of its own.
   const onLink =
     (id: CheckId, fn: (s: Session, place: LinkPlace, link: LinkSeam) => Promise<Outcome>) =>
     (h: InitializeResult): Promise<Outcome> => {
@@ -133,18 +87,25 @@ export async function runSuite(
       );
     };
   let roundTripMs: number | undefined;
-  await run(
-    "link.exec",
-    gate(
-      onLink("link.exec", async (s, place) => {
-        const proof = await linkExec(s, place, `${ctx.runId}-exec`, (n) =>
-          ctx.io.ports.random.hex(n),
-        );
-        roundTripMs = proof.roundTripMs;
-        return proof.outcome;
-      }),
-    ),
-  );
+  // Checks that share nothing, each on starts of its own, run at once unless
+  // a check would acquire a machine (a provider's link would get one per
+  // check); their verdicts still come out in the suite's order.
+  const oneByOne = !opts.host && !!loaded?.seams.host;
+  await runTogether(oneByOne, [
+    ["eof", gate((h) => eof(ctx, h))],
+    [
+      "link.exec",
+      gate(
+        onLink("link.exec", async (s, place) => {
+          const proof = await linkExec(s, place, `${ctx.runId}-exec`, (n) =>
+            ctx.io.ports.random.hex(n),
+          );
+          roundTripMs = proof.roundTripMs;
+          return proof.outcome;
+        }),
+      ),
+    ],
+  ]);
   const afterExec =
     (
       id: CheckId,
@@ -161,73 +122,79 @@ export async function runSuite(
         );
       return onLink(id, fn)(h);
     };
-  await run(
-    "link.push",
-    gate(
-      afterExec(
-        "link.push",
-        (s, place, link) =>
-          linkPush(s, place, link, `${ctx.runId}-push`, ctx.io.ports.random.hex(16)),
-        (link) => (link.push ? undefined : "the link does not declare push: true"),
-      ),
-    ),
-  );
-  await run(
-    "link.fetch",
-    gate(
-      afterExec(
-        "link.fetch",
-        (s, place) => linkFetch(s, place, `${ctx.runId}-fetch`, ctx.io.ports.random.hex(16)),
-        (link) =>
-          link.fetch
-            ? undefined
-            : "the link declares fetch: false (mu fetches with the profile's --fetch template)",
-      ),
-    ),
-  );
-  await run(
-    "link.timeout",
-    gate(
-      afterExec("link.timeout", (s, place, link) => {
-        s.log.spare = ownSession(`mu-check-${ctx.runId}`);
-        return linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0));
-      }),
-    ),
-  );
-  await run(
-    "link.cwd",
-    gate(afterExec("link.cwd", (s, place) => linkCwd(s, place, `${ctx.runId}-cwd`))),
-  );
-  await run(
-    "link.script-size",
-    gate(
-      afterExec("link.script-size", (s, place, link) =>
-        linkScriptSize(s, place, link, ctx.io.ports.random.hex(32)),
-      ),
-    ),
-  );
-  await run("link.output", gate(afterExec("link.output", (s, place) => linkOutput(s, place))));
   // Only where push or fetch itself passed: a fake one fails there, not here.
   const proven = (id: CheckId) => out.find((v) => v.id === id)?.result === "pass";
-  await run(
-    "link.git-timeout",
-    gate(
-      afterExec(
-        "link.git-timeout",
-        (s, place) =>
-          linkGitTimeout(
-            s,
-            place,
-            { fetch: proven("link.fetch"), push: proven("link.push") },
-            `${ctx.runId}-git-timeout`,
-          ),
-        () =>
-          proven("link.fetch") || proven("link.push")
-            ? undefined
-            : "neither link.push nor link.fetch passed (or is declared)",
+  // These read their results back through link.exec, so they wait on its
+  // pass, and run at once: git-timeout after the push and fetch it relies
+  // on, link.timeout once the checks that would slow it are done.
+  await runTogether(oneByOne, [
+    [
+      "link.push",
+      gate(
+        afterExec(
+          "link.push",
+          (s, place, link) =>
+            linkPush(s, place, link, `${ctx.runId}-push`, ctx.io.ports.random.hex(16)),
+          (link) => (link.push ? undefined : "the link does not declare push: true"),
+        ),
       ),
-    ),
-  );
+    ],
+    [
+      "link.fetch",
+      gate(
+        afterExec(
+          "link.fetch",
+          (s, place) => linkFetch(s, place, `${ctx.runId}-fetch`, ctx.io.ports.random.hex(16)),
+          (link) =>
+            link.fetch
+              ? undefined
+              : "the link declares fetch: false (mu fetches with the profile's --fetch template)",
+        ),
+      ),
+    ],
+    [
+      "link.timeout",
+      gate(
+        afterExec("link.timeout", (s, place, link) => {
+          s.log.spare = ownSession(`mu-check-${ctx.runId}`);
+          return linkTimeout(s, link, place, `mu-check-${ctx.runId}`, timeoutFor(roundTripMs ?? 0));
+        }),
+      ),
+      // Its limit is set from link.exec's round trip, which the others would
+      // stretch: the script could then begin past the limit.
+      ["link.push", "link.fetch", "link.cwd", "link.script-size", "link.output"],
+    ],
+    ["link.cwd", gate(afterExec("link.cwd", (s, place) => linkCwd(s, place, `${ctx.runId}-cwd`)))],
+    [
+      "link.script-size",
+      gate(
+        afterExec("link.script-size", (s, place, link) =>
+          linkScriptSize(s, place, link, ctx.io.ports.random.hex(32)),
+        ),
+      ),
+    ],
+    ["link.output", gate(afterExec("link.output", (s, place) => linkOutput(s, place)))],
+    [
+      "link.git-timeout",
+      gate(
+        afterExec(
+          "link.git-timeout",
+          (s, place) =>
+            linkGitTimeout(
+              s,
+              place,
+              { fetch: proven("link.fetch"), push: proven("link.push") },
+              `${ctx.runId}-git-timeout`,
+            ),
+          () =>
+            proven("link.fetch") || proven("link.push")
+              ? undefined
+              : "neither link.push nor link.fetch passed (or is declared)",
+        ),
+      ),
+      ["link.push", "link.fetch"],
+    ],
+  ]);
   const hostCheck = (id: CheckId, fn: (s: Session, h: InitializeResult) => Promise<Outcome>) =>
     gate(async (h) => {
       if (!h.seams.host) return skip("the plugin declares no host seam");
@@ -283,8 +250,10 @@ export async function runSuite(
   // The probes' starts count for every wire check, so all of them run
   // before any wire verdict is given.
   if (loaded) {
-    await probeMessages(ctx, loaded).catch(() => {});
-    await probeDuringCall(ctx, loaded).catch(() => {});
+    await Promise.all([
+      probeMessages(ctx, loaded).catch(() => {}),
+      probeDuringCall(ctx, loaded).catch(() => {}),
+    ]);
   }
   await run("messages", async () => messages(ctx));
   await run("canary", async () => canary(ctx));

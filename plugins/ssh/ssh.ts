@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, type FSWatcher, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Ran, type RunOpts, runLocal } from "./local-run.js";
+import { adoptLaunched, type Master, spawnMaster } from "./master.js";
 import { callDeadline, PluginError } from "./rpc.js";
 import { mark } from "./timing.js";
 
@@ -112,8 +112,9 @@ export class Ssh {
   private get sock(): string {
     return join(this.dir, "c");
   }
-  private master: ChildProcess | undefined;
-  private masterErr = "";
+  private master: Master | undefined;
+  /** The launcher's master, adopted and not yet waited on: the first start waits on it. */
+  private launched: Master | undefined;
   private starting: Promise<void> | undefined;
   /** Sessions open on the master now, and callers waiting for one. */
   private open = 0;
@@ -158,7 +159,28 @@ export class Ssh {
    * remembered by its absence: the first call tries again, as it would have.
    */
   warm(): void {
+    const early = adoptLaunched((dir) => this.masterArgs(join(dir, "c")));
+    if (early) {
+      this.dirMade = early.dir;
+      this.launched = early.master;
+    }
     this.upOnce().catch(() => {});
+  }
+
+  /** The master's argv; bin/mu-plugin-ssh builds the same, in the same order. */
+  private masterArgs(sock: string): string[] {
+    return [
+      "-o",
+      "ControlMaster=yes",
+      "-o",
+      "ControlPersist=no",
+      "-o",
+      `ControlPath=${sock}`,
+      ...this.base(),
+      "-N",
+      "-T",
+      this.t.dest,
+    ];
   }
 
   /** One start; callers that arrive meanwhile share it. */
@@ -166,8 +188,7 @@ export class Ssh {
     // A master a signal ended has a null exitCode too, and leaves its socket:
     // taken for alive, every session would pay a handshake of its own.
     const m = this.master;
-    if (m && m.exitCode === null && m.signalCode === null && existsSync(this.sock))
-      return Promise.resolve();
+    if (m?.alive() && existsSync(this.sock)) return Promise.resolve();
     this.starting ??= this.start(signal).finally(() => {
       this.starting = undefined;
     });
@@ -175,32 +196,16 @@ export class Ssh {
   }
 
   private async start(signal?: AbortSignal): Promise<void> {
-    this.master?.kill("SIGKILL");
-    // A killed master leaves its socket behind; a new master would refuse to bind it.
-    rmSync(this.sock, { force: true });
-    this.masterErr = "";
-    const m = spawn(
-      "ssh",
-      [
-        "-o",
-        "ControlMaster=yes",
-        "-o",
-        "ControlPersist=no",
-        "-o",
-        `ControlPath=${this.sock}`,
-        ...this.base(),
-        "-N",
-        "-T",
-        this.t.dest,
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
+    let m = this.launched;
+    this.launched = undefined;
+    if (!m) {
+      this.master?.kill();
+      // A killed master leaves its socket behind; a new master would refuse to bind it.
+      rmSync(this.sock, { force: true });
+      m = spawnMaster(this.masterArgs(this.sock));
+      mark("master spawned");
+    }
     this.master = m;
-    m.stderr?.on("data", (b: Buffer) => {
-      if (this.masterErr.length < 8192) this.masterErr += b.toString("utf8");
-    });
-    mark("master spawned");
-    const exited = new Promise<void>((r) => m.on("exit", () => r()));
     // The socket appears the moment the handshake is done: watched, not
     // polled, so a call waits no tick past it (the slow poll is a fallback).
     let wake = () => {};
@@ -215,13 +220,13 @@ export class Ssh {
           mark("master up");
           return;
         }
-        if (m.exitCode !== null || m.signalCode !== null) break;
+        if (!m.alive()) break;
         if (signal?.aborted) {
-          m.kill("SIGKILL");
+          m.kill();
           throw new PluginError("retryable", "mu-plugin-ssh: cancelled while connecting");
         }
         await Promise.race([
-          exited,
+          m.exited,
           new Promise<void>((r) => {
             wake = r;
             setTimeout(r, 100).unref();
@@ -231,7 +236,7 @@ export class Ssh {
     } finally {
       watcher?.close();
     }
-    throw classify(this.masterErr, this.t.dest, false);
+    throw classify(m.stderr(), this.t.dest, false);
   }
 
   /** ssh args for one session through the master (or a fresh connection when `fresh`). */
@@ -279,7 +284,8 @@ export class Ssh {
   }
 
   close(): void {
-    this.master?.kill("SIGKILL");
+    this.master?.kill();
+    this.launched?.kill();
     if (this.dirMade) rmSync(this.dirMade, { recursive: true, force: true });
   }
 }

@@ -98,10 +98,14 @@ function checkTime(
     { cwd: w.checkout, env: w.env, encoding: "utf8", timeout: 300_000 },
   );
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  const last = r.stderr.trim().split("\n").pop() ?? "";
   let slowest = "(no JSON)";
+  let last = r.stderr.trim().split("\n").pop() ?? "";
   try {
-    const checks = (JSON.parse(r.stdout) as { checks: { id: string; ms: number }[] }).checks;
+    type Check = { id: string; ms: number; result: string; detail: string };
+    const checks = (JSON.parse(r.stdout) as { checks: Check[] }).checks;
+    // A failure's own detail says why, where the summary line only names it.
+    const failed = checks.filter((c) => c.result === "fail");
+    if (failed.length > 0) last = failed.map((c) => `${c.id}: ${c.detail}`).join("; ");
     slowest = [...checks]
       .sort((x, y) => y.ms - x.ms)
       .slice(0, 4)
@@ -123,7 +127,7 @@ export async function sshReport(dir: string, rounds: number): Promise<string> {
     const link = checkTime(w, []);
     const all = checkTime(w, ["--seam", "job", "--seam", "channel"]);
     const checkRow = (what: string, c: ReturnType<typeof checkTime>) =>
-      `| ${what} | ${(c.ms / 1000).toFixed(1)} s | ${c.slowest} | ${c.ok && c.ms <= CHECK_GOAL_MS ? "ok" : "MISSED"} (goal: under ${CHECK_GOAL_MS / 1000} s${c.ok ? "" : `; it failed: ${c.last.slice(0, 120)}`}) |`;
+      `| ${what} | ${(c.ms / 1000).toFixed(1)} s | ${c.slowest} | ${c.ok && c.ms <= CHECK_GOAL_MS ? "ok" : "MISSED"} (goal: under ${CHECK_GOAL_MS / 1000} s${c.ok ? "" : `; it failed: ${c.last.slice(0, 400)}`}) |`;
     const scratch = join(dir, "breakdown");
     mkdirSync(scratch, { recursive: true });
     const timelines = [
