@@ -56,6 +56,8 @@ export type VirtualOutcome =
       dangling: string[];
       /** Calls about a job that named another machine than the one it was started on. */
       otherMachine: string[];
+      /** Lines of the traces mu wrote for steps whose environment asked for one. */
+      traces: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -75,6 +77,7 @@ export type RunFacts = Pick<
   | "lostCommits"
   | "outlived"
   | "dangling"
+  | "traces"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */

@@ -25,6 +25,7 @@ import { VirtualMu } from "./process.js";
 import { danglingRecords, readBack, viewDied } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
+import { tapTrace } from "./trace-tap.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
 // in-process as a fresh process in the engine's table, the sim in-process,
@@ -102,6 +103,8 @@ async function runIn(
   /** Every plugin group started, and what outlived the mu that stopped it. */
   const groups: PluginGroup[] = [];
   const outlived: string[] = [];
+  /** Lines of the traces the steps that asked for one wrote. */
+  const traces: string[] = [];
   const mu = async (
     args: string[],
     env: Record<string, string> = {},
@@ -121,22 +124,25 @@ async function runIn(
     );
     let stdout = "";
     let stderr = "";
-    const run = runCli(
-      args.map((a) => expand(places, a)),
-      {
-        ports: proc.ports({
+    const words = args.map((a) => expand(places, a));
+    const run = runCli(words, {
+      ports: tapTrace(
+        words,
+        env,
+        proc.ports({
           ...w.ports({ ...base, ...env }, resolve(places.root, expand(places, cwd ?? "."))),
           spawner,
           muxes,
         }),
-        out: (t) => {
-          if (proc.alive) stdout += t;
-        },
-        err: (t) => {
-          if (proc.alive) stderr += t;
-        },
+        traces,
+      ),
+      out: (t) => {
+        if (proc.alive) stdout += t;
       },
-    );
+      err: (t) => {
+        if (proc.alive) stderr += t;
+      },
+    });
     // A killed run's promise never settles (its ports stop answering), so
     // the death itself ends the step.
     run.catch(() => {});
@@ -286,5 +292,6 @@ async function runIn(
     lostCommits,
     outlived,
     dangling: [...dangling],
+    traces,
   });
 }
