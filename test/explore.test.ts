@@ -94,7 +94,8 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
   {
     plant: "host-rm-live-agents",
     seeds: 60,
-    broken: /no longer usable: /,
+    // Mu unusable after, or the model first: an agent read on a host that was removed.
+    broken: /no longer usable: |the model allows 3 \(the model\)/,
     verbs: 2,
   },
 ];

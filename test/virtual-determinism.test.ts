@@ -10,7 +10,7 @@ import { runVirtual } from "../sim/virtual/run-scenario.js";
 // A seed is its run, byte for byte: in this process, where vitest hands the
 // modules a run imports over a message to its main process, and in another
 // (the built one, another pid) whose engine sleeps a random real moment
-// before each jump of virtual time, as on a busy machine. Seeds 541 and 567
+// before each jump of virtual time, as on a busy machine. Seeds 554 and 568
 // cancel watches (a sim's watch once carried its real pid), 559 leaves a
 // start no rule can settle; 559 and 18 hold a writer alive while another mu
 // runs beside it (two runs interleaved); each also loads verbs on first use.

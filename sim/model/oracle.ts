@@ -1,7 +1,15 @@
 import type { Fault } from "../plugin/fault-types.js";
 import { argv, type LoadedScenario } from "../runner/scenario.js";
+import {
+  ArchiveWatch,
+  dyingView,
+  edgeExits,
+  restartCountDiverges,
+  waitLinesDiverge,
+} from "./edges.js";
 import { effectsDiverge } from "./effects.js";
 import { learn } from "./learn.js";
+import { pendingVerbDiverges } from "./pending.js";
 import { raceDiverges } from "./races.js";
 import { forgetDiverges } from "./settle.js";
 import { ModelState, subjectsOf } from "./state.js";
@@ -17,6 +25,8 @@ export interface Observed {
   signals: (string | null)[];
   stdouts: string[];
   effectsAfter: Record<string, number>[];
+  /** Every message mu sent the plugin, a line each. */
+  sent?: string;
 }
 
 /**
@@ -46,6 +56,7 @@ export function modelDivergence(
   let running = 0;
   let seen: Record<string, number> = {};
   const racing: { words: string[]; at: number }[] = [];
+  const archive = new ArchiveWatch();
   let i = -1;
   for (const st of s.steps) {
     if ("world" in st) {
@@ -80,15 +91,32 @@ export function modelDivergence(
     }
     const crash = env.MU_CRASH_AT !== undefined || env.MU_TESTBED_POWER_CUT !== undefined;
     if (env.MU_TESTBED_POWER_CUT !== undefined) m.doubtAll(now);
-    const calm = !faulted && !crash && instance === "sim-1";
+    const settledCalm = !faulted && !crash && instance === "sim-1";
+    const step = `step ${i + 1} '${words.map(shown).join(" ")}'`;
+    const kept = archive.step(
+      m,
+      words,
+      o.signals[i] ? null : (exit ?? null),
+      stdouts[i] ?? "",
+      now,
+      settledCalm,
+      m.owes(subjectsOf(words)),
+    );
+    if (kept) return `${step} ${kept}`;
     if (exit === null || exit === undefined || o.signals[i]) {
       m.doubt(subjectsOf(words), now, words);
       continue;
     }
-    const step = `step ${i + 1} '${words.join(" ")}'`;
-    const allowed = allowedExits(m, words, calm);
+    // A view that dies under a spawn is judged by its exit alone: what the
+    // failed spawn left is learnt from later verbs.
+    const calm = settledCalm && !dyingView(words, env);
+    const allowed = edgeExits(m, words, env, settledCalm) ?? allowedExits(m, words, calm);
     if (allowed && !allowed.includes(exit))
       return `${step} exited ${exit}; the model allows ${allowed.join(" or ")}`;
+    const lines = waitLinesDiverge(words, stdouts[i] ?? "");
+    if (lines) return `${step} ${lines}`;
+    const pending = pendingVerbDiverges(m, s, words, exit, stdouts[i] ?? "", now);
+    if (pending) return `${step} ${pending}`;
     const forget = calm ? forgetDiverges(m, s, words, exit, now) : undefined;
     if (forget) return `${step} ${forget}`;
     const on = subjectsOf(words);
@@ -102,8 +130,11 @@ export function modelDivergence(
     else if (exit === 0) m.settled(on);
     learn(m, words, exit, stdouts[i] ?? "");
   }
-  return undefined;
+  return o.sent === undefined ? undefined : restartCountDiverges(stdouts, o.sent);
 }
+
+/** A word as a finding shows it: a message of a megabyte by its start and length. */
+const shown = (w: string) => (w.length > 64 ? `${w.slice(0, 16)}…(${w.length} bytes)` : w);
 
 /** `agent list` in calm names every agent the model knows is there, and none it knows is gone. */
 function readDiverges(

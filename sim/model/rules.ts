@@ -59,3 +59,10 @@ export function keyCaps(declared: unknown, fileHandle = false): KeyCaps {
   const d = (declared ?? {}) as Partial<KeyCaps>;
   return { ...DEFAULT, ...d, ...(fileHandle ? { fileHandle } : {}) };
 }
+
+/** Whether no row can settle the intent at any elapsed time between the bounds, whatever a lookup says. */
+export function stuckThroughout(caps: KeyCaps, minMs: number, maxMs: number): boolean {
+  return (["found", "none"] as const).every(
+    (a) => row(caps, a, minMs) === "unsettled" && row(caps, a, maxMs) === "unsettled",
+  );
+}

@@ -37,9 +37,18 @@ export function forgetDiverges(
     caps = keyCaps(job?.start, job?.handle === "file");
     doubt = m.agent(name).doubt;
   }
-  if (doubt.first === undefined || doubt.last === undefined) return undefined;
-  const min = Math.max(0, now - doubt.last - WRITE_MS);
-  const max = now - doubt.first + SLACK_MS;
+  const bounds = elapsedBounds(doubt, now);
+  if (!bounds) return undefined;
+  const [min, max] = bounds;
   if (forgettable(caps, min, max) === "maybe") return undefined;
   return `forgot ${name}, which the rule table settles under ${JSON.stringify(caps)} ${Math.round(min / 1000)}-${Math.round(max / 1000)} s after its intent`;
+}
+
+/** How long ago, at the least and at the most, a verb in doubt may have written its intent. */
+export function elapsedBounds(
+  doubt: { first?: number; last?: number },
+  now: number,
+): [number, number] | undefined {
+  if (doubt.first === undefined || doubt.last === undefined) return undefined;
+  return [Math.max(0, now - doubt.last - WRITE_MS), now - doubt.first + SLACK_MS];
 }

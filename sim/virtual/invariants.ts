@@ -1,6 +1,8 @@
 import { modelDivergence } from "../model/oracle.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import type { VirtualOutcome } from "./run-scenario.js";
+import { oversizeRequests } from "./size-check.js";
+import { traceLeaks } from "./trace-check.js";
 
 // What must hold after any run of the explorer, whatever the faults did. Each
 // broken invariant is one line saying what went wrong.
@@ -127,6 +129,8 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   const model = modelDivergence(s, o);
   if (model) broken.push(`${model} (the model)`);
   if (o.dbProblem) broken.push(`mu's database does not read back: ${o.dbProblem}`);
+  broken.push(...traceLeaks(s, o.traces ?? []));
+  broken.push(...oversizeRequests(o.sent));
 
   const canary = s.env?.MU_PLUGIN_CANARY;
   if (canary) {

@@ -58,6 +58,8 @@ export type VirtualOutcome =
       otherMachine: string[];
       /** Commits a step reported collected that are not its own place's, or that no ref reaches (collects.ts). */
       wrongCollects: string[];
+      /** Lines of the traces mu wrote for steps whose environment asked for one. */
+      traces: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -78,6 +80,7 @@ export type RunFacts = Pick<
   | "outlived"
   | "dangling"
   | "wrongCollects"
+  | "traces"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */

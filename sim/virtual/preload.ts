@@ -1,4 +1,6 @@
 import { readdirSync } from "node:fs";
+import { keepFreshImage } from "../../host/store/open-db.js";
+import { sqlJs } from "../../host/store/sqljs.js";
 
 // Loading a module is real work: its files are read on libuv's threads, or
 // handed over by a loader thread, where the virtual clock cannot always see
@@ -24,4 +26,16 @@ async function load(): Promise<void> {
 export function preloadModules(): Promise<void> {
   loading ??= load();
   return loading;
+}
+
+/**
+ * sql.js compiles its WebAssembly on a real thread, out of the clock's
+ * sight, and a verb's module loads on first use (under vitest, over a
+ * message to its main process): both are done before a run, so neither can
+ * overlap its virtual timers.
+ */
+export async function readyForRuns(): Promise<void> {
+  await sqlJs();
+  await preloadModules();
+  await keepFreshImage();
 }

@@ -3,8 +3,6 @@ import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { openStore } from "../../host/store/index.js";
-import { keepFreshImage } from "../../host/store/open-db.js";
-import { sqlJs } from "../../host/store/sqljs.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
@@ -21,11 +19,12 @@ import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, StepLog, type VirtualOutcome } from "./outcome.js";
 import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
-import { preloadModules } from "./preload.js";
+import { readyForRuns } from "./preload.js";
 import { VirtualMu } from "./process.js";
 import { danglingRecords, readBack, viewDied } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
+import { tapTrace } from "./trace-tap.js";
 import { withoutRoot } from "./without-root.js";
 
 // A scenario file on the virtual engine: each mu step is mu's own CLI run
@@ -54,13 +53,7 @@ export async function runVirtual(
 ): Promise<VirtualOutcome> {
   const why = needsRealEngine(s);
   if (why) return { ran: false, why };
-  // sql.js compiles its WebAssembly on a real thread, out of the clock's
-  // sight, and a verb's module loads on first use (under vitest, over a
-  // message to its main process): done first, neither can overlap a run's
-  // virtual timers.
-  await sqlJs();
-  await preloadModules();
-  await keepFreshImage();
+  await readyForRuns();
   const real = needsRealDir(s) ? makeRealDir() : undefined;
   try {
     const o = await runIn(s, opts, real);
@@ -105,6 +98,8 @@ async function runIn(
   /** Every plugin group started, and what outlived the mu that stopped it. */
   const groups: PluginGroup[] = [];
   const outlived: string[] = [];
+  /** Lines of the traces the steps that asked for one wrote. */
+  const traces: string[] = [];
   const mu = async (
     args: string[],
     env: Record<string, string> = {},
@@ -124,22 +119,25 @@ async function runIn(
     );
     let stdout = "";
     let stderr = "";
-    const run = runCli(
-      args.map((a) => expand(places, a)),
-      {
-        ports: proc.ports({
+    const words = args.map((a) => expand(places, a));
+    const run = runCli(words, {
+      ports: tapTrace(
+        words,
+        env,
+        proc.ports({
           ...w.ports({ ...base, ...env }, resolve(places.root, expand(places, cwd ?? "."))),
           spawner,
           muxes,
         }),
-        out: (t) => {
-          if (proc.alive) stdout += t;
-        },
-        err: (t) => {
-          if (proc.alive) stderr += t;
-        },
+        traces,
+      ),
+      out: (t) => {
+        if (proc.alive) stdout += t;
       },
-    );
+      err: (t) => {
+        if (proc.alive) stderr += t;
+      },
+    });
     // A killed run's promise never settles (its ports stop answering), so
     // the death itself ends the step.
     run.catch(() => {});
@@ -293,5 +291,6 @@ async function runIn(
     outlived,
     dangling: [...dangling],
     wrongCollects: collects,
+    traces,
   });
 }

@@ -155,6 +155,11 @@ export class Script {
     this.steps.push(stepOf(mu, this.clocked(crashAt ? { MU_CRASH_AT: crashAt } : {})));
   }
 
+  /** A verb with an environment of its own, drawing nothing from the main stream. */
+  aside(mu: string, env: Record<string, string> = {}): void {
+    this.steps.push(stepOf(mu, this.clocked(env)));
+  }
+
   /** `env`, and mu's clock moved as far as the world's has been. */
   private clocked(env: Record<string, string> = {}): Record<string, string> {
     return this.offset > 0 ? { ...env, MU_CLOCK_OFFSET_MS: String(this.offset) } : { ...env };

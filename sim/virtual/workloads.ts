@@ -5,6 +5,7 @@ import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { agentVerb, callOf } from "./agent-verbs.js";
 import { concurrentWorkload, WORKTREE_RACE } from "./concurrent-workload.js";
+import { edgeProbes } from "./edge-probes.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
 import { liveness } from "./liveness.js";
 import { withGroupNemesis } from "./nemesis.js";
@@ -94,6 +95,7 @@ function agentWorkload(
   lose: Rand,
   late: Rand,
   swarm: Swarm,
+  edge: Rand,
 ): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const agents = ["a", "b"];
   // Half the deaths at a view's opening come once its row names it, before
@@ -157,6 +159,9 @@ function agentWorkload(
   // it owes), then closed. A start no rule can ever settle (a file kind's
   // none, a window passed with no lookup) is then ended the way a person
   // would, by forget; on an agent the close ended it finds nothing (exit 3).
+  // Probes on names of their own, on the profile host: part of the
+  // workload, so a finding in one shrinks like any other.
+  if (!machine) edgeProbes(w, edge, { host, atStart, next });
   w.clear();
   w.pass(40_000);
   for (const a of agents) {
@@ -238,10 +243,11 @@ export function workload(
   const late = rng(seed ^ 0x1a7e_d1e5);
   // Which fault kinds and verbs this seed uses (swarm.ts), from a stream of its own.
   const swarm = swarmOf(seed);
+  const edge = rng(seed ^ 0x0ed9_e5ee);
   const w =
     r() < 0.5
       ? hostWorkload(r, hold, swarm)
-      : agentWorkload(r, hold, wrongReply, lose, late, swarm);
+      : agentWorkload(r, hold, wrongReply, lose, late, swarm, edge);
   if (w.world) withGroupNemesis(seed, w.world, w.steps);
   return {
     scenario: `found/seed-${seed}`,
