@@ -41,4 +41,12 @@ export const FOUND: [number, string][] = [
     35331,
     "a host release went through while a killed spawn's start was still pending on the machine; the resend the rules then made was refused for good by the plugin, yet the start read as one the rules might still settle, so forget refused and the plugin could never be removed",
   ],
+  [
+    437,
+    "a host status whose provider looked at a machine before another mu's release reached it wrote its up reply over the released record, making it ready again; a spawn racing the release was then admitted and its start failed on a machine that was gone",
+  ],
+  [
+    315,
+    "model, not mu: a send and a close raced on an agent never spawned and both rightly answered not found, which the model's race table, presuming the agent there, did not allow",
+  ],
 ];

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { modelDivergence } from "../sim/model/oracle.js";
 import { raceDiverges } from "../sim/model/races.js";
 import { forgettable, keyCaps, row } from "../sim/model/rules.js";
+import { ModelState } from "../sim/model/state.js";
+import { allowedExits } from "../sim/model/verbs.js";
 import type { LoadedScenario, Step } from "../sim/runner/scenario.js";
 
 // The explorer's model of mu (sim/model/): the rule table's rows, the races'
@@ -99,5 +101,19 @@ describe("the model beside a run", () => {
     ];
     expect(raceDiverges(two(0, 4))).toBeUndefined();
     expect(raceDiverges(two(0, 0))).toMatch(/exited 0\/0; the model allows 0\/4, 4\/0/);
+  });
+
+  it("lets two verbs that each find nothing to act on both answer not found", () => {
+    const race = (a: number, b: number) => [
+      { words: "agent send a hello-1".split(" "), exit: a },
+      { words: "agent close a".split(" "), exit: b },
+    ];
+    const m = new ModelState();
+    const alone = (w: string[]) => allowedExits(m, w, false);
+    expect(raceDiverges(race(3, 3), alone)).toBeUndefined();
+    expect(raceDiverges(race(0, 0), alone)).toMatch(/exited 0\/0; the model allows 3\/3/);
+    // Once the agent was spawned the table holds: one of them finds it there.
+    m.agents.set("a", { state: "live", host: "box", doubt: {} });
+    expect(raceDiverges(race(3, 3), alone)).toMatch(/the model allows 0\/0, 3\/0, 4\/0, 0\/4/);
   });
 });

@@ -64,6 +64,10 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
     const updated = await store.write((db) => {
       const cur = getHost(db, name);
       if (!cur) return undefined;
+      // The reply is about the record as read before the call: one another
+      // mu released, found lost or acquired again since keeps what it has
+      // now, or a stale "up" would make a released machine ready again.
+      if (cur.key !== h.key || cur.state !== h.state) return cur;
       const now = io.ports.clock.now();
       if (s.state === "up") {
         const { state: _s, handle, ...patch } = s;

@@ -66,7 +66,10 @@ export function modelDivergence(
       continue;
     }
     if ("join" in st) {
-      const race = raceDiverges(racing.map((r) => ({ words: r.words, exit: o.exits[r.at] })));
+      const race = raceDiverges(
+        racing.map((r) => ({ words: r.words, exit: o.exits[r.at] })),
+        (w) => allowedExits(m, w, false),
+      );
       if (race && !faulted) return race;
       for (const r of racing) m.doubt(subjectsOf(r.words), now, r.words);
       racing.length = 0;

@@ -78,9 +78,16 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
   },
 ];
 
-/** The race's verdict once every racing verb ended, or undefined when it ended as allowed. */
+/**
+ * The race's verdict once every racing verb ended, or undefined when it ended
+ * as allowed. `alone`: a verb's exits judged on the records before the race.
+ * The table presumes what its verbs name is there; when both find nothing to
+ * act on (not found, 3), neither writes, so neither can change the other's
+ * answer, and each answers as it would alone.
+ */
 export function raceDiverges(
   ran: { words: string[]; exit: number | null | undefined }[],
+  alone: (words: string[]) => number[] | undefined = () => undefined,
 ): string | undefined {
   const text = ran.map((r) => r.words.join(" "));
   for (const race of RACES) {
@@ -88,8 +95,10 @@ export function raceDiverges(
     const y = text.findIndex((t, k) => t === race.verbs[1] && k !== x);
     if (x < 0 || y < 0) continue;
     const pair: [unknown, unknown] = [ran[x]?.exit, ran[y]?.exit];
-    if (race.allowed.some(([a, b]) => a === pair[0] && b === pair[1])) return undefined;
-    const ok = race.allowed.map((p) => p.join("/")).join(", ");
+    const notFound = race.verbs.every((v) => alone(v.split(" "))?.join() === "3");
+    const allowed: [number, number][] = notFound ? [[3, 3]] : race.allowed;
+    if (allowed.some(([a, b]) => a === pair[0] && b === pair[1])) return undefined;
+    const ok = allowed.map((p) => p.join("/")).join(", ");
     return `'${race.verbs[0]}' and '${race.verbs[1]}' at once exited ${pair.join("/")}; the model allows ${ok}`;
   }
   return undefined;
