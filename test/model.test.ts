@@ -32,7 +32,7 @@ const seen = (
 });
 
 const SPAWNED = [
-  { mu: "plugin add sim -- x" },
+  { mu: "plugin add sim -- /opt/mu/mu-plugin-sim" },
   { mu: "host add box --plugin sim" },
   { mu: "agent spawn a --host box" },
 ];
