@@ -46,6 +46,8 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   dangling: [],
   otherMachine: [],
   muSlips: [],
+  wrongCollects: [],
+  traces: [],
   ...over,
 });
 
@@ -79,6 +81,15 @@ describe("the explorer's invariants", () => {
       "a call about a job to another machine",
       { otherMachine: ['{"method":"job.status","job":"job-1","on":"m1","named":"m2"}'] },
       /about a job went to another machine than the job's/,
+    ],
+    [
+      "a collect that reported another fetch's commit",
+      {
+        wrongCollects: [
+          "'agent close a' named a commit from wt:t/a that no fetch from there brought",
+        ],
+      },
+      /a collect reported what is not its own: 'agent close a' named a commit/,
     ],
     [
       "a record naming what is gone",
