@@ -150,13 +150,7 @@ function worktreeRace(r: Rand, w: Script): void {
   if (r() < 0.5) racing.push({ mu: "host fetch wt", cwd: "local", background: true } as Step);
   racing.push({ mu: `agent close ${second}` } as Step, { join: true });
   w.steps.push(...racing);
-  w.clear();
-  w.pass(40_000);
-  for (const a of agents) {
-    w.verb(`agent read ${a}`, false);
-    w.verb(`agent close ${a}`, false);
-    w.verb(`agent forget ${a}`, false);
-  }
+  w.endAgents(agents);
   w.verb("host rm wt", false);
 }
 
@@ -203,13 +197,7 @@ export function concurrentWorkload(
   // and forgotten, every machine looked at, released and removed, the
   // second plugin and the profiles removed. Any of these may find nothing
   // to do (exit 3) or be refused for a reason the next one ends.
-  w.clear();
-  w.pass(40_000);
-  for (const a of ["a", "c"]) {
-    w.verb(`agent read ${a}`, false);
-    w.verb(`agent close ${a}`, false);
-    w.verb(`agent forget ${a}`, false);
-  }
+  w.endAgents(["a", "c"]);
   for (const h of ["h1", "h3"])
     for (const v of ["status", "forget", "release", "rm"]) w.verb(`host ${v} ${h}`, false);
   w.verb("host rm box2", false);

@@ -141,6 +141,17 @@ export class Script {
     this.steps.push({ world: { clockOffsetMs: this.offset } });
   }
 
+  /**
+   * The agents ended the way a person would: no faults, past every in-flight
+   * bound, each read, closed and forgotten (any may find nothing to do).
+   */
+  endAgents(agents: readonly string[]): void {
+    this.clear();
+    this.pass(40_000);
+    for (const a of agents)
+      for (const v of ["read", "close", "forget"]) this.verb(`agent ${v} ${a}`, false);
+  }
+
   /** A verb; now and then mu is set to die at one of its crash points. */
   verb(mu: string, mayDie = true, extra: Record<string, string> = {}): void {
     this.steps.push(this.drawn(mu, mayDie, extra));

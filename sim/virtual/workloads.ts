@@ -162,13 +162,7 @@ function agentWorkload(
   // Probes on names of their own, on the profile host: part of the
   // workload, so a finding in one shrinks like any other.
   if (!machine) edgeProbes(w, edge, { host, atStart, next });
-  w.clear();
-  w.pass(40_000);
-  for (const a of agents) {
-    w.verb(`agent read ${a}`, false);
-    w.verb(`agent close ${a}`, false);
-    w.verb(`agent forget ${a}`, false);
-  }
+  w.endAgents(agents);
   // The machine, lost or not, is ended the way a person would.
   if (machine) for (const v of ["status", "release", "rm"]) w.verb(`host ${v} ${host}`, false);
   const turnMs = pick(r, [0, 300, 60_000]);
