@@ -47,7 +47,7 @@ my ($root, $n, $id, $cwd, $lim, $launch) = @ARGV;
 binmode STDOUT;
 $| = 1;
 chdir $root or do { print "MU-SSH-NOROOT $id\n"; exit 0 };
-my $d = readlink('/proc/self/cwd');
+my $d = readlink('/proc/self/cwd') // do { require Cwd; Cwd::getcwd() };
 for my $part ('${STATE}', 'runs', $id) {
   $d .= "/$part";
   mkdir $d unless -d $d;
