@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
@@ -361,9 +362,13 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     expect(re.code).toBe(0);
     const s2 = muAt(local, ["agent", "send", "a", "and test it"], env);
     expect(s2.code).toBe(0);
-    expect(muAt(local, ["wait", "a", "--timeout", "60"], env).stdout).toMatch(
-      /runs=2: answer to: and test it/,
-    );
+    // The wait's sessions: the job's status, then the watch's reading and
+    // its wait as one (each session pays the remote shell's start-up files).
+    const timing = join(mkdtempSync(join(tmpdir(), "mu-ssh-timing-")), "t");
+    expect(
+      muAt(local, ["wait", "a", "--timeout", "60"], { ...env, MU_SSH_TIMING: timing }).stdout,
+    ).toMatch(/runs=2: answer to: and test it/);
+    expect(readFileSync(timing, "utf8").match(/ session start$/gm)).toHaveLength(2);
     const cl = muAt(local, ["agent", "close", "a"], env);
     expect(cl.stderr).toBe("");
     expect(cl.code).toBe(0);

@@ -4,6 +4,7 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaDigest } from "../host/protocol/schema.js";
+import { PERL_EXEC } from "../plugins/ssh/perl-run.js";
 import { LAUNCH } from "../plugins/ssh/reaper.js";
 import { EXEC, KILL, shLine } from "../plugins/ssh/remote-scripts.js";
 import { q } from "../plugins/ssh/ssh.js";
@@ -96,52 +97,67 @@ describe("mu-plugin-ssh link", { timeout: 180_000 }, () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it("without python3 on the remote, a killed run is marked unheld (?), not proven stopped", async () => {
-    // A PATH with every tool the wrapper needs but python3.
-    const bin = join(sshd.dir, "no-python-bin");
-    mkdirSync(bin, { recursive: true });
-    for (const t of [
-      "sh",
-      "mkdir",
-      "head",
-      "wc",
-      "tr",
-      "rm",
-      "setsid",
-      "cat",
-      "sleep",
-      "grep",
-      "kill",
-    ]) {
-      const at = spawnSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).stdout.trim();
-      if (at.startsWith("/") && !existsSync(join(bin, t))) symlinkSync(at, join(bin, t));
-    }
-    const ssh = (line: string, input = "") =>
-      spawnSync("ssh", ["-F", sshd.config, "-T", "box", `PATH=${bin} ${line}`], {
-        input,
-        encoding: "utf8",
-        timeout: 60_000,
-      });
-    const script = "sleep 30\n";
-    const run = spawn(
-      "ssh",
-      [
-        "-F",
-        sshd.config,
-        "-T",
-        "box",
-        `PATH=${bin} ${shLine(EXEC, [sshd.home, String(script.length), "unheld1", ".", "1000", LAUNCH], q)}`,
-      ],
-      { stdio: ["pipe", "ignore", "ignore"] },
-    );
-    run.stdin?.end(script);
-    const dir = join(sshd.home, ".mu-plugin-ssh/runs/unheld1");
-    await until("the run to start", () => existsSync(join(dir, "pid")));
-    expect(existsSync(join(dir, "unheld"))).toBe(true);
-    const killed = ssh(shLine(KILL, [sshd.home, "unheld1", "1000"], q));
-    expect(killed.stdout).toMatch(/^MU-SSH-RESULT unheld1 \? 0 0$/m);
-    await new Promise((r) => run.on("exit", r));
-  });
+  // The run's holder by what the remote has: perl-run.ts's one process,
+  // the sh wrapper with the python3 launcher, or nothing that can hold.
+  it.each([
+    { has: "perl only", tools: ["perl"], holder: /perl/ },
+    { has: "python3 only", tools: ["python3"], holder: /python3/ },
+    { has: "neither perl nor python3", tools: [], holder: undefined },
+  ])(
+    "with $has on the remote, a killed run is held and ended whole, or marked unheld (?)",
+    async ({ has, tools, holder }) => {
+      const bin = join(sshd.dir, `bin-${has.replace(/ /g, "-")}`);
+      mkdirSync(bin, { recursive: true });
+      for (const t of [
+        ...["sh", "mkdir", "head", "wc", "tr", "rm", "setsid", "cat", "sleep", "grep", "kill"],
+        ...["env", "nohup", ...tools],
+      ]) {
+        const at = spawnSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).stdout.trim();
+        if (at.startsWith("/") && !existsSync(join(bin, t))) symlinkSync(at, join(bin, t));
+      }
+      const ssh = (line: string, input = "") =>
+        spawnSync("ssh", ["-F", sshd.config, "-T", "box", `PATH=${bin} ${line}`], {
+          input,
+          encoding: "utf8",
+          timeout: 60_000,
+        });
+      const id = `held${tools.length}${tools[0]?.[1] ?? ""}`;
+      const escapee = join(sshd.dir, `${id}.pid`);
+      // Leaves the run's group and marker both: only a holder still has it.
+      const script = `env -i setsid nohup sh -c 'echo $$ > ${escapee}; exec sleep 300' >/dev/null 2>&1 &\nsleep 30\n`;
+      const run = spawn(
+        "ssh",
+        [
+          "-F",
+          sshd.config,
+          "-T",
+          "box",
+          `PATH=${bin} MU_SSH_RUN=${id} ${shLine(EXEC, [sshd.home, String(Buffer.byteLength(script)), id, ".", "1000", LAUNCH, PERL_EXEC], q)}`,
+        ],
+        { stdio: ["pipe", "ignore", "ignore"] },
+      );
+      run.stdin?.end(script);
+      const dir = join(sshd.home, ".mu-plugin-ssh/runs", id);
+      await until("the run to start", () => existsSync(join(dir, "pid")) && existsSync(escapee));
+      const pid = Number(readFileSync(escapee, "utf8"));
+      if (holder) {
+        await until("the run to be held", () => existsSync(join(dir, "reaper")));
+        const reaper = readFileSync(join(dir, "reaper"), "utf8").trim();
+        expect(readFileSync(`/proc/${reaper}/cmdline`, "utf8")).toMatch(holder);
+        const killed = ssh(shLine(KILL, [sshd.home, id, "1000"], q));
+        expect(killed.stdout).toMatch(new RegExp(`^MU-SSH-RESULT ${id} - 0 0$`, "m"));
+        await until("the escapee to be ended", () => !alive(pid));
+      } else {
+        expect(existsSync(join(dir, "unheld"))).toBe(true);
+        const killed = ssh(shLine(KILL, [sshd.home, id, "1000"], q));
+        expect(killed.stdout).toMatch(new RegExp(`^MU-SSH-RESULT ${id} \\? 0 0$`, "m"));
+        // Nothing held it: it still runs, as the ? says.
+        expect(alive(pid)).toBe(true);
+        process.kill(pid, "SIGKILL");
+      }
+      await new Promise((r) => run.on("exit", r));
+    },
+  );
 
   it("answers 14 calls in flight at once over the one shared connection", async () => {
     const w = plugin();

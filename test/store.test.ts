@@ -9,10 +9,12 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { crc32 } from "../host/checksum.js";
 import { realLiveness, realPorts } from "../host/ports/real.js";
 import { type Database, dbPath, openStore, SCHEMA_VERSION } from "../host/store/index.js";
 import { damage } from "../host/store/sqlite-file.js";
 import { sqlJs } from "../host/store/sqljs.js";
+import { vouchPath } from "../host/store/vouch.js";
 import { muError } from "./helpers.js";
 
 // The store in this process, on real files: one temp directory per test.
@@ -250,6 +252,43 @@ describe("quick_check", () => {
       expect(await ids()).toEqual(["a", "b"]);
       expect(await ids()).toEqual(["a", "b"]);
       expect(checks).toBe(1);
+    } finally {
+      SQL.Database.prototype.exec = exec;
+    }
+  });
+  it("skips bytes the last commit's note names (another mu's commit), and checks any other", async () => {
+    const SQL = await sqlJs();
+    const exec = SQL.Database.prototype.exec;
+    let checks = 0;
+    SQL.Database.prototype.exec = function (this: InstanceType<typeof SQL.Database>, sql, params) {
+      if (/quick_check/.test(sql)) checks++;
+      return exec.call(this, sql, params);
+    };
+    const note = (b: Buffer) => `${crc32(b)} ${b.length}\n`;
+    // Bytes this process never saw, as another mu's commit leaves them.
+    const rewritten = () => {
+      const b = readFileSync(db);
+      b.writeUInt32BE(b.readUInt32BE(24) + 1, 24);
+      b.writeUInt32BE(b.readUInt32BE(24), 92);
+      return b;
+    };
+    try {
+      await add("a");
+      expect(readFileSync(vouchPath(db), "latin1")).toBe(note(readFileSync(db)));
+      const theirs = rewritten();
+      writeFileSync(db, theirs);
+      writeFileSync(vouchPath(db), note(theirs));
+      expect(await ids()).toEqual(["a"]);
+      expect(checks).toBe(0);
+      // Changed after the note: the note is stale, so the check runs.
+      writeFileSync(db, rewritten());
+      expect(await ids()).toEqual(["a"]);
+      expect(checks).toBe(1);
+      // A torn or foreign note is no vouch either.
+      writeFileSync(db, rewritten());
+      writeFileSync(vouchPath(db), "12");
+      expect(await ids()).toEqual(["a"]);
+      expect(checks).toBe(2);
     } finally {
       SQL.Database.prototype.exec = exec;
     }

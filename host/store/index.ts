@@ -8,6 +8,7 @@ import { giveBack, openDb, vouchFor } from "./open-db.js";
 import { dbPath } from "./paths.js";
 import { retain, retentionPolicy } from "./retention.js";
 import { sameSchema } from "./sqlite-file.js";
+import { vouchOnDisk } from "./vouch.js";
 
 export type { Database } from "sql.js";
 export { SCHEMA_VERSION } from "./migrations.js";
@@ -83,6 +84,7 @@ export function openStore(ports: Ports): Store {
             throw ioFailure(path, err);
           });
           vouchFor(path, bytes);
+          await vouchOnDisk(ports, path, bytes);
           // A commit that changed the schema (only a test's does) is opened
           // afresh next time: it may need migrating, or refusing.
           if (from && sameSchema(from, bytes)) committed = bytes;

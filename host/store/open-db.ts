@@ -5,6 +5,7 @@ import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
 import { applicationId, MU_APPLICATION_ID, notMine, userVersion } from "./own-schema.js";
 import { damage } from "./sqlite-file.js";
 import { sqlJs } from "./sqljs.js";
+import { vouchedOnDisk } from "./vouch.js";
 
 /** quick_check reports over several lines ("*** in database main ***" first). */
 function oneLine(err: unknown): string {
@@ -82,10 +83,12 @@ export async function openDb(ports: Ports, path: string): Promise<OpenDb> {
   if (bytes === null) return { db: new SQL.Database(image), from: image };
   const why = damage(bytes);
   if (why) throw corrupt(path, why);
+  // Bytes this process or the last commit vouched for need no second look (vouch.ts).
+  const sound = alreadyChecked(path, bytes) || (await vouchedOnDisk(ports, path, bytes));
   let db: Database | undefined;
   try {
     db = new SQL.Database(bytes);
-    if (!alreadyChecked(path, bytes)) {
+    if (!sound) {
       const check = db.exec("PRAGMA quick_check")[0]?.values[0]?.[0];
       if (check !== "ok") throw new Error(String(check));
       vouchFor(path, bytes);

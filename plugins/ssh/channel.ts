@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
+import { observation, parseState, type State, TEXT_CAP } from "./channel-state.js";
 import { CHANNEL_NAME } from "./declaration.js";
-import { type Jobs, keyOf } from "./job.js";
+import { type Answer, type Jobs, keyOf } from "./job.js";
 import { type Params, PluginError, writeMessage } from "./rpc.js";
 import { wholeChars } from "./utf8.js";
 
@@ -10,27 +11,11 @@ export { wholeChars };
 // loop runs; receipts are files on the remote keyed by the msgId's hash, so
 // a receipt and a deduped resend answer from the remote alone.
 
-/** Bytes of a turn's final output kept as lastText. */
-const TEXT_CAP = 64 * 1024;
 const POLL_MS = 500;
 /** How long one remote wait of a watch lasts before the plugin asks again (under ctl's 20 s). */
 const AWAIT_S = 10;
 /** Watches waiting on the remote at once, a session each; the rest poll, so calls find one free. */
 const MAX_AWAITS = 4;
-
-interface State {
-  cur: number;
-  inc: number;
-  runs: number;
-  status: string;
-  since: number;
-  code?: number;
-  text?: string;
-  truncated?: boolean;
-  err?: string;
-  /** Who killed the turn, when it was killed on purpose: aborted or interrupted. */
-  why?: string;
-}
 
 const hashOf = (msgId: string) => createHash("sha256").update(msgId).digest("hex");
 
@@ -59,7 +44,7 @@ export class Channel {
       [String(turn), inc === undefined ? "" : String(inc), String(TEXT_CAP)],
       signal,
     );
-    return this.parseState(r);
+    return parseState(r);
   }
 
   /**
@@ -82,54 +67,10 @@ export class Channel {
         [String(after), String(inc), String(TEXT_CAP), String(AWAIT_S)],
         signal,
       );
-      return r.tag === "CH-WAITED" ? "again" : this.parseState(r);
+      return r.tag === "CH-WAITED" ? "again" : parseState(r);
     } finally {
       this.awaiting--;
     }
-  }
-
-  private parseState(r: Awaited<ReturnType<Jobs["ctl"]>>): State | undefined {
-    if (r.tag !== "CH-STATE") return undefined;
-    const [cur, i, runs, status, since, code, size, why] = r.fields;
-    const s: State = {
-      cur: Number(cur),
-      inc: Number(i),
-      runs: Number(runs),
-      status: status === "busy" ? "busy" : status === "idle" ? "idle" : "unknown",
-      since: Number(since),
-    };
-    if (code !== "-") {
-      const text = r.raw.toString("latin1");
-      const nl1 = text.indexOf("\n");
-      const nl2 = text.indexOf("\n", nl1 + 1);
-      s.code = Number(code);
-      if (why === "aborted" || why === "interrupted") s.why = why;
-      s.err = text.slice(nl1 + 1, nl2);
-      s.truncated = Number(size) > TEXT_CAP;
-      const kept = r.raw.subarray(nl2 + 1);
-      s.text = new TextDecoder().decode(s.truncated ? wholeChars(kept) : kept);
-    }
-    return s;
-  }
-
-  private observation(s: State, afterRuns: number): Record<string, unknown> {
-    const o: Record<string, unknown> = {
-      status: s.status,
-      settled: s.runs > afterRuns,
-      since: s.since,
-      runs: s.runs,
-      incarnation: s.inc,
-    };
-    if (s.text !== undefined) {
-      o.lastText = s.text;
-      if (s.truncated) o.lastTextTruncated = true;
-    }
-    if (s.why === "aborted") o.lastError = "aborted: mu agent abort killed the harness mid-turn";
-    else if (s.why === "interrupted")
-      o.lastError = "interrupted: the next message killed the harness mid-turn";
-    else if (s.code !== undefined && s.code !== 0)
-      o.lastError = `the harness exited ${s.code}${s.err ? `: ${s.err}` : ""}`;
-    return o;
   }
 
   async readStates(p: Params, signal: AbortSignal): Promise<unknown> {
@@ -164,7 +105,7 @@ export class Channel {
     const inc = typeof p.inc === "number" ? p.inc : undefined;
     const s = await this.state(keyOf(p), after + 1, inc, signal);
     if (!s || s.runs <= after) return null;
-    return this.observation(s, after);
+    return observation(s, after);
   }
 
   /** A delivery: send, or fresh (a new incarnation whose first turn is the text). */
@@ -238,18 +179,51 @@ export class Channel {
     return { msgId, r };
   }
 
-  /** Opens a watch: answers at once, then polls the remote until a turn past afterRuns settles. */
+  /**
+   * Opens a watch: answers with a reading at once, then waits on the remote
+   * until a turn past afterRuns settles. The reading and the first wait are
+   * one session where a wait is free (a session pays the remote shell's
+   * start-up files), else a reading now and polls after.
+   */
   async watch(p: Params, signal: AbortSignal): Promise<unknown> {
     const key = keyOf(p);
-    const s = await this.state(key, 0, undefined, signal);
-    if (!s) throw new PluginError("permanent", "mu-plugin-ssh: the agent's job is not running");
+    const ctl = new AbortController();
+    let s: State | undefined;
+    let rest: Promise<Answer | undefined> | undefined;
+    if (this.awaiting < MAX_AWAITS) {
+      const given = [p.afterRuns, p.inc].map((v) => (typeof v === "number" ? String(v) : ""));
+      const stop = () => ctl.abort();
+      signal.addEventListener("abort", stop, { once: true });
+      this.awaiting++;
+      try {
+        const reading = new Promise<Answer>((resolve, reject) => {
+          rest = this.jobs.ctlTwice(
+            key,
+            "watch",
+            [...given, String(TEXT_CAP), String(AWAIT_S)],
+            ctl.signal,
+            resolve,
+          );
+          rest.catch(reject).finally(() => this.awaiting--);
+        });
+        s = parseState(await reading);
+      } finally {
+        signal.removeEventListener("abort", stop);
+      }
+    } else {
+      s = await this.state(key, 0, undefined, signal);
+    }
+    if (!s) {
+      ctl.abort();
+      throw new PluginError("permanent", "mu-plugin-ssh: the agent's job is not running");
+    }
     const after = typeof p.afterRuns === "number" ? p.afterRuns : s.runs;
     const inc = typeof p.inc === "number" ? p.inc : s.inc;
     const watchId = `w${this.nextWatch++}`;
-    const ctl = new AbortController();
     this.watches.set(watchId, ctl);
-    setTimeout(() => void this.poll(key, watchId, after, inc, ctl.signal), 0);
-    return { watchId, initial: this.observation(s, after), afterRuns: after };
+    // After the reply: no notification may come before the watchId it names.
+    setTimeout(() => void this.poll(key, watchId, after, inc, ctl.signal, rest), 0);
+    return { watchId, initial: observation(s, after), afterRuns: after };
   }
 
   private async poll(
@@ -258,10 +232,16 @@ export class Channel {
     after: number,
     inc: number,
     signal: AbortSignal,
+    first?: Promise<Answer | undefined>,
   ): Promise<void> {
+    let begun = first;
     while (!signal.aborted) {
       try {
-        const s = await this.awaitTurn(key, after, inc, signal);
+        const wait = begun
+          ? begun.then((r) => (r?.tag === "CH-WAITED" ? "again" : r && parseState(r)))
+          : this.awaitTurn(key, after, inc, signal);
+        begun = undefined;
+        const s = await wait;
         if (signal.aborted) break;
         if (s === "again") continue;
         if (s && s.cur !== inc) {
@@ -276,7 +256,7 @@ export class Channel {
           writeMessage({
             jsonrpc: "2.0",
             method: "watch/settled",
-            params: { watchId, observation: this.observation(s, after) },
+            params: { watchId, observation: observation(s, after) },
           });
           break;
         }

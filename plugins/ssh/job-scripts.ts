@@ -91,6 +91,20 @@ state_of() {
     printf 'MU-CH-STATE %s - 0 -\\n\\n' "$head"
   fi
 }
+# A watch's wait on the remote, one session instead of a poll a turn: $1
+# runs already seen, $2 incarnation, $3 cap, $4 seconds at most. Answers as
+# state (turn $1 + 1) once a turn past $1 settled or the incarnation moved
+# on; MU-CH-WAITED when the time is up. The blank line each nap is how a
+# watch cancelled by the plugin ends here: the write fails.
+await_turn() {
+  after=$1 want=$2 cap=$3 i=0
+  while read -r cur < "$j/inc" && [ "$cur" = "$want" ] && read -r runs < "$j/c/$want/runs" && [ "$runs" -le "$after" ]; do
+    i=$((i + 1)); [ "$i" -gt $(($4 * 10)) ] && { echo MU-CH-WAITED; exit 0; }
+    echo
+    sleep 0.1
+  done
+  state_of $((after + 1)) "$want" "$cap"
+}
 newinc() {
   mkdir -p "$j/c/$1/r" && put "$j/c/$1/runs" 0 && put "$j/c/$1/state" idle &&
   put "$j/c/$1/since" "$(ms)" && put "$j/c/$1/session" "$name-$1" && put "$j/inc" "$1"
@@ -195,19 +209,20 @@ receipt)
   echo MU-CH-NOT ;;
 state) state_of "$@" ;;
 await)
-  # A watch's wait on the remote, one session instead of a poll a turn:
-  # $1 runs already seen, $2 incarnation, $3 cap, $4 seconds at most. Answers
-  # as state (turn $1 + 1) once a turn past $1 settled or the incarnation
-  # moved on; MU-CH-WAITED when the time is up. The blank line each nap is
-  # how a watch cancelled by the plugin ends here: the write fails.
-  after=$1 want=$2 cap=$3 i=0
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
-  while read -r cur < "$j/inc" && [ "$cur" = "$want" ] && read -r runs < "$j/c/$want/runs" && [ "$runs" -le "$after" ]; do
-    i=$((i + 1)); [ "$i" -gt $(($4 * 10)) ] && { echo MU-CH-WAITED; exit 0; }
-    echo
-    sleep 0.1
-  done
-  state_of $((after + 1)) "$want" "$cap" ;;
+  await_turn "$@" ;;
+watch)
+  # A watch's first reading, then its first wait, in one session (a session
+  # costs the remote shell's start-up files each time): the state of the
+  # current incarnation now, as state with no turn, then as await with $1
+  # the runs already seen and $2 the incarnation, each taken from that
+  # reading when empty.
+  [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
+  cur=$(cat "$j/inc"); C=$j/c/$cur
+  [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
+  seen=$(cat "$C/runs")
+  printf 'MU-CH-STATE %s %s %s %s %s - 0 -\\n\\n' "$cur" "$cur" "$seen" "$(cat "$C/state")" "$(cat "$C/since")"
+  await_turn "\${1:-$seen}" "\${2:-$cur}" "$3" "$4" ;;
 check)
   # As the loop's sh -c reads the harness: a leading ~ is the home directory.
   t=$1

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { JOBCTL, LOOP } from "./job-scripts.js";
+import type { Ran } from "./local-run.js";
 import { STATE, shLine } from "./remote-scripts.js";
 import { type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
@@ -30,6 +31,36 @@ export function keyOf(p: Params): string {
  */
 const EFFECTS = new Set(["start", "stop", "send", "interrupt", "abort"]);
 
+/** One answer of a JOBCTL op: its line's tag and fields, the output from that line on, and where its first two lines end. */
+export interface Answer {
+  tag: string;
+  fields: string[];
+  raw: Buffer;
+  end: number;
+}
+
+/**
+ * The first answer line at or after byte `from` (anything a login script
+ * printed before it is skipped). With `whole`, only once the line after it
+ * ended too (a state's second line), so a reading read mid-stream is whole.
+ */
+function answerAt(out: Buffer, from: number, whole = false): Answer | undefined {
+  const text = out.toString("latin1");
+  const re = /^MU-([A-Z]+-[A-Z]+)(.*)$/gm;
+  re.lastIndex = from;
+  const m = re.exec(text);
+  if (!m) return undefined;
+  const nl1 = text.indexOf("\n", m.index);
+  const nl2 = nl1 === -1 ? -1 : text.indexOf("\n", nl1 + 1);
+  if (whole && nl2 === -1) return undefined;
+  return {
+    tag: m[1] ?? "",
+    fields: (m[2] ?? "").trim().split(" ").filter(Boolean),
+    raw: out.subarray(m.index),
+    end: nl2 === -1 ? text.length : nl2 + 1,
+  };
+}
+
 export class Jobs {
   constructor(
     private readonly ssh: Ssh,
@@ -44,25 +75,58 @@ export class Jobs {
     args: string[],
     signal?: AbortSignal,
     stdin = "",
-  ): Promise<{ tag: string; fields: string[]; raw: Buffer }> {
+  ): Promise<Answer> {
     const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
     await this.ssh.up(signal);
     const r = await this.ssh.run(line, { stdin, timeoutMs: 20_000, signal });
-    // Anything a login script printed before the answer line is skipped.
-    const m = /^MU-([A-Z]+-[A-Z]+)(.*)$/m.exec(r.stdout.toString("latin1"));
-    const raw = r.stdout.subarray(m?.index ?? 0);
-    if (!m) {
+    return this.answer(op, r, answerAt(r.stdout, 0));
+  }
+
+  /**
+   * Runs an op that answers twice in one session (the watch: a reading, then
+   * the wait's end). `first` gets the first answer as soon as it is whole;
+   * the promise, the second, or undefined when the session ended with one.
+   */
+  async ctlTwice(
+    key: string,
+    op: string,
+    args: string[],
+    signal: AbortSignal,
+    first: (a: Answer) => void,
+  ): Promise<Answer | undefined> {
+    const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
+    await this.ssh.up(signal);
+    let one: Answer | undefined;
+    const r = await this.ssh.run(line, {
+      timeoutMs: 20_000,
+      signal,
+      onStdout: (all) => {
+        const a = one ? undefined : answerAt(all, 0, true);
+        if (!a) return;
+        one = a;
+        first(a);
+      },
+    });
+    if (!one) {
+      first(this.answer(op, r, answerAt(r.stdout, 0)));
+      return undefined;
+    }
+    return this.answer(op, r, answerAt(r.stdout, one.end));
+  }
+
+  private answer(op: string, r: Ran, a: Answer | undefined): Answer {
+    if (!a) {
       if (r.timedOut)
         throw new PluginError("unknown-outcome", `mu-plugin-ssh: ${op} on the remote timed out`);
       throw classify(r.stderr, this.ssh.t.dest, r.code !== 255 || EFFECTS.has(op));
     }
-    if (m[1] === "JOB-NOROOT")
+    if (a.tag === "JOB-NOROOT")
       throw new PluginError(
         "human",
         `mu-plugin-ssh: the remote root '${this.root}' is missing or not writable`,
         "create it on the remote or fix --home in the plugin's registration",
       );
-    return { tag: m[1] ?? "", fields: (m[2] ?? "").trim().split(" ").filter(Boolean), raw };
+    return a;
   }
 
   /** How a person watches the job: its transcript, over a connection of its own. */

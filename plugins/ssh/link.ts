@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type ExecResult, OUTPUT_CAP, parseFrame } from "./exec-frame.js";
 import { LinkGit } from "./link-git.js";
 import { runLocal } from "./local-run.js";
+import { PERL_EXEC, PERL_PROBE } from "./perl-run.js";
 import { LAUNCH, PROBE } from "./reaper.js";
 import { EXEC, KILL, REACH, shLine } from "./remote-scripts.js";
 import { type Params, PluginError } from "./rpc.js";
@@ -52,7 +53,7 @@ function processesStep(out: string): unknown {
       step: "processes",
       ok: "warn",
       detail:
-        "no python3 that can hold a run's processes (a child subreaper): a timed-out script that started a process in a new session with a cleared environment may leave it running, and host exec then says so",
+        "no perl or python3 that can hold a run's processes (a child subreaper): a timed-out script that started a process in a new session with a cleared environment may leave it running, and host exec then says so",
     };
   return {
     step: "processes",
@@ -101,7 +102,7 @@ export class Link {
     const cwd = String(p.cwd ?? ".");
     const timeoutMs = Number(p.timeoutMs ?? 20_000);
     const id = randomBytes(8).toString("hex");
-    const args = [this.root, String(script.length), id, cwd, String(OUTPUT_CAP), LAUNCH];
+    const args = [this.root, String(script.length), id, cwd, String(OUTPUT_CAP), LAUNCH, PERL_EXEC];
     const line = `MU_SSH_RUN=${id} ${shLine(EXEC, args, q)}`;
     // The timeout is the whole call's: time spent connecting comes out of it.
     const began = Date.now();
@@ -118,7 +119,7 @@ export class Link {
       if (!killed.held)
         throw new PluginError(
           "unknown-outcome",
-          `mu-plugin-ssh: the script ran past ${timeoutMs} ms and was killed by its process group and marker; the remote has no python3 to hold a process that left both, so one may still run`,
+          `mu-plugin-ssh: the script ran past ${timeoutMs} ms and was killed by its process group and marker; the remote has no perl or python3 to hold a process that left both, so one may still run`,
         );
       return { ...killed.result, exitCode: null };
     }
@@ -180,7 +181,11 @@ export class Link {
     if (phase !== "reach") return [];
     // An auth or host-key failure throws `human`: the check hands back to a person.
     const repo = typeof p.root === "string" ? p.root : "";
-    const out = await this.ssh.must(shLine(REACH, [this.root, repo, PROBE], q), 15_000, signal);
+    const out = await this.ssh.must(
+      shLine(REACH, [this.root, repo, PROBE, PERL_PROBE], q),
+      15_000,
+      signal,
+    );
     const repoStep = repo
       ? [
           out.includes("MU-SSH-REPO")

@@ -13,14 +13,26 @@ export const STATE = ".mu-plugin-ssh";
 const PY = `py=$(command -v python3 2>/dev/null) || py=; [ -n "$py" ] && [ -x /usr/bin/python3 ] && py=/usr/bin/python3`;
 
 /**
+ * Hands the run to perl-run.ts's one-process wrapper ($7) where PATH has
+ * perl: the system's own, as for python3 (a version manager's shim is
+ * slow). Nothing has been read from stdin yet.
+ */
+const PERL_FIRST = `if [ -n "$7" ] && command -v perl >/dev/null 2>&1; then
+  if [ -x /usr/bin/perl ]; then exec /usr/bin/perl -e "$7" -- "$@"; fi
+  exec perl -e "$7" -- "$@"
+fi`;
+
+/**
  * Runs one link.exec: $1 root, $2 byte count, $3 run id, $4 cwd, $5 output
- * cap, $6 the launcher (reaper.ts). The script arrives on stdin and runs only
- * if every byte came. Its output goes to files, so the wrapper's own stdout
- * is only the framing: a script exiting 255 cannot pass for ssh failing.
- * Without python3 the script runs in a group of its own, unheld.
+ * cap, $6 the launcher (reaper.ts), $7 perl-run.ts's wrapper (optional).
+ * The script arrives on stdin and runs only if every byte came. Its output
+ * goes to files, so the wrapper's own stdout is only the framing: a script
+ * exiting 255 cannot pass for ssh failing. Without perl or python3 the
+ * script runs in a group of its own, unheld.
  */
 export const EXEC = `
 root=$1 n=$2 id=$3 cwd=$4 lim=$5 launch=$6
+${PERL_FIRST}
 cd -- "$root" || { echo "MU-SSH-NOROOT $id"; exit 0; }
 mkdir -p "${STATE}/runs/$id" || { echo "MU-SSH-NOWRITE $id"; exit 0; }
 # Forks are most of a short run's cost on the remote: $PWD and $((…)) stand
@@ -123,14 +135,17 @@ git cat-file -e "$rev^{commit}" || exit 4
 git rev-parse -q --verify HEAD >/dev/null || [ "$(git rev-parse --is-bare-repository)" = true ] || git -c advice.detachedHead=false checkout -q --detach "$rev"
 `;
 
-/** The reach phase: sh, git, a writable root, and what killing a run's tree needs. */
+/** The reach phase: sh, git, a writable root, and what killing a run's tree needs ($3 and $4: the python3 and perl probes). */
 export const REACH = `
 root=$1 repo=$2
 command -v git >/dev/null 2>&1 && echo MU-SSH-GIT
 [ -n "$repo" ] && (cd -- "$root" && cd -- "$repo" 2>/dev/null && git rev-parse --git-dir >/dev/null 2>&1) && echo MU-SSH-REPO
 command -v setsid >/dev/null 2>&1 && test -r /proc/self/environ && printf 'A=1\\0' | grep -qzx A=1 && echo MU-SSH-PROCS
 ${PY}
-[ -n "$py" ] && "$py" -I -S -c "$3" 2>/dev/null && echo MU-SSH-REAPER
+pl=
+if [ -n "$4" ] && command -v perl >/dev/null 2>&1; then pl=perl; [ -x /usr/bin/perl ] && pl=/usr/bin/perl; fi
+if [ -n "$pl" ] && "$pl" -e "$4" 2>/dev/null; then echo MU-SSH-REAPER
+elif [ -n "$py" ] && "$py" -I -S -c "$3" 2>/dev/null; then echo MU-SSH-REAPER; fi
 cd -- "$root" 2>/dev/null && mkdir -p "${STATE}" 2>/dev/null && test -w "${STATE}" && echo MU-SSH-WRITABLE
 echo MU-SSH-SH
 `;
