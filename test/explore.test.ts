@@ -205,9 +205,15 @@ describe("the explorer", () => {
       const o = await runVirtual({ ...race, interleave }, { lenient: true });
       return o.ran ? o.exits.join(",") : o.why;
     };
-    const one = await exits(1);
-    expect(await exits(3)).not.toBe(one);
-    expect(await exits(1)).toBe(one);
+    // Some seed lets the other acquire win (which ones depends on how many
+    // turns the verbs take), and a seed run again gives the same order.
+    const seen = new Map<string, number>();
+    for (let k = 1; k <= 8; k++) {
+      const got = await exits(k);
+      if (!seen.has(got)) seen.set(got, k);
+    }
+    expect([...seen.keys()].length, [...seen.keys()].join(" | ")).toBeGreaterThan(1);
+    for (const [got, k] of seen) expect(await exits(k)).toBe(got);
   }, 120_000);
 
   it("finds the planted bug, shrinks it, and the scenario it writes fails in the real engine", async () => {
