@@ -1,4 +1,4 @@
-// `npm run mutate`: the testbed's own mutation score (issue 22). Stryker
+// `npm run mutate`: the testbed's own mutation score. Stryker
 // mutates the modules where mu decides, and counts a mutant killed when the
 // scenario files on the virtual engine or a short explorer run notice it
 // (vitest.mutate.config.ts). On demand only: not in CI, not in `npm test`.

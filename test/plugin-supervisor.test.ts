@@ -297,7 +297,7 @@ describe("the stop sequence", () => {
     expect(seen[2]?.params).toEqual({ id: exec.id });
   });
 
-  // Issue 19: a pass over /proc costs about 10 ms of every verb's stop; a
+  // A pass over /proc costs about 10 ms of every verb's stop; a
   // leader that has not exited yet already says the group is not empty.
   it("looks over the group only once its leader has exited", async () => {
     let earlyLooks = 0;
@@ -324,7 +324,7 @@ describe("the stop sequence", () => {
     expect(ports.liveness.groupEmpty(proc.pgid)).toBe(true);
   });
 
-  // Issue 19: a poll timer left running would hold mu's exit up to 20 ms.
+  // A poll timer left running would hold mu's exit up to 20 ms.
   it("leaves no timer of its own running once the stop sequence is over", async () => {
     const running = new Set<object>();
     const clock: typeof ports.clock = {
@@ -356,7 +356,7 @@ describe("the stop sequence", () => {
     expect(running.size).toBe(0);
   });
 
-  // Issue 19: loading the validators is not added to the wait for the answer.
+  // Loading the validators is not added to the wait for the answer.
   it("loads the handshake's and the needed seams' checks while the plugin starts", async () => {
     const order: string[] = [];
     const real = protocolChecks();

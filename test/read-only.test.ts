@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mu, tempState } from "./helpers.js";
 
-// Issue 19: looking must not make a state directory or an empty database.
+// Looking must not make a state directory or an empty database.
 // A later write would then find a directory someone else's umask made, and a
 // user who only listed would find files they never asked for.
 

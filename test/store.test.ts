@@ -226,7 +226,7 @@ describe("damaged files are reported in one line and never written", () => {
   });
 });
 
-// Issue 19: a verb opens the file several times; bytes already checked, or
+// A verb opens the file several times; bytes already checked, or
 // committed by this very process, are not checked again.
 describe("quick_check", () => {
   it("runs once per distinct file content, and again whenever the bytes change", async () => {
@@ -295,7 +295,7 @@ describe("quick_check", () => {
   });
 });
 
-// Issue 19: the connection an open made is handed out again while the file
+// The connection an open made is handed out again while the file
 // still holds the bytes it holds; what it serves must be the file's state.
 describe("the kept connection", () => {
   it("is reused while the bytes stay the same, and never serves a read's own changes", async () => {

@@ -9,7 +9,7 @@ import type { Ports } from "../host/ports/types.js";
 import { dbPath } from "../host/store/index.js";
 import { mu, muBin, tempState } from "./helpers.js";
 
-// Issue 19, per-verb cost: the work a short verb does, counted rather than
+// Per-verb cost: the work a short verb does, counted rather than
 // timed, so a busy machine can never fail these.
 
 let st: ReturnType<typeof tempState>;

@@ -4,7 +4,7 @@ import { packageRoot } from "../host/package-root.js";
 import { loadScenario } from "../sim/runner/load.js";
 import { runVirtual } from "../sim/virtual/run-scenario.js";
 
-// Issue 19: on the virtual engine, time mu spends waiting should cost one
+// On the virtual engine, time mu spends waiting should cost one
 // jump of the clock, not a wake-up every few virtual milliseconds, each of
 // which is a turn of real work. Counted in jumps, not timed.
 
