@@ -1,13 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
@@ -371,7 +363,7 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
     expect(s2.code).toBe(0);
     // The wait's sessions: the job's status, then the watch's reading and
     // its wait as one (each session pays the remote shell's start-up files).
-    const timing = join(mkdtempSync(join(tmpdir(), "mu-ssh-timing-")), "t");
+    const timing = join(st.dir, "wait-timing");
     expect(
       muAt(local, ["wait", "a", "--timeout", "60"], { ...env, MU_SSH_TIMING: timing }).stdout,
     ).toMatch(/runs=2: answer to: and test it/);

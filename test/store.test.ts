@@ -229,70 +229,64 @@ describe("damaged files are reported in one line and never written", () => {
 // A verb opens the file several times; bytes already checked, or
 // committed by this very process, are not checked again.
 describe("quick_check", () => {
-  it("runs once per distinct file content, and again whenever the bytes change", async () => {
+  /** Runs fn with every quick_check counted; `checks()` reads the count so far. */
+  const counting = async (fn: (checks: () => number) => Promise<void>) => {
     const SQL = await sqlJs();
     const exec = SQL.Database.prototype.exec;
-    let checks = 0;
+    let n = 0;
     SQL.Database.prototype.exec = function (this: InstanceType<typeof SQL.Database>, sql, params) {
-      if (/quick_check/.test(sql)) checks++;
+      if (/quick_check/.test(sql)) n++;
       return exec.call(this, sql, params);
     };
     try {
+      await fn(() => n);
+    } finally {
+      SQL.Database.prototype.exec = exec;
+    }
+  };
+  /** The file's rows rewritten as another writer's commit leaves them: bytes this process never saw. */
+  const rewritten = () => {
+    const b = readFileSync(db);
+    b.writeUInt32BE(b.readUInt32BE(24) + 1, 24);
+    b.writeUInt32BE(b.readUInt32BE(24), 92);
+    return b;
+  };
+
+  it("runs once per distinct file content, and again whenever the bytes change", () =>
+    counting(async (checks) => {
       await add("a");
       await add("b");
       expect(await ids()).toEqual(["a", "b"]);
       expect(await ids()).toEqual(["a", "b"]);
       // Every byte read so far was committed by this process.
-      expect(checks).toBe(0);
+      expect(checks()).toBe(0);
       // Another writer's bytes (here: the same rows, rewritten) are checked, once.
-      const other = readFileSync(db);
-      other.writeUInt32BE(other.readUInt32BE(24) + 1, 24);
-      other.writeUInt32BE(other.readUInt32BE(24), 92);
-      writeFileSync(db, other);
+      writeFileSync(db, rewritten());
       expect(await ids()).toEqual(["a", "b"]);
       expect(await ids()).toEqual(["a", "b"]);
-      expect(checks).toBe(1);
-    } finally {
-      SQL.Database.prototype.exec = exec;
-    }
-  });
-  it("skips bytes the last commit's note names (another mu's commit), and checks any other", async () => {
-    const SQL = await sqlJs();
-    const exec = SQL.Database.prototype.exec;
-    let checks = 0;
-    SQL.Database.prototype.exec = function (this: InstanceType<typeof SQL.Database>, sql, params) {
-      if (/quick_check/.test(sql)) checks++;
-      return exec.call(this, sql, params);
-    };
-    const note = (b: Buffer) => `${crc32(b)} ${b.length}\n`;
-    // Bytes this process never saw, as another mu's commit leaves them.
-    const rewritten = () => {
-      const b = readFileSync(db);
-      b.writeUInt32BE(b.readUInt32BE(24) + 1, 24);
-      b.writeUInt32BE(b.readUInt32BE(24), 92);
-      return b;
-    };
-    try {
+      expect(checks()).toBe(1);
+    }));
+
+  it("skips bytes the last commit's note names (another mu's commit), and checks any other", () =>
+    counting(async (checks) => {
+      const note = (b: Buffer) => `${crc32(b)} ${b.length}\n`;
       await add("a");
       expect(readFileSync(vouchPath(db), "latin1")).toBe(note(readFileSync(db)));
       const theirs = rewritten();
       writeFileSync(db, theirs);
       writeFileSync(vouchPath(db), note(theirs));
       expect(await ids()).toEqual(["a"]);
-      expect(checks).toBe(0);
+      expect(checks()).toBe(0);
       // Changed after the note: the note is stale, so the check runs.
       writeFileSync(db, rewritten());
       expect(await ids()).toEqual(["a"]);
-      expect(checks).toBe(1);
+      expect(checks()).toBe(1);
       // A torn or foreign note is no vouch either.
       writeFileSync(db, rewritten());
       writeFileSync(vouchPath(db), "12");
       expect(await ids()).toEqual(["a"]);
-      expect(checks).toBe(2);
-    } finally {
-      SQL.Database.prototype.exec = exec;
-    }
-  });
+      expect(checks()).toBe(2);
+    }));
 });
 
 // The connection an open made is handed out again while the file
