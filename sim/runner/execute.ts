@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
+import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { messageCounts } from "./counts.js";
 import { checkWorld } from "./expect.js";
@@ -135,9 +136,10 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
     else if (!readFileSync(box.db).equals(box.snapshot)) problems.push("the DB file changed");
   }
   if (want.leftoverFiles === "none") {
-    // The DB and its commit's note (host/store/vouch.ts) are mu's; anything else is left over.
+    // The DB and its commit's note are mu's; anything else is left over.
+    const mine = [basename(box.db), basename(vouchPath(box.db))];
     const extra = (existsSync(box.state) ? readdirSync(box.state) : []).filter(
-      (f) => f !== "mu.db" && f !== "mu.db.checked",
+      (f) => !mine.includes(f),
     );
     if (extra.length > 0) problems.push(`left beside the DB: ${extra.join(", ")}`);
   }

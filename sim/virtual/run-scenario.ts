@@ -3,6 +3,7 @@ import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { openStore } from "../../host/store/index.js";
+import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
 import { checkWorld, type Observed } from "../runner/expect.js";
@@ -263,7 +264,7 @@ async function runIn(
       else if (now && snapshot && !now.equals(snapshot)) problem(i, "the DB file changed");
       // The same check as the real engine's: nothing beside the DB in mu's state directory.
       if (want.leftoverFiles === "none") {
-        const mine = [basename(DB), `${basename(DB)}.checked`]; // and its commit's note (vouch.ts)
+        const mine = [basename(DB), basename(vouchPath(DB))]; // the DB and its commit's note
         const extra = w.fs.peekDir(dirname(DB)).filter((f) => !mine.includes(f));
         if (extra.length > 0) problem(i, `left beside the DB: ${extra.join(", ")}`);
       }
