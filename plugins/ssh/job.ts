@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { JOBCTL, LOOP } from "./job-scripts.js";
-import type { Ran } from "./local-run.js";
+import type { Ran, RunOpts } from "./local-run.js";
 import { STATE, shLine } from "./remote-scripts.js";
 import { type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
@@ -76,10 +76,15 @@ export class Jobs {
     signal?: AbortSignal,
     stdin = "",
   ): Promise<Answer> {
-    const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
-    await this.ssh.up(signal);
-    const r = await this.ssh.run(line, { stdin, timeoutMs: 20_000, signal });
+    const r = await this.session(key, op, args, { stdin, signal });
     return this.answer(op, r, answerAt(r.stdout, 0));
+  }
+
+  /** One session running a JOBCTL op. */
+  private async session(key: string, op: string, args: string[], o: RunOpts): Promise<Ran> {
+    const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
+    await this.ssh.up(o.signal);
+    return this.ssh.run(line, { ...o, timeoutMs: 20_000 });
   }
 
   /**
@@ -94,11 +99,8 @@ export class Jobs {
     signal: AbortSignal,
     first: (a: Answer) => void,
   ): Promise<Answer | undefined> {
-    const line = shLine(JOBCTL, [this.root, jobDir(key), op, ...args], q);
-    await this.ssh.up(signal);
     let one: Answer | undefined;
-    const r = await this.ssh.run(line, {
-      timeoutMs: 20_000,
+    const r = await this.session(key, op, args, {
       signal,
       onStdout: (all) => {
         const a = one ? undefined : answerAt(all, 0, true);
