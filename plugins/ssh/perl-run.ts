@@ -46,6 +46,10 @@ export const PERL_EXEC = String.raw`
 my ($root, $n, $id, $cwd, $lim, $launch) = @ARGV;
 binmode STDOUT;
 $| = 1;
+# A caller gone before the run starts (its ssh killed, the session begun
+# late) must not leave the run's directory: a write to it fails instead of
+# killing this process, and the start below then cleans up and stops.
+$SIG{PIPE} = 'IGNORE';
 chdir $root or do { print "MU-SSH-NOROOT $id\n"; exit 0 };
 my $d = readlink('/proc/self/cwd') // do { require Cwd; Cwd::getcwd() };
 for my $part ('${STATE}', 'runs', $id) {
@@ -76,7 +80,7 @@ print $sf $script;
 close $sf;
 if (length($script) != $n) { rmtree($d); print "MU-SSH-SHORT $id " . length($script) . "\n"; exit 0 }
 chdir $cwd or do { rmtree($d); print "MU-SSH-NOCWD $id\n"; exit 0 };
-print "MU-SSH-STARTED $id\n";
+print "MU-SSH-STARTED $id\n" or do { rmtree($d); exit 0 };
 ${MACHINE}
 sub put {
   my ($name, $text) = @_;
@@ -129,6 +133,7 @@ my $ran = eval {
   die "fork: $!\n" unless defined $pid;
   if ($pid == 0) {
     $SIG{USR1} = 'DEFAULT';
+    $SIG{PIPE} = 'DEFAULT';
     open(STDIN, '<', '/dev/null');
     open(STDOUT, '>', "$d/out");
     open(STDERR, '>', "$d/err");
