@@ -12,7 +12,11 @@ import { whyNotViaProxy } from "../sim/runner/via-proxy.js";
 const file = (id: string) => loadScenario(join(packageRoot(), "scenarios", `${id}.yaml`));
 
 describe("scenarios behind the fault proxy", () => {
-  it.each(["host/sweep-acquire-reply-read", "host/lookup-found-after-mu-sigkilled"])(
+  it.each([
+    "host/sweep-acquire-reply-read",
+    "host/lookup-found-after-mu-sigkilled",
+    "host/unknown-outcome-applied",
+  ])(
     "%s passes with its plugin behind the proxy",
     async (id) => {
       const s = file(id);

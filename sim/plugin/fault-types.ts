@@ -30,6 +30,8 @@ export type Action =
         kind: "retryable" | "permanent" | "human" | "unknown-outcome";
         message?: string;
         remedy?: string;
+        /** Apply the call first, then answer this error: an unknown outcome that did happen. */
+        applied?: true;
       };
     }
   | { hang: true }

@@ -35,6 +35,8 @@ interface After {
   twice?: boolean;
   crash?: boolean;
   killMu?: boolean;
+  /** The error to answer in place of the plugin's result, once it has applied the call. */
+  fail?: Msg;
 }
 
 export class FaultProxy {
@@ -143,6 +145,10 @@ export class FaultProxy {
         message: a.error.message ?? `sim: scripted ${a.error.kind}`,
         data,
       };
+      if (a.error.applied) {
+        after.fail = error;
+        return false;
+      }
       const reply = { jsonrpc: "2.0", id, error };
       this.toMu(`${JSON.stringify(reply)}\n`, reply);
       return true;
@@ -219,6 +225,11 @@ export class FaultProxy {
     if (after?.killMu) this.io.killParent();
     if (after?.crash) {
       this.crash();
+      return;
+    }
+    if (after?.fail && "result" in msg) {
+      const reply = { jsonrpc: "2.0", id: msg.id, error: after.fail };
+      this.toMu(`${JSON.stringify(reply)}\n`, reply);
       return;
     }
     this.toMu(bytes, msg);

@@ -147,6 +147,7 @@ export class SimPlugin {
     let patch: Record<string, unknown> | undefined;
     let killAfter = false;
     let closeAfter = false;
+    let failAfter: Record<string, unknown> | undefined;
     for (const a of actions) {
       if ("delayMs" in a) await new Promise<void>((r) => this.io.setTimer(a.delayMs, r));
       else if ("hold" in a)
@@ -158,16 +159,13 @@ export class SimPlugin {
         // fault means a hand-back, so give it one.
         if (a.error.remedy || a.error.kind === "human")
           data.remedy = a.error.remedy ?? "sim: ask a person";
-        this.send({
-          jsonrpc: "2.0",
-          id,
-          error: {
-            code: -32000,
-            message: a.error.message ?? `sim: scripted ${a.error.kind}`,
-            data,
-          },
-        });
-        return;
+        const error = {
+          code: -32000,
+          message: a.error.message ?? `sim: scripted ${a.error.kind}`,
+          data,
+        };
+        if (a.error.applied) failAfter = error;
+        else return this.send({ jsonrpc: "2.0", id, error });
       } else if ("hang" in a) return;
       else if ("invalid" in a) {
         this.invalid(a.invalid, id);
@@ -245,6 +243,7 @@ export class SimPlugin {
     if (result) this.stamp(method, msg.params ?? {});
     if (killAfter) this.io.killParent();
     if (crashAfter) return this.io.exit(70);
+    if (failAfter && result) return this.send({ jsonrpc: "2.0", id, error: failAfter });
     if (result === undefined) {
       this.send({
         jsonrpc: "2.0",

@@ -33,12 +33,14 @@ const INVALID: InvalidKind[] = ["not-json", "unknown-field", "bad-utf8", "reply-
 
 /** What any call may meet: of the kinds a swarm (swarm.ts) left on. */
 export function anyFault(r: Rand, swarm: Swarm = {}): Fault["do"] {
+  let applied = false;
   const kinds: (() => Fault["do"])[] = [
     () => ({ crash: "after" }),
     () => ({ crash: "before" }),
     () => ({ error: { kind: "retryable" } }),
     () => ({ error: { kind: "permanent" } }),
-    () => ({ error: { kind: "unknown-outcome" } }),
+    // An unknown outcome may or may not have happened: half the time the sim applied it.
+    () => ({ error: { kind: "unknown-outcome", ...(applied ? { applied: true as const } : {}) } }),
     () => ({ hang: true }),
     () => ({ killMu: pick(r, ["before", "after"] as const) }),
     // Late answers either side of the deadlines mu gives effects and reads.
@@ -47,7 +49,11 @@ export function anyFault(r: Rand, swarm: Swarm = {}): Fault["do"] {
     () => ({ replyTwice: true }),
     () => ({ setInstance: pick(r, ["sim-2", "sim-1"]) }),
   ];
-  const i = Math.floor(r() * kinds.length);
+  // One draw picks the kind and, by what is left of it, whether an unknown
+  // outcome was applied: no extra draw, so every seed's later choices stay as they were.
+  const x = r() * kinds.length;
+  const i = Math.floor(x);
+  applied = x - i < 0.5;
   const on = swarm.faults;
   return onOrNext(kinds, i, (k) => !on || on.has(kinds.indexOf(k)))();
 }
