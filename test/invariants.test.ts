@@ -48,6 +48,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   muSlips: [],
   wrongCollects: [],
   traces: [],
+  deadTemps: [],
   ...over,
 });
 
@@ -146,6 +147,19 @@ describe("the explorer's invariants", () => {
     // The removal refused: the liveness check itself reports that.
     const refused = clean({ pendingKeys: ["job-1"], exits: [0, 4] });
     expect(invariants(refused, removing).join("\n")).not.toMatch(/intents no verb can end/);
+  });
+
+  it("breaks on a dead writer's temp left after the last commit, and only then", () => {
+    const removing = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { mu: "plugin rm sim", exit: 0 },
+    ]);
+    const left = clean({ deadTemps: ["mu.db.tmp-41-ab12"] });
+    expect(invariants(left, removing).join("\n")).toMatch(
+      /a dead writer's temp outlived later commits: mu\.db\.tmp-41-ab12/,
+    );
+    // Without a committed removal at the end, a temp may still be the last writer's.
+    expect(invariants(left, two)).toEqual([]);
   });
 
   it("a death is fine where a crash point or a killMu fault was set", () => {

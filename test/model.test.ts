@@ -79,6 +79,28 @@ describe("the model beside a run", () => {
     expect(modelDivergence(run(SPAWNED), seen([0, 0, 0]))).toMatch(/applied 0 job.start effect/);
   });
 
+  it("finds a refusal that blames another mu where none ran, and lets a race's pass", () => {
+    const busy =
+      "mu: host 'h1' is being acquired by another mu, its call to the plugin still in flight\n";
+    const alone = run([
+      { mu: "plugin add sim -- /opt/mu/mu-plugin-sim" },
+      { mu: "host acquire --provider sim h1" },
+      { mu: "host release h1" },
+    ]);
+    const acquired = { "host.acquire:h1-k": 1 };
+    const out = { ...seen([0, 0, 4], [{}, acquired, acquired]), stderrs: ["", "", busy] };
+    expect(modelDivergence(alone, out)).toMatch(
+      /step 3 'host release h1' blames another mu, where none ran beside it: .*being acquired/,
+    );
+    const racing = run([
+      { mu: "plugin add sim -- /opt/mu/mu-plugin-sim" },
+      { mu: "host acquire --provider sim h1", background: true },
+      { mu: "host release h1" },
+      { join: true },
+    ] as Step[]);
+    expect(modelDivergence(racing, out)).toBeUndefined();
+  });
+
   it("finds an agent list that leaves out a spawned agent", () => {
     const s = run([...SPAWNED, { mu: "agent list" }]);
     const out = seen([0, 0, 0, 0], [{}, {}, START, START], ["", "", "", "no agents\n"]);

@@ -1,5 +1,6 @@
 import type { Fault } from "../plugin/fault-types.js";
 import { argv, type LoadedScenario } from "../runner/scenario.js";
+import { blamesAnotherMu } from "./alone.js";
 import {
   ArchiveWatch,
   dyingView,
@@ -24,6 +25,8 @@ export interface Observed {
   exits: (number | null)[];
   signals: (string | null)[];
   stdouts: string[];
+  /** Each mu step's stderr; a run made by hand may leave it out. */
+  stderrs?: string[];
   effectsAfter: Record<string, number>[];
   /** Every message mu sent the plugin, a line each. */
   sent?: string;
@@ -96,6 +99,8 @@ export function modelDivergence(
     if (env.MU_TESTBED_POWER_CUT !== undefined) m.doubtAll(now);
     const settledCalm = !faulted && !crash && instance === "sim-1";
     const step = `step ${i + 1} '${words.map(shown).join(" ")}'`;
+    const blamed = blamesAnotherMu(o.stderrs?.[i] ?? "");
+    if (blamed) return `${step} ${blamed}`;
     const kept = archive.step(
       m,
       words,

@@ -97,6 +97,10 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
     broken.push(
       `mu holds intents no verb can end: ${o.pendingKeys.join(", ")} pending after the plugin was removed`,
     );
+  // A writer killed before its rename leaves a temp of the database; the
+  // next commit removes it (host/store/durable.ts), and the plugin rm committed last.
+  if (removed && o.deadTemps.length > 0)
+    broken.push(`a dead writer's temp outlived later commits: ${o.deadTemps.join(", ")}`);
   for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
   // A mu that exited by itself has stopped its plugins: their groups emptied
   // or were killed. And it kills a group only when the grace ran out: a

@@ -39,6 +39,8 @@ export type VirtualOutcome =
       output: string;
       /** Each mu step's stdout, in the order of exits. */
       stdouts: string[];
+      /** Each mu step's stderr, in the order of exits. */
+      stderrs: string[];
       /** The world's effect counts as each mu step ended, in the order of exits. */
       effectsAfter: Record<string, number>[];
       dbBytes: Uint8Array | null;
@@ -60,6 +62,8 @@ export type VirtualOutcome =
       wrongCollects: string[];
       /** Lines of the traces mu wrote for steps whose environment asked for one. */
       traces: string[];
+      /** Temp files of mu's database left at the end by a writer that no longer runs. */
+      deadTemps: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -71,6 +75,7 @@ export type RunFacts = Pick<
   | "signals"
   | "output"
   | "stdouts"
+  | "stderrs"
   | "effectsAfter"
   | "dbBytes"
   | "virtualMs"
@@ -81,6 +86,7 @@ export type RunFacts = Pick<
   | "dangling"
   | "wrongCollects"
   | "traces"
+  | "deadTemps"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */
@@ -121,6 +127,7 @@ export class StepLog {
   readonly exits: (number | null)[] = [];
   readonly signals: (string | null)[] = [];
   readonly stdouts: string[] = [];
+  readonly stderrs: string[] = [];
   readonly effectsAfter: Record<string, number>[] = [];
   output = "";
 
@@ -138,13 +145,14 @@ export class StepLog {
     this.exits[at] = r.exit;
     this.signals[at] = r.signal;
     this.stdouts[at] = r.stdout;
+    this.stderrs[at] = r.stderr;
     // What the world had applied by then, for the model's effect checks (sim/model/).
     this.effectsAfter[at] = { ...effects };
     this.output += r.stdout + r.stderr;
   }
 
-  facts(): Pick<RunFacts, "exits" | "signals" | "stdouts" | "effectsAfter" | "output"> {
-    const { exits, signals, stdouts, effectsAfter, output } = this;
-    return { exits, signals, stdouts, effectsAfter, output };
+  facts(): Pick<RunFacts, "exits" | "signals" | "stdouts" | "stderrs" | "effectsAfter" | "output"> {
+    const { exits, signals, stdouts, stderrs, effectsAfter, output } = this;
+    return { exits, signals, stdouts, stderrs, effectsAfter, output };
   }
 }

@@ -1,7 +1,9 @@
+import { basename, dirname } from "node:path";
 import { allIntents } from "../../host/effects/journal.js";
 import { listHosts } from "../../host/hosts/records.js";
 import { agentOf, allJobs } from "../../host/jobs/records.js";
 import { openStore } from "../../host/store/index.js";
+import { dbPath } from "../../host/store/paths.js";
 import { viewReadyMs } from "../../host/view/mux.js";
 import { danglingRecords as namesGone } from "../runner/dangling.js";
 import type { virtualMux } from "./mux.js";
@@ -67,4 +69,20 @@ export async function danglingRecords(w: VirtualWorld): Promise<string[]> {
     // A database that does not read back is reported on its own (readBack).
     return [];
   }
+}
+
+/**
+ * Temp files of mu's database whose writer no longer runs. A writer killed
+ * between its temp and the rename leaves one; the next commit removes it
+ * (host/store/durable.ts), so none may outlast a later commit.
+ */
+export function deadTemps(w: VirtualWorld): string[] {
+  const ports = w.ports();
+  const db = dbPath(ports.env);
+  const prefix = `${basename(db)}.tmp-`;
+  return w.fs.peekDir(dirname(db)).filter((f) => {
+    if (!f.startsWith(prefix)) return false;
+    const pid = Number(f.slice(prefix.length).split("-")[0]);
+    return ports.liveness.startOf(pid) === null;
+  });
 }

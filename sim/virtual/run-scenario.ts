@@ -22,7 +22,7 @@ import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { readyForRuns } from "./preload.js";
 import { VirtualMu } from "./process.js";
-import { danglingRecords, readBack, viewDied } from "./read-back.js";
+import { danglingRecords, deadTemps, readBack, viewDied } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 import { tapTrace } from "./trace-tap.js";
@@ -294,5 +294,6 @@ async function runIn(
     dangling: [...dangling],
     wrongCollects: collects,
     traces,
+    deadTemps: deadTemps(w),
   });
 }

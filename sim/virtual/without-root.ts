@@ -20,6 +20,7 @@ export function withoutRoot(o: VirtualOutcome, root: string): VirtualOutcome {
     sent: name(o.sent),
     output: name(o.output),
     stdouts: o.stdouts.map(name),
+    stderrs: o.stderrs.map(name),
     dbBytes: db ?? o.dbBytes,
   };
 }
