@@ -58,6 +58,10 @@ try:
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        # Python starts with SIGPIPE and SIGXFSZ ignored, and an exec keeps
+        # what is ignored: the run gets the defaults any shell would give it.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         os.setsid()
         try:
             os.execvp(argv[0], argv)

@@ -42,7 +42,12 @@ head -c "$n" > "$d/script"
 got=$(($(wc -c < "$d/script")))
 if [ "$got" != "$n" ]; then rm -rf "$d"; echo "MU-SSH-SHORT $id $got"; exit 0; fi
 if ! cd -- "$cwd" 2>/dev/null; then rm -rf "$d"; echo "MU-SSH-NOCWD $id"; exit 0; fi
-echo "MU-SSH-STARTED $id"
+# A caller gone before the start (its ssh killed, the session begun late):
+# the write fails instead of killing this shell, which then cleans up and
+# stops. The script itself starts with SIGPIPE at its default again.
+trap '' PIPE
+echo "MU-SSH-STARTED $id" || { rm -rf "$d"; exit 0; }
+trap - PIPE
 ${PY}
 if [ -n "$py" ]; then
   MU_SSH_RUN=$id "$py" -I -S -c "$launch" "$d" sh "$d/script" </dev/null >"$d/out" 2>"$d/err" &
@@ -53,6 +58,8 @@ else
 fi
 wait $!
 code=$?
+# A caller gone by now still gets its run directory removed.
+trap '' PIPE
 o=0 e=0
 [ -s "$d/out" ] && o=$(($(wc -c < "$d/out")))
 [ -s "$d/err" ] && e=$(($(wc -c < "$d/err")))
