@@ -12,12 +12,17 @@
 // equivalent by reading, each with its reason; they are left out of the
 // behaviour-changing score, never out of Stryker's own.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { basename, dirname, join } from "node:path";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const argv = process.argv.slice(2);
 const keepAt = argv.indexOf("--keep");
 const keepName = keepAt === -1 ? undefined : argv.splice(keepAt, 2)[1];
+// --unmeasured: also list every module of host/ and the ssh plugin that no
+// given report covers, so the table never reads as the whole of mu.
+const unmeasuredAt = argv.indexOf("--unmeasured");
+const unmeasured = unmeasuredAt !== -1 && argv.splice(unmeasuredAt, 1).length > 0;
 const files = argv;
 if (files.length === 0) {
   process.stderr.write("usage: node scripts/mutation-summary.mjs REPORT.json...\n");
@@ -165,6 +170,27 @@ for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCom
     const none = m.status === "NoCoverage" ? " (no test reaches it)" : "";
     out.push(`- ${at} ${m.mutatorName}: \`${src}\` → \`${repl}\`${none}`);
   }
+  out.push("");
+}
+if (unmeasured) {
+  const tracked = spawnSync("git", ["ls-files", "host", "plugins/ssh"], { cwd: root, encoding: "utf8" })
+    .stdout.split("\n")
+    .filter((f) => f.endsWith(".ts") && !byFile.has(f));
+  const byDir = new Map();
+  for (const f of tracked) {
+    const lines = readFileSync(join(root, f), "utf8").split("\n").length;
+    const d = byDir.get(dirname(f)) ?? { files: [], lines: 0 };
+    d.files.push(basename(f));
+    d.lines += lines;
+    byDir.set(dirname(f), d);
+  }
+  const total = [...byDir.values()].reduce((n, d) => n + d.lines, 0);
+  out.push("## Modules no run has measured");
+  out.push("");
+  out.push(`${tracked.length} modules, ${total} lines, by directory:`);
+  out.push("");
+  for (const [dir, d] of [...byDir.entries()].sort(([a], [b]) => a.localeCompare(b)))
+    out.push(`- \`${dir}/\` (${d.files.length}, ${d.lines} lines): ${d.files.join(", ")}`);
   out.push("");
 }
 // --keep NAME: a compact copy of the merged result (each file's source and
