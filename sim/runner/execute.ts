@@ -9,7 +9,7 @@ import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { messageCounts } from "./counts.js";
-import { checkWorld } from "./expect.js";
+import { checkWorld, isArchiveFile } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
@@ -150,6 +150,10 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
         world: { transcript: () => box.world.transcript(), state: () => truth(box).state() },
         intents: () => intentsLeft(box),
         mu: (args) => readInProcess(box, args),
+        archive: () =>
+          (existsSync(box.state) ? readdirSync(box.state) : [])
+            .filter((f) => isArchiveFile(basename(box.db), f))
+            .map((name) => ({ name, bytes: readFileSync(join(box.state, name)) })),
       },
       want,
     )),

@@ -12,6 +12,25 @@ export interface Observed {
   world: Pick<World, "transcript" | "state">;
   intents(): Promise<{ method: string; subject: string }[]>;
   mu(args: string[]): Promise<Ran>;
+  /** The files retention may leave beside the DB (`<db>.archive-*`), each engine from its own disk. */
+  archive(): { name: string; bytes: Uint8Array }[];
+}
+
+/** The DB's archive files' prefix: the segments and their temps. */
+export function isArchiveFile(dbName: string, file: string): boolean {
+  return file.startsWith(`${dbName}.archive-`);
+}
+
+/**
+ * What `expect.archive` matches: the archive's files in name order, each as
+ * a `file NAME` line followed by its text, so one pattern can pin names,
+ * numbering and rows.
+ */
+function archiveText(files: { name: string; bytes: Uint8Array }[]): string {
+  return [...files]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((f) => `file ${f.name}\n${Buffer.from(f.bytes).toString("utf8")}`)
+    .join("");
 }
 
 export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promise<string[]> {
@@ -73,6 +92,11 @@ export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promi
       problems.push(
         `${method} was sent ${sent.length} times; sameParams needs a resend to compare`,
       );
+  }
+  if (want.archive !== undefined) {
+    const text = archiveText(o.archive());
+    if (!new RegExp(want.archive).test(text))
+      problems.push(`the archive beside the DB does not match ${want.archive}:\n${text}`);
   }
   if (want.intents !== undefined) {
     const left = await o.intents();

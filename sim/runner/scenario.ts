@@ -51,6 +51,8 @@ export interface ExpectStep {
   expect: {
     db?: "unchanged";
     leftoverFiles?: "none";
+    /** A pattern for the archive beside the DB: each file as `file NAME` and its text, in name order. */
+    archive?: string;
     transcript?: { in?: Record<string, number>; out?: Record<string, number> };
     plugins?: string[];
     effects?: Record<string, number>;

@@ -6,7 +6,7 @@ import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
-import { checkWorld, type Observed } from "../runner/expect.js";
+import { checkWorld, isArchiveFile, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { checkReachable } from "../runner/reachable.js";
@@ -257,6 +257,14 @@ async function runIn(
         world,
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
         mu: (args) => mu(args, s.env ?? {}),
+        archive: () =>
+          w.fs
+            .peekDir(dirname(DB))
+            .filter((f) => isArchiveFile(basename(DB), f))
+            .map((name) => ({
+              name,
+              bytes: w.fs.peek(join(dirname(DB), name)) ?? new Uint8Array(),
+            })),
       };
       const want = (st as ExpectStep).expect;
       const now = want.db === "unchanged" ? Buffer.from(w.fs.peek(DB) ?? []) : undefined;
