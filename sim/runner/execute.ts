@@ -154,6 +154,7 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
           (existsSync(box.state) ? readdirSync(box.state) : [])
             .filter((f) => isArchiveFile(basename(box.db), f))
             .map((name) => ({ name, bytes: readFileSync(join(box.state, name)) })),
+        db: () => (existsSync(box.db) ? readFileSync(box.db) : null),
       },
       want,
     )),

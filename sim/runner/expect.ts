@@ -14,6 +14,8 @@ export interface Observed {
   mu(args: string[]): Promise<Ran>;
   /** The files retention may leave beside the DB (`<db>.archive-*`), each engine from its own disk. */
   archive(): { name: string; bytes: Uint8Array }[];
+  /** The DB file's bytes as mu left them, null when there is none. */
+  db(): Uint8Array | null;
 }
 
 /** The DB's archive files' prefix: the segments and their temps. */
@@ -97,6 +99,15 @@ export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promi
     const text = archiveText(o.archive());
     if (!new RegExp(want.archive).test(text))
       problems.push(`the archive beside the DB does not match ${want.archive}:\n${text}`);
+  }
+  if (want.dbFreePages !== undefined) {
+    // SQLite's header counts the pages a delete freed and nothing reused yet (offset 36).
+    const bytes = o.db();
+    const free = bytes && bytes.length >= 40 ? Buffer.from(bytes).readUInt32BE(36) : null;
+    if (free !== want.dbFreePages)
+      problems.push(
+        `the DB file has ${free ?? "no header, so no count of"} free pages, expected ${want.dbFreePages}`,
+      );
   }
   if (want.intents !== undefined) {
     const left = await o.intents();

@@ -53,6 +53,8 @@ export interface ExpectStep {
     leftoverFiles?: "none";
     /** A pattern for the archive beside the DB: each file as `file NAME` and its text, in name order. */
     archive?: string;
+    /** How many free pages the DB file holds (SQLite's freelist count): 0 once retention's VACUUM ran. */
+    dbFreePages?: number;
     transcript?: { in?: Record<string, number>; out?: Record<string, number> };
     plugins?: string[];
     effects?: Record<string, number>;

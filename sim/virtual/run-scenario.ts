@@ -265,6 +265,7 @@ async function runIn(
               name,
               bytes: w.fs.peek(join(dirname(DB), name)) ?? new Uint8Array(),
             })),
+        db: () => w.fs.peek(DB),
       };
       const want = (st as ExpectStep).expect;
       const now = want.db === "unchanged" ? Buffer.from(w.fs.peek(DB) ?? []) : undefined;
