@@ -12,8 +12,8 @@ export interface Observed {
   world: Pick<World, "transcript" | "state">;
   intents(): Promise<{ method: string; subject: string }[]>;
   mu(args: string[]): Promise<Ran>;
-  /** The files retention may leave beside the DB (`<db>.archive-*`), each engine from its own disk. */
-  archive(): { name: string; bytes: Uint8Array }[];
+  /** The files retention may leave beside the DB (`<db>.archive-*`), each engine from its own disk; a directory's bytes are null. */
+  archive(): { name: string; bytes: Uint8Array | null }[];
   /** The DB file's bytes as mu left them, null when there is none. */
   db(): Uint8Array | null;
 }
@@ -23,15 +23,28 @@ export function isArchiveFile(dbName: string, file: string): boolean {
   return file.startsWith(`${dbName}.archive-`);
 }
 
+/** The highest-numbered segment among a directory's names (temps left out), for a damage step. */
+export function newestSegment(dbName: string, names: string[]): string {
+  const segments = names.filter((f) => isArchiveFile(dbName, f) && f.endsWith(".jsonl")).sort();
+  const last = segments.at(-1);
+  if (last === undefined)
+    throw new Error("damage archive: there is no archive segment beside the DB");
+  return last;
+}
+
 /**
  * What `expect.archive` matches: the archive's files in name order, each as
- * a `file NAME` line followed by its text, so one pattern can pin names,
- * numbering and rows.
+ * a `file NAME` line followed by its text (a directory in its way as a `dir
+ * NAME` line), so one pattern can pin names, numbering and rows.
  */
-function archiveText(files: { name: string; bytes: Uint8Array }[]): string {
+function archiveText(files: { name: string; bytes: Uint8Array | null }[]): string {
   return [...files]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((f) => `file ${f.name}\n${Buffer.from(f.bytes).toString("utf8")}`)
+    .map((f) =>
+      f.bytes === null
+        ? `dir ${f.name}\n`
+        : `file ${f.name}\n${Buffer.from(f.bytes).toString("utf8")}`,
+    )
     .join("");
 }
 

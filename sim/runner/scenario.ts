@@ -44,7 +44,8 @@ export interface InstallStep {
 }
 
 export interface DamageStep {
-  damage: { db: "truncate-half" | "truncate-odd" | "garbage" | "zero" };
+  /** One of: the DB file's bytes, or the newest archive segment turned into a directory in its way. */
+  damage: { db?: "truncate-half" | "truncate-odd" | "garbage" | "zero"; archive?: "directory" };
 }
 
 export interface ExpectStep {
@@ -101,7 +102,10 @@ export function argv(args: Args): string[] {
 export function describeStep(step: Step): string {
   if ("mu" in step) return `mu ${argv(step.mu).join(" ")}`;
   if ("sh" in step) return `sh ${step.sh.split("\n")[0]}`;
-  if ("damage" in step) return `damage db: ${step.damage.db}`;
+  if ("damage" in step)
+    return step.damage.archive
+      ? `damage archive: ${step.damage.archive}`
+      : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("join" in step) return "join the background mu";

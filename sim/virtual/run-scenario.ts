@@ -6,7 +6,7 @@ import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
-import { checkWorld, isArchiveFile, type Observed } from "../runner/expect.js";
+import { checkWorld, isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { checkReachable } from "../runner/reachable.js";
@@ -247,8 +247,14 @@ async function runIn(
       continue;
     }
     if ("damage" in st) {
+      if (st.damage.archive === "directory") {
+        w.fs.replaceByDirectory(
+          join(dirname(DB), newestSegment(basename(DB), w.fs.peekDir(dirname(DB)))),
+        );
+        continue;
+      }
       const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db, noise);
+      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db ?? "zero", noise);
       w.fs.overwrite(DB, snapshot);
       continue;
     }
@@ -263,7 +269,9 @@ async function runIn(
             .filter((f) => isArchiveFile(basename(DB), f))
             .map((name) => ({
               name,
-              bytes: w.fs.peek(join(dirname(DB), name)) ?? new Uint8Array(),
+              bytes: w.fs.peekIsDir(join(dirname(DB), name))
+                ? null
+                : (w.fs.peek(join(dirname(DB), name)) ?? new Uint8Array()),
             })),
         db: () => w.fs.peek(DB),
       };
