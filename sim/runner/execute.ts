@@ -35,6 +35,7 @@ import {
   type Step,
   seenTarget,
 } from "./scenario.js";
+import { seedRows } from "./seed.js";
 import { changeWorlds } from "./via-proxy.js";
 import { runVirtualOnly } from "./virtual-only.js";
 
@@ -213,6 +214,11 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     if (step.elapseMs) await new Promise((r) => setTimeout(r, step.elapseMs));
     if (box.inner) changeWorlds(box.world, box.inner, step.world);
     else box.world.setConfig({ ...box.world.config(), ...step.world });
+  } else if ("seed" in step) {
+    const seed = step.seed;
+    await openStore(realPorts({ MU_DB_PATH: box.db, ...box.env })).write((db) =>
+      seedRows(db, seed, Date.now() + Number(box.env.MU_CLOCK_OFFSET_MS ?? 0)),
+    );
   } else if ("install" in step) {
     install(box, step.install.as, step.install.mode, step.install.kind);
   } else {

@@ -48,6 +48,15 @@ export interface DamageStep {
   damage: { db?: "truncate-half" | "truncate-odd" | "garbage" | "zero"; archive?: "directory" };
 }
 
+/**
+ * A long history written straight into the DB, as a crew's months of use
+ * would leave it: `receipts` settled (accepted) deliveries to `agent` in
+ * workstream main, created now, of an agent with no job and no intent.
+ */
+export interface SeedStep {
+  seed: { receipts: number; agent: string };
+}
+
 export interface ExpectStep {
   expect: {
     db?: "unchanged";
@@ -70,7 +79,15 @@ export interface ExpectStep {
   };
 }
 
-export type Step = MuStep | ShStep | DamageStep | ExpectStep | WorldStep | InstallStep | JoinStep;
+export type Step =
+  | MuStep
+  | ShStep
+  | DamageStep
+  | SeedStep
+  | ExpectStep
+  | WorldStep
+  | InstallStep
+  | JoinStep;
 
 export interface Scenario {
   scenario: string;
@@ -108,6 +125,7 @@ export function describeStep(step: Step): string {
       : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
+  if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;
   if ("join" in step) return "join the background mu";
   return `expect ${Object.entries(step.expect)
     .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)

@@ -12,6 +12,7 @@ import type { Ran } from "../runner/ran.js";
 import { checkReachable } from "../runner/reachable.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { seedRows } from "../runner/seed.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { runCollects } from "./collects.js";
@@ -239,6 +240,12 @@ async function runIn(
     }
     if ("sh" in st) {
       for (const p of await shStep(places, w.clock, st)) problem(i, p);
+      continue;
+    }
+    if ("seed" in st) {
+      const seed = st.seed;
+      const ports = w.ports();
+      await w.clock.run(openStore(ports).write((db) => seedRows(db, seed, ports.clock.now())));
       continue;
     }
     if ("install" in st) {
