@@ -1,5 +1,13 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -9,7 +17,7 @@ import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { messageCounts } from "./counts.js";
-import { checkWorld } from "./expect.js";
+import { checkWorld, isArchiveFile, newestSegment } from "./expect.js";
 import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
@@ -19,6 +27,7 @@ import { collect, runSh } from "./run-sh.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
+  type DamageStep,
   describeStep,
   type ExpectStep,
   type LoadedScenario,
@@ -26,6 +35,7 @@ import {
   type Step,
   seenTarget,
 } from "./scenario.js";
+import { seedRows } from "./seed.js";
 import { changeWorlds } from "./via-proxy.js";
 import { runVirtualOnly } from "./virtual-only.js";
 
@@ -123,8 +133,15 @@ async function readInProcess(box: Sandbox, args: string[]): Promise<Ran> {
   return { exit, signal: null, stdout, stderr };
 }
 
-function damage(box: Sandbox, how: "truncate-half" | "truncate-odd" | "garbage" | "zero"): void {
-  const next = damaged(readFileSync(box.db), how);
+function damage(box: Sandbox, what: DamageStep["damage"]): void {
+  if (what.archive === "directory") {
+    const path = join(box.state, newestSegment(basename(box.db), readdirSync(box.state)));
+    rmSync(path);
+    mkdirSync(path);
+    writeFileSync(join(path, "in-the-way"), "");
+    return;
+  }
+  const next = damaged(readFileSync(box.db), what.db ?? "zero");
   writeFileSync(box.db, next);
   box.snapshot = Buffer.from(next);
 }
@@ -150,6 +167,14 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
         world: { transcript: () => box.world.transcript(), state: () => truth(box).state() },
         intents: () => intentsLeft(box),
         mu: (args) => readInProcess(box, args),
+        archive: () =>
+          (existsSync(box.state) ? readdirSync(box.state) : [])
+            .filter((f) => isArchiveFile(basename(box.db), f))
+            .map((name) => {
+              const path = join(box.state, name);
+              return { name, bytes: statSync(path).isDirectory() ? null : readFileSync(path) };
+            }),
+        db: () => (existsSync(box.db) ? readFileSync(box.db) : null),
       },
       want,
     )),
@@ -184,11 +209,16 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     const done = await Promise.all(box.background.splice(0));
     problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));
   } else if ("damage" in step) {
-    damage(box, step.damage.db);
+    damage(box, step.damage);
   } else if ("world" in step) {
     if (step.elapseMs) await new Promise((r) => setTimeout(r, step.elapseMs));
     if (box.inner) changeWorlds(box.world, box.inner, step.world);
     else box.world.setConfig({ ...box.world.config(), ...step.world });
+  } else if ("seed" in step) {
+    const seed = step.seed;
+    await openStore(realPorts({ MU_DB_PATH: box.db, ...box.env })).write((db) =>
+      seedRows(db, seed, Date.now() + Number(box.env.MU_CLOCK_OFFSET_MS ?? 0)),
+    );
   } else if ("install" in step) {
     install(box, step.install.as, step.install.mode, step.install.kind);
   } else {

@@ -12,6 +12,40 @@ export interface Observed {
   world: Pick<World, "transcript" | "state">;
   intents(): Promise<{ method: string; subject: string }[]>;
   mu(args: string[]): Promise<Ran>;
+  /** The files retention may leave beside the DB (`<db>.archive-*`), each engine from its own disk; a directory's bytes are null. */
+  archive(): { name: string; bytes: Uint8Array | null }[];
+  /** The DB file's bytes as mu left them, null when there is none. */
+  db(): Uint8Array | null;
+}
+
+/** The DB's archive files' prefix: the segments and their temps. */
+export function isArchiveFile(dbName: string, file: string): boolean {
+  return file.startsWith(`${dbName}.archive-`);
+}
+
+/** The highest-numbered segment among a directory's names (temps left out), for a damage step. */
+export function newestSegment(dbName: string, names: string[]): string {
+  const segments = names.filter((f) => isArchiveFile(dbName, f) && f.endsWith(".jsonl")).sort();
+  const last = segments.at(-1);
+  if (last === undefined)
+    throw new Error("damage archive: there is no archive segment beside the DB");
+  return last;
+}
+
+/**
+ * What `expect.archive` matches: the archive's files in name order, each as
+ * a `file NAME` line followed by its text (a directory in its way as a `dir
+ * NAME` line), so one pattern can pin names, numbering and rows.
+ */
+function archiveText(files: { name: string; bytes: Uint8Array | null }[]): string {
+  return [...files]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((f) =>
+      f.bytes === null
+        ? `dir ${f.name}\n`
+        : `file ${f.name}\n${Buffer.from(f.bytes).toString("utf8")}`,
+    )
+    .join("");
 }
 
 export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promise<string[]> {
@@ -72,6 +106,20 @@ export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promi
     if (sent.length < 2)
       problems.push(
         `${method} was sent ${sent.length} times; sameParams needs a resend to compare`,
+      );
+  }
+  if (want.archive !== undefined) {
+    const text = archiveText(o.archive());
+    if (!new RegExp(want.archive).test(text))
+      problems.push(`the archive beside the DB does not match ${want.archive}:\n${text}`);
+  }
+  if (want.dbFreePages !== undefined) {
+    // SQLite's header counts the pages a delete freed and nothing reused yet (offset 36).
+    const bytes = o.db();
+    const free = bytes && bytes.length >= 40 ? Buffer.from(bytes).readUInt32BE(36) : null;
+    if (free !== want.dbFreePages)
+      problems.push(
+        `the DB file has ${free ?? "no header, so no count of"} free pages, expected ${want.dbFreePages}`,
       );
   }
   if (want.intents !== undefined) {

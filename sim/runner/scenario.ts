@@ -44,13 +44,27 @@ export interface InstallStep {
 }
 
 export interface DamageStep {
-  damage: { db: "truncate-half" | "truncate-odd" | "garbage" | "zero" };
+  /** One of: the DB file's bytes, or the newest archive segment turned into a directory in its way. */
+  damage: { db?: "truncate-half" | "truncate-odd" | "garbage" | "zero"; archive?: "directory" };
+}
+
+/**
+ * A long history written straight into the DB, as a crew's months of use
+ * would leave it: `receipts` settled (accepted) deliveries to `agent` in
+ * workstream main, created now, of an agent with no job and no intent.
+ */
+export interface SeedStep {
+  seed: { receipts: number; agent: string };
 }
 
 export interface ExpectStep {
   expect: {
     db?: "unchanged";
     leftoverFiles?: "none";
+    /** A pattern for the archive beside the DB: each file as `file NAME` and its text, in name order. */
+    archive?: string;
+    /** How many free pages the DB file holds (SQLite's freelist count): 0 once retention's VACUUM ran. */
+    dbFreePages?: number;
     transcript?: { in?: Record<string, number>; out?: Record<string, number> };
     plugins?: string[];
     effects?: Record<string, number>;
@@ -65,7 +79,15 @@ export interface ExpectStep {
   };
 }
 
-export type Step = MuStep | ShStep | DamageStep | ExpectStep | WorldStep | InstallStep | JoinStep;
+export type Step =
+  | MuStep
+  | ShStep
+  | DamageStep
+  | SeedStep
+  | ExpectStep
+  | WorldStep
+  | InstallStep
+  | JoinStep;
 
 export interface Scenario {
   scenario: string;
@@ -97,9 +119,13 @@ export function argv(args: Args): string[] {
 export function describeStep(step: Step): string {
   if ("mu" in step) return `mu ${argv(step.mu).join(" ")}`;
   if ("sh" in step) return `sh ${step.sh.split("\n")[0]}`;
-  if ("damage" in step) return `damage db: ${step.damage.db}`;
+  if ("damage" in step)
+    return step.damage.archive
+      ? `damage archive: ${step.damage.archive}`
+      : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
+  if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;
   if ("join" in step) return "join the background mu";
   return `expect ${Object.entries(step.expect)
     .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)

@@ -137,6 +137,15 @@ export class VirtualFs implements FileSystem {
 
   async rename(from: string, to: string): Promise<void> {
     this.step(`rename ${from} ${to}`);
+    // Linux refuses to rename a file over a directory; memfs would replace it.
+    if (this.vol.existsSync(to) && this.vol.statSync(to).isDirectory()) {
+      throw Object.assign(
+        new Error(`EISDIR: illegal operation on a directory, rename '${from}' -> '${to}'`),
+        {
+          code: "EISDIR",
+        },
+      );
+    }
     this.vol.renameSync(from, to);
     const inode = this.inodeOf.get(from) ?? { synced: null };
     this.inodeOf.delete(from);
@@ -213,6 +222,26 @@ export class VirtualFs implements FileSystem {
     this.vol.writeFileSync(target, "#!/usr/bin/env node\n", { mode });
     this.vol.chmodSync(target, mode);
     if (kind === "symlink") this.vol.symlinkSync(target, path);
+  }
+
+  /** Replaces a file by a directory of the same name holding one file, durably, from outside. */
+  replaceByDirectory(path: string): void {
+    this.vol.unlinkSync(path);
+    this.vol.mkdirSync(path);
+    this.vol.writeFileSync(join(path, "in-the-way"), "");
+    this.inodeOf.delete(path);
+    this.durable.delete(path);
+    this.dirs.add(path);
+    this.durable.set(join(path, "in-the-way"), { synced: new Uint8Array() });
+  }
+
+  /** Whether a path is a directory, for assertions (no operation counted). */
+  peekIsDir(path: string): boolean {
+    try {
+      return this.vol.statSync(path).isDirectory();
+    } catch {
+      return false;
+    }
   }
 
   /** Replaces a file's bytes from outside, durably, as a damage step's editor would. */

@@ -6,12 +6,13 @@ import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
-import { checkWorld, type Observed } from "../runner/expect.js";
+import { checkWorld, isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
 import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { checkReachable } from "../runner/reachable.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { seedRows } from "../runner/seed.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { runCollects } from "./collects.js";
@@ -241,14 +242,26 @@ async function runIn(
       for (const p of await shStep(places, w.clock, st)) problem(i, p);
       continue;
     }
+    if ("seed" in st) {
+      const seed = st.seed;
+      const ports = w.ports();
+      await w.clock.run(openStore(ports).write((db) => seedRows(db, seed, ports.clock.now())));
+      continue;
+    }
     if ("install" in st) {
       const { as, mode = "0755", kind = "file" } = st.install;
       w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind);
       continue;
     }
     if ("damage" in st) {
+      if (st.damage.archive === "directory") {
+        w.fs.replaceByDirectory(
+          join(dirname(DB), newestSegment(basename(DB), w.fs.peekDir(dirname(DB)))),
+        );
+        continue;
+      }
       const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db, noise);
+      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db ?? "zero", noise);
       w.fs.overwrite(DB, snapshot);
       continue;
     }
@@ -257,6 +270,17 @@ async function runIn(
         world,
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
         mu: (args) => mu(args, s.env ?? {}),
+        archive: () =>
+          w.fs
+            .peekDir(dirname(DB))
+            .filter((f) => isArchiveFile(basename(DB), f))
+            .map((name) => ({
+              name,
+              bytes: w.fs.peekIsDir(join(dirname(DB), name))
+                ? null
+                : (w.fs.peek(join(dirname(DB), name)) ?? new Uint8Array()),
+            })),
+        db: () => w.fs.peek(DB),
       };
       const want = (st as ExpectStep).expect;
       const now = want.db === "unchanged" ? Buffer.from(w.fs.peek(DB) ?? []) : undefined;
