@@ -190,7 +190,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     if (box.inner) changeWorlds(box.world, box.inner, step.world);
     else box.world.setConfig({ ...box.world.config(), ...step.world });
   } else if ("install" in step) {
-    install(box, step.install.as, step.install.mode, step.install.kind);
+    install(box, step.install.as, step.install.mode, step.install.kind, step.install.owner);
   } else {
     problems = await checkExpect(box, step.expect);
   }
