@@ -220,7 +220,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
       seedRows(db, seed, Date.now() + Number(box.env.MU_CLOCK_OFFSET_MS ?? 0)),
     );
   } else if ("install" in step) {
-    install(box, step.install.as, step.install.mode, step.install.kind);
+    install(box, step.install.as, step.install.mode, step.install.kind, step.install.owner);
   } else {
     problems = await checkExpect(box, step.expect);
   }

@@ -3,6 +3,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -68,9 +69,17 @@ export function install(
   box: Sandbox,
   as: string,
   mode = "0755",
-  kind: "file" | "directory" | "symlink" = "file",
+  kind: "file" | "directory" | "symlink" | "removed" = "file",
+  owner?: "other",
 ): string {
   const path = join(box.root, "bin", as);
+  // Giving a file away takes root here; the virtual engine models it.
+  if (owner !== undefined)
+    throw new Error(`install ${as}: owner needs the virtual engine (virtualOnly)`);
+  if (kind === "removed") {
+    rmSync(path, { recursive: true });
+    return path;
+  }
   if (kind === "directory") {
     mkdirSync(path);
     return path;

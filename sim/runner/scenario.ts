@@ -40,7 +40,13 @@ export interface WorldStep {
 }
 
 export interface InstallStep {
-  install: { as: string; mode?: string; kind?: "file" | "directory" | "symlink" };
+  install: {
+    as: string;
+    mode?: string;
+    kind?: "file" | "directory" | "symlink" | "removed";
+    /** other: the file belongs to another user (the virtual engine only). */
+    owner?: "other";
+  };
 }
 
 export interface DamageStep {

@@ -36,6 +36,8 @@ export class VirtualFs implements FileSystem {
   private crashed = false;
   readonly ops: string[] = [];
   uid = 1000;
+  /** Files another user owns (by their real path): only an install step makes one. */
+  private foreign = new Set<string>();
 
   constructor() {
     this.vol.mkdirSync("/", { recursive: true });
@@ -88,7 +90,7 @@ export class VirtualFs implements FileSystem {
       const s = this.vol.statSync(path);
       return {
         type: s.isDirectory() ? "directory" : s.isFile() ? "file" : "other",
-        uid: this.uid,
+        uid: this.foreign.has(String(this.vol.realpathSync(path))) ? this.uid + 1 : this.uid,
         mode: Number(s.mode) & 0o7777,
       };
     } catch (err) {
@@ -211,8 +213,22 @@ export class VirtualFs implements FileSystem {
     }
   }
 
-  /** Lays out an executable from outside (an install step): a file, a directory, or a symlink to a file. */
-  install(path: string, mode: number, kind: "file" | "directory" | "symlink"): void {
+  /**
+   * Lays out an executable from outside (an install step): a file, a
+   * directory, or a symlink to a file, owned by mu's user or another; or
+   * deletes what an earlier one laid out.
+   */
+  install(
+    path: string,
+    mode: number,
+    kind: "file" | "directory" | "symlink" | "removed",
+    owner?: "other",
+  ): void {
+    if (kind === "removed") {
+      this.foreign.delete(path);
+      this.vol.rmSync(path, { recursive: true });
+      return;
+    }
     this.vol.mkdirSync(dirname(path), { recursive: true });
     if (kind === "directory") {
       this.vol.mkdirSync(path, { mode });
@@ -222,6 +238,8 @@ export class VirtualFs implements FileSystem {
     this.vol.writeFileSync(target, "#!/usr/bin/env node\n", { mode });
     this.vol.chmodSync(target, mode);
     if (kind === "symlink") this.vol.symlinkSync(target, path);
+    if (owner === "other") this.foreign.add(target);
+    else this.foreign.delete(target);
   }
 
   /** Replaces a file by a directory of the same name holding one file, durably, from outside. */

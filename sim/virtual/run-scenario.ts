@@ -249,8 +249,8 @@ async function runIn(
       continue;
     }
     if ("install" in st) {
-      const { as, mode = "0755", kind = "file" } = st.install;
-      w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind);
+      const { as, mode = "0755", kind = "file", owner } = st.install;
+      w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind, owner);
       continue;
     }
     if ("damage" in st) {
