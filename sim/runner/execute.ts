@@ -1,24 +1,15 @@
 import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { existsSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { packageRoot } from "../../host/package-root.js";
 import { realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
-import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { messageCounts } from "./counts.js";
-import { checkWorld, isArchiveFile, newestSegment } from "./expect.js";
-import { capture, checkMu, checkSh, damaged, expandPatterns } from "./judge.js";
+import { checkWorld } from "./expect.js";
+import { capture, checkMu, checkSh, expandPatterns } from "./judge.js";
 import { mutantEnv } from "./mutant-env.js";
 import type { Ran } from "./ran.js";
 import { checkReachable } from "./reachable.js";
@@ -27,7 +18,6 @@ import { collect, runSh } from "./run-sh.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
   argv,
-  type DamageStep,
   describeStep,
   type ExpectStep,
   type LoadedScenario,
@@ -35,7 +25,7 @@ import {
   type Step,
   seenTarget,
 } from "./scenario.js";
-import { seedRows } from "./seed.js";
+import { damage, seed, stateDirProblems, stateDirReads } from "./state-dir.js";
 import { changeWorlds } from "./via-proxy.js";
 import { runVirtualOnly } from "./virtual-only.js";
 
@@ -133,33 +123,8 @@ async function readInProcess(box: Sandbox, args: string[]): Promise<Ran> {
   return { exit, signal: null, stdout, stderr };
 }
 
-function damage(box: Sandbox, what: DamageStep["damage"]): void {
-  if (what.archive === "directory") {
-    const path = join(box.state, newestSegment(basename(box.db), readdirSync(box.state)));
-    rmSync(path);
-    mkdirSync(path);
-    writeFileSync(join(path, "in-the-way"), "");
-    return;
-  }
-  const next = damaged(readFileSync(box.db), what.db ?? "zero");
-  writeFileSync(box.db, next);
-  box.snapshot = Buffer.from(next);
-}
-
 async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<string[]> {
-  const problems: string[] = [];
-  if (want.db === "unchanged") {
-    if (!box.snapshot) problems.push("no damage snapshot to compare with");
-    else if (!readFileSync(box.db).equals(box.snapshot)) problems.push("the DB file changed");
-  }
-  if (want.leftoverFiles === "none") {
-    // The DB and its commit's note are mu's; anything else is left over.
-    const mine = [basename(box.db), basename(vouchPath(box.db))];
-    const extra = (existsSync(box.state) ? readdirSync(box.state) : []).filter(
-      (f) => !mine.includes(f),
-    );
-    if (extra.length > 0) problems.push(`left beside the DB: ${extra.join(", ")}`);
-  }
+  const problems = stateDirProblems(box, want);
   problems.push(
     ...(await checkWorld(
       {
@@ -167,14 +132,7 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
         world: { transcript: () => box.world.transcript(), state: () => truth(box).state() },
         intents: () => intentsLeft(box),
         mu: (args) => readInProcess(box, args),
-        archive: () =>
-          (existsSync(box.state) ? readdirSync(box.state) : [])
-            .filter((f) => isArchiveFile(basename(box.db), f))
-            .map((name) => {
-              const path = join(box.state, name);
-              return { name, bytes: statSync(path).isDirectory() ? null : readFileSync(path) };
-            }),
-        db: () => (existsSync(box.db) ? readFileSync(box.db) : null),
+        ...stateDirReads(box),
       },
       want,
     )),
@@ -215,10 +173,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     if (box.inner) changeWorlds(box.world, box.inner, step.world);
     else box.world.setConfig({ ...box.world.config(), ...step.world });
   } else if ("seed" in step) {
-    const seed = step.seed;
-    await openStore(realPorts({ MU_DB_PATH: box.db, ...box.env })).write((db) =>
-      seedRows(db, seed, Date.now() + Number(box.env.MU_CLOCK_OFFSET_MS ?? 0)),
-    );
+    await seed(box, step.seed);
   } else if ("install" in step) {
     install(box, step.install.as, step.install.mode, step.install.kind, step.install.owner);
   } else {

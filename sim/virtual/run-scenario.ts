@@ -1,18 +1,16 @@
-import { basename, dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { createFsFromVolume, Volume } from "memfs";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
 import { openStore } from "../../host/store/index.js";
-import { vouchPath } from "../../host/store/vouch.js";
 import { muSlips } from "../plugin/mu-messages.js";
 import { World, type WorldConfig, type WorldFs } from "../plugin/world.js";
-import { checkWorld, isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
-import { capture, checkMu, damaged, expandPatterns } from "../runner/judge.js";
+import { checkWorld, type Observed } from "../runner/expect.js";
+import { capture, checkMu, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { checkReachable } from "../runner/reachable.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
-import { seedRows } from "../runner/seed.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { runCollects } from "./collects.js";
@@ -26,6 +24,7 @@ import { VirtualMu } from "./process.js";
 import { danglingRecords, deadTemps, readBack, viewDied } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
+import { stateDirProblems, stateDirReads, stateDirStep } from "./state-dir.js";
 import { tapTrace } from "./trace-tap.js";
 import { withoutRoot } from "./without-root.js";
 
@@ -242,27 +241,8 @@ async function runIn(
       for (const p of await shStep(places, w.clock, st)) problem(i, p);
       continue;
     }
-    if ("seed" in st) {
-      const seed = st.seed;
-      const ports = w.ports();
-      await w.clock.run(openStore(ports).write((db) => seedRows(db, seed, ports.clock.now())));
-      continue;
-    }
-    if ("install" in st) {
-      const { as, mode = "0755", kind = "file", owner } = st.install;
-      w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind, owner);
-      continue;
-    }
-    if ("damage" in st) {
-      if (st.damage.archive === "directory") {
-        w.fs.replaceByDirectory(
-          join(dirname(DB), newestSegment(basename(DB), w.fs.peekDir(dirname(DB)))),
-        );
-        continue;
-      }
-      const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-      snapshot = damaged(Buffer.from(w.fs.peek(DB) ?? []), st.damage.db ?? "zero", noise);
-      w.fs.overwrite(DB, snapshot);
+    if ("seed" in st || "install" in st || "damage" in st) {
+      snapshot = (await stateDirStep(w, places, DB, st)) ?? snapshot;
       continue;
     }
     if ("expect" in st) {
@@ -270,28 +250,10 @@ async function runIn(
         world,
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
         mu: (args) => mu(args, s.env ?? {}),
-        archive: () =>
-          w.fs
-            .peekDir(dirname(DB))
-            .filter((f) => isArchiveFile(basename(DB), f))
-            .map((name) => ({
-              name,
-              bytes: w.fs.peekIsDir(join(dirname(DB), name))
-                ? null
-                : (w.fs.peek(join(dirname(DB), name)) ?? new Uint8Array()),
-            })),
-        db: () => w.fs.peek(DB),
+        ...stateDirReads(w, DB),
       };
       const want = (st as ExpectStep).expect;
-      const now = want.db === "unchanged" ? Buffer.from(w.fs.peek(DB) ?? []) : undefined;
-      if (now && !snapshot) problem(i, "no damage snapshot to compare with");
-      else if (now && snapshot && !now.equals(snapshot)) problem(i, "the DB file changed");
-      // The same check as the real engine's: nothing beside the DB in mu's state directory.
-      if (want.leftoverFiles === "none") {
-        const mine = [basename(DB), basename(vouchPath(DB))]; // the DB and its commit's note
-        const extra = w.fs.peekDir(dirname(DB)).filter((f) => !mine.includes(f));
-        if (extra.length > 0) problem(i, `left beside the DB: ${extra.join(", ")}`);
-      }
+      for (const p of stateDirProblems(w, DB, want, snapshot)) problem(i, p);
       const found = [...(await checkWorld(observed, want)), ...checkReachable(places, want)];
       for (const p of found) problem(i, p);
     }

@@ -1,0 +1,79 @@
+import { basename, dirname, join } from "node:path";
+import { openStore } from "../../host/store/index.js";
+import { vouchPath } from "../../host/store/vouch.js";
+import { isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
+import { damaged } from "../runner/judge.js";
+import { expand, type Places } from "../runner/sandbox.js";
+import type { DamageStep, ExpectStep, InstallStep, SeedStep } from "../runner/scenario.js";
+import { seedRows } from "../runner/seed.js";
+import type { VirtualWorld } from "./ports.js";
+
+// The steps that act on mu's state directory or the launchers on the
+// virtual disk (seed, install, damage), and what an expect step reads there:
+// the DB's bytes, what lies beside it, the retention archive.
+
+/** Applies one such step; a damage of the DB returns the bytes it left, for `db: unchanged`. */
+export async function stateDirStep(
+  w: VirtualWorld,
+  places: Places,
+  db: string,
+  st: SeedStep | InstallStep | DamageStep,
+): Promise<Buffer | undefined> {
+  if ("seed" in st) {
+    const ports = w.ports();
+    await w.clock.run(openStore(ports).write((d) => seedRows(d, st.seed, ports.clock.now())));
+    return undefined;
+  }
+  if ("install" in st) {
+    const { as, mode = "0755", kind = "file", owner } = st.install;
+    w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind, owner);
+    return undefined;
+  }
+  if (st.damage.archive === "directory") {
+    w.fs.replaceByDirectory(
+      join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
+    );
+    return undefined;
+  }
+  const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
+  const bytes = damaged(Buffer.from(w.fs.peek(db) ?? []), st.damage.db ?? "zero", noise);
+  w.fs.overwrite(db, bytes);
+  return bytes;
+}
+
+/** What an expect step reads of the state directory, as the real engine reads its files. */
+export function stateDirReads(w: VirtualWorld, db: string): Pick<Observed, "archive" | "db"> {
+  return {
+    archive: () =>
+      w.fs
+        .peekDir(dirname(db))
+        .filter((f) => isArchiveFile(basename(db), f))
+        .map((name) => ({
+          name,
+          bytes: w.fs.peekIsDir(join(dirname(db), name))
+            ? null
+            : (w.fs.peek(join(dirname(db), name)) ?? new Uint8Array()),
+        })),
+    db: () => w.fs.peek(db),
+  };
+}
+
+/** The expect step's checks on the DB file itself and on what lies beside it. */
+export function stateDirProblems(
+  w: VirtualWorld,
+  db: string,
+  want: ExpectStep["expect"],
+  snapshot: Buffer | undefined,
+): string[] {
+  const problems: string[] = [];
+  const now = want.db === "unchanged" ? Buffer.from(w.fs.peek(db) ?? []) : undefined;
+  if (now && !snapshot) problems.push("no damage snapshot to compare with");
+  else if (now && snapshot && !now.equals(snapshot)) problems.push("the DB file changed");
+  // The same check as the real engine's: nothing beside the DB in mu's state directory.
+  if (want.leftoverFiles === "none") {
+    const mine = [basename(db), basename(vouchPath(db))]; // the DB and its commit's note
+    const extra = w.fs.peekDir(dirname(db)).filter((f) => !mine.includes(f));
+    if (extra.length > 0) problems.push(`left beside the DB: ${extra.join(", ")}`);
+  }
+  return problems;
+}
