@@ -1,18 +1,30 @@
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
+import { intentsFor } from "../effects/journal.js";
 import { MuError, UnavailableError, UsageError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
   attachView,
+  forgetLeftView,
   jobPlugin,
   jobTarget,
+  leftView,
   openPane,
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
-import { agentOf, deleteJob, type JobRecord, jobByKey, jobOf, putAgent } from "../jobs/records.js";
+import {
+  agentOf,
+  agentSubject,
+  deleteJob,
+  type JobRecord,
+  jobByKey,
+  jobOf,
+  putAgent,
+} from "../jobs/records.js";
 import { removeCollectedSite, siteRepo } from "../jobs/site.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
@@ -37,7 +49,12 @@ export async function agentClose(
   const store = openStore(io.ports);
   const mux = muxFor(io.ports);
   await withPlugins(io, async (sup) => {
-    const first = await store.read((db) => findAgent(db, ws, name));
+    // A job already gone may still leave the name something to settle: a
+    // delivery to it, or a view its stop outlived (a close killed between
+    // the two). Those the close finishes; with neither, there is no agent.
+    const first = await store.read((db) =>
+      !jobOf(db, ws, name) && leftToSettle(db, ws, name) ? undefined : findAgent(db, ws, name),
+    );
     const next = `mu agent close ${name} -w ${ws}`;
     await resolveAgent(io, store, sup, ws, name, next);
     // A pending stop resolved above may have ended the record already.
@@ -48,7 +65,7 @@ export async function agentClose(
     // (delivery.job-ended), they do not follow the name to its next agent.
     const settleEnded = () => resolveAgent(io, store, sup, ws, name, next);
     if (!found) {
-      if (first.agent?.pane) await mux.kill(first.agent.pane);
+      if (first?.agent?.pane) await mux.kill(first.agent.pane);
       await settleEnded();
       io.out(`closed ${ws}/${name}\n`);
       return;
@@ -74,7 +91,8 @@ export async function agentClose(
       const pane = agent?.pane ?? null;
       if (pane && job.viewKind === "bound") await mux.kill(pane);
       await stopJob(io, store, sup, host, job, target);
-      if (pane && job.viewKind === "detached") await mux.kill(pane);
+      // The stop left the view recorded: a detached one dies only now.
+      await forgetLeftView(io, store, ws, name);
     }
     // And any pane of this agent nothing recorded.
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
@@ -82,6 +100,11 @@ export async function agentClose(
     await settleEnded();
     io.out(`closed ${ws}/${name}\n`);
   });
+}
+
+/** Whether the name's records still hold work for a close once its job is gone. */
+function leftToSettle(db: Database, ws: string, name: string): boolean {
+  return intentsFor(db, agentSubject(ws, name)).length > 0 || leftView(db, ws, name) !== null;
 }
 
 /**
