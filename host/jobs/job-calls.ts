@@ -93,10 +93,13 @@ export async function forgetLeftView(
   const pane = await store.read((db) => leftView(db, ws, name));
   if (pane === null) return;
   await muxFor(io.ports).kill(pane);
-  await store.write((db) => {
-    const a = agentOf(db, ws, name);
-    if (a && leftView(db, ws, name) === pane) putAgent(db, { ...a, pane: null });
-  });
+  await store.write((db) => dropKilledView(db, ws, name, pane));
+}
+
+/** The row forgets a view once it is killed: only while it still names that pane, closed. */
+export function dropKilledView(db: Database, ws: string, name: string, pane: string | null): void {
+  const a = agentOf(db, ws, name);
+  if (a && pane !== null && leftView(db, ws, name) === pane) putAgent(db, { ...a, pane: null });
 }
 
 /** The job's plugin, refused unless it answers as the instance the job is recorded under. */

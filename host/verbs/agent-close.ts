@@ -7,7 +7,7 @@ import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
   attachView,
-  forgetLeftView,
+  dropKilledView,
   jobPlugin,
   jobTarget,
   leftView,
@@ -86,17 +86,19 @@ export async function agentClose(
       return;
     }
     await jobPlugin(sup, host, job);
+    const pane = agent?.pane ?? null;
     if (job.state === "running") {
       const target = jobTarget(host, job, agent?.incarnation ?? 1);
-      const pane = agent?.pane ?? null;
       if (pane && job.viewKind === "bound") await mux.kill(pane);
       await stopJob(io, store, sup, host, job, target);
-      // The stop left the view recorded: a detached one dies only now.
-      await forgetLeftView(io, store, ws, name);
+      // The stop's commit left the row naming the view, so a crash before
+      // this kill leaves it to the next verb; the row forgets it in the
+      // close's next commit (the collect's, else the settle's below).
+      if (pane && job.viewKind === "detached") await mux.kill(pane);
     }
     // And any pane of this agent nothing recorded.
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
-    if (job.owesCollect) await finalCollect(io, store, sup, host, job);
+    if (job.owesCollect) await finalCollect(io, store, sup, host, job, pane);
     await settleEnded();
     io.out(`closed ${ws}/${name}\n`);
   });
@@ -119,6 +121,7 @@ async function finalCollect(
   sup: Supervisor,
   h: LinkHost,
   j: JobRecord,
+  killed: string | null,
 ): Promise<void> {
   const l = await openLink(io, sup, j.host, h);
   const site = j.site ?? ".";
@@ -141,7 +144,10 @@ async function finalCollect(
   }
   // The collect is done and the ref holds it: record that first, so a crash
   // from here on never leaves a record owing a collect from a tree that is gone.
-  await store.write((db) => deleteJob(db, j.key));
+  await store.write((db) => {
+    deleteJob(db, j.key);
+    dropKilledView(db, j.workstream, j.agent, killed);
+  });
   io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
   // What in-life collects kept is in the final commit now, unless the agent rewrote it.
   dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);
