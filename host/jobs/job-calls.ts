@@ -1,3 +1,4 @@
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { intentsFor } from "../effects/journal.js";
 import { EFFECT_MS, READ_MS, resolvePending } from "../effects/resolve.js";
@@ -13,7 +14,7 @@ import type { Store } from "../store/index.js";
 import { type Mux, muxFor, type Pane, type ViewCommand } from "../view/mux.js";
 import { jobStillToStop } from "./job-guard.js";
 import { jobRules, recordStopped } from "./job-rules.js";
-import { agentOf, agentSubject, type JobRecord } from "./records.js";
+import { agentOf, agentSubject, type JobRecord, putAgent } from "./records.js";
 
 // The job seam's calls about one recorded job: its target, its stop (an
 // effect, journaled), its view, and the instance fence every one of them
@@ -55,21 +56,50 @@ export async function resolveAgent(
   next: string,
 ): Promise<void> {
   const subject = agentSubject(ws, name);
-  const paneOf = () => store.read((db) => agentOf(db, ws, name)?.pane ?? null);
-  // The common case, nothing pending, stays one read.
-  const { pane, any } = await store.read((db) => ({
-    pane: agentOf(db, ws, name)?.pane ?? null,
+  // The common case, nothing pending and no view left, stays one read.
+  const { left, any } = await store.read((db) => ({
+    left: leftView(db, ws, name),
     any: intentsFor(db, subject).length > 0,
   }));
-  if (!any) return;
+  if (!any && left === null) return;
   try {
-    await resolvePending(io, store, sup, subject, next, jobRules);
+    if (any) await resolvePending(io, store, sup, subject, next, jobRules);
   } finally {
-    // A stop settled here (reissued after a close that could not finish)
-    // ends the job and the record forgets its view: closed now, or by no
-    // verb ever, since the agent is gone from then on.
-    if (pane !== null && (await paneOf()) === null) await muxFor(io.ports).kill(pane);
+    // A stop settled here (reissued after a close that could not finish),
+    // or one a mu recorded and died before it killed the view: the agent is
+    // gone, so no later verb would ever close that view but this one.
+    await forgetLeftView(io, store, ws, name);
   }
+}
+
+/** The pane a closed agent's row still names: a view its job's stop outlived. */
+export function leftView(db: Database, ws: string, name: string): string | null {
+  const a = agentOf(db, ws, name);
+  return a?.state === "closed" ? a.pane : null;
+}
+
+/**
+ * Kills the view a closed agent's row still names, then lets the row forget
+ * it, in that order, so a mu that dies between them leaves the pane
+ * recorded. The row is cleared only while it still names that pane, closed:
+ * a spawn of the name meanwhile has written its own.
+ */
+export async function forgetLeftView(
+  io: Io,
+  store: Store,
+  ws: string,
+  name: string,
+): Promise<void> {
+  const pane = await store.read((db) => leftView(db, ws, name));
+  if (pane === null) return;
+  await muxFor(io.ports).kill(pane);
+  await store.write((db) => dropKilledView(db, ws, name, pane));
+}
+
+/** The row forgets a view once it is killed: only while it still names that pane, closed. */
+export function dropKilledView(db: Database, ws: string, name: string, pane: string | null): void {
+  const a = agentOf(db, ws, name);
+  if (a && pane !== null && leftView(db, ws, name) === pane) putAgent(db, { ...a, pane: null });
 }
 
 /** The job's plugin, refused unless it answers as the instance the job is recorded under. */

@@ -96,13 +96,16 @@ export function rollBackSpawn(
 
 /**
  * Ends a job's record once its stop was answered, unless it still owes its
- * final collect: then it stays, stopped, until the collect is done.
+ * final collect: then it stays, stopped, until the collect is done. The
+ * agent's row keeps naming its view: a detached view is killed only after
+ * the stop, and a mu that dies before it must leave the next verb a pane
+ * to kill (forgetLeftView).
  */
 export function recordStopped(db: Database, key: string): void {
   const job = jobByKey(db, key);
   if (!job) return;
   const a = agentOf(db, job.workstream, job.agent);
-  if (a) putAgent(db, { ...a, state: "closed", pane: null });
+  if (a) putAgent(db, { ...a, state: "closed" });
   if (job.owesCollect) putJob(db, { ...job, state: "stopped" });
   else deleteJob(db, key);
 }

@@ -1,18 +1,30 @@
+import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
+import { intentsFor } from "../effects/journal.js";
 import { MuError, UnavailableError, UsageError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
   attachView,
+  dropKilledView,
   jobPlugin,
   jobTarget,
+  leftView,
   openPane,
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
-import { agentOf, deleteJob, type JobRecord, jobByKey, jobOf, putAgent } from "../jobs/records.js";
+import {
+  agentOf,
+  agentSubject,
+  deleteJob,
+  type JobRecord,
+  jobByKey,
+  jobOf,
+  putAgent,
+} from "../jobs/records.js";
 import { removeCollectedSite, siteRepo } from "../jobs/site.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
@@ -37,7 +49,12 @@ export async function agentClose(
   const store = openStore(io.ports);
   const mux = muxFor(io.ports);
   await withPlugins(io, async (sup) => {
-    const first = await store.read((db) => findAgent(db, ws, name));
+    // A job already gone may still leave the name something to settle: a
+    // delivery to it, or a view its stop outlived (a close killed between
+    // the two). Those the close finishes; with neither, there is no agent.
+    const first = await store.read((db) =>
+      !jobOf(db, ws, name) && leftToSettle(db, ws, name) ? undefined : findAgent(db, ws, name),
+    );
     const next = `mu agent close ${name} -w ${ws}`;
     await resolveAgent(io, store, sup, ws, name, next);
     // A pending stop resolved above may have ended the record already.
@@ -48,7 +65,7 @@ export async function agentClose(
     // (delivery.job-ended), they do not follow the name to its next agent.
     const settleEnded = () => resolveAgent(io, store, sup, ws, name, next);
     if (!found) {
-      if (first.agent?.pane) await mux.kill(first.agent.pane);
+      if (first?.agent?.pane) await mux.kill(first.agent.pane);
       await settleEnded();
       io.out(`closed ${ws}/${name}\n`);
       return;
@@ -69,19 +86,27 @@ export async function agentClose(
       return;
     }
     await jobPlugin(sup, host, job);
+    const pane = agent?.pane ?? null;
     if (job.state === "running") {
       const target = jobTarget(host, job, agent?.incarnation ?? 1);
-      const pane = agent?.pane ?? null;
       if (pane && job.viewKind === "bound") await mux.kill(pane);
       await stopJob(io, store, sup, host, job, target);
+      // The stop's commit left the row naming the view, so a crash before
+      // this kill leaves it to the next verb; the row forgets it in the
+      // close's next commit (the collect's, else the settle's below).
       if (pane && job.viewKind === "detached") await mux.kill(pane);
     }
     // And any pane of this agent nothing recorded.
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
-    if (job.owesCollect) await finalCollect(io, store, sup, host, job);
+    if (job.owesCollect) await finalCollect(io, store, sup, host, job, pane);
     await settleEnded();
     io.out(`closed ${ws}/${name}\n`);
   });
+}
+
+/** Whether the name's records still hold work for a close once its job is gone. */
+function leftToSettle(db: Database, ws: string, name: string): boolean {
+  return intentsFor(db, agentSubject(ws, name)).length > 0 || leftView(db, ws, name) !== null;
 }
 
 /**
@@ -96,6 +121,7 @@ async function finalCollect(
   sup: Supervisor,
   h: LinkHost,
   j: JobRecord,
+  killed: string | null,
 ): Promise<void> {
   const l = await openLink(io, sup, j.host, h);
   const site = j.site ?? ".";
@@ -118,7 +144,10 @@ async function finalCollect(
   }
   // The collect is done and the ref holds it: record that first, so a crash
   // from here on never leaves a record owing a collect from a tree that is gone.
-  await store.write((db) => deleteJob(db, j.key));
+  await store.write((db) => {
+    deleteJob(db, j.key);
+    dropKilledView(db, j.workstream, j.agent, killed);
+  });
   io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
   // What in-life collects kept is in the final commit now, unless the agent rewrote it.
   dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);

@@ -1,10 +1,11 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { printJson } from "../cli/io.js";
+import { intentsFor } from "../effects/journal.js";
 import { EXIT, type ExitCode, MuError, NotFoundError, UnknownOutcomeError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
-import { allAgents, jobOf, receiptState } from "../jobs/records.js";
+import { agentSubject, allAgents, jobOf, receiptState } from "../jobs/records.js";
 import { undeliveredAgain } from "../jobs/undelivered.js";
 import { hasSegments, segmentGlob } from "../store/archive.js";
 import { openStore } from "../store/index.js";
@@ -111,9 +112,20 @@ export async function agentCheck(
   const ws = opts.workstream ?? "main";
   const ref = `${ws}/${name}`;
   const store = openStore(io.ports);
-  const before = await store.read((db) => findAgent(db, ws, name));
-  const sentTo = await store.read((db) => sentBy(db, msgId));
-  if (sentTo !== ref && before.job.firstMsgId !== msgId) {
+  // A job already ended still leaves its deliveries to check: pending ones
+  // are settled below, as every verb on the name does first, and mu's
+  // receipt then answers. With neither a job nor anything of it, the name
+  // has no agent.
+  const { before, sentTo } = await store.read((db) => {
+    const sent = sentBy(db, msgId);
+    const pending = intentsFor(db, agentSubject(ws, name)).length > 0;
+    const job = jobOf(db, ws, name);
+    return {
+      before: job || !(pending || sent === ref) ? findAgent(db, ws, name) : undefined,
+      sentTo: sent,
+    };
+  });
+  if (sentTo !== ref && before?.job.firstMsgId !== msgId) {
     const archived = (await hasSegments(io.ports, store.path))
       ? ` (old deliveries to ended jobs are archived in ${segmentGlob(store.path)})`
       : "";
@@ -148,6 +160,16 @@ export async function agentCheck(
     } catch (err) {
       if (!(err instanceof UnknownOutcomeError)) throw err;
       return report({ state: "unreachable", reason: err.message }, EXIT.unknownOutcome);
+    }
+    if (!before) {
+      // No job is left to ask: what mu recorded is the answer.
+      const state = (await store.read((db) => receiptState(db, msgId))) ?? "unknown";
+      return state === "accepted"
+        ? report({ state, reason: "by mu's receipt; its job has ended" }, EXIT.ok)
+        : report(
+            { state, reason: "its job has ended, so mu's receipt is all there is" },
+            EXIT.unknownOutcome,
+          );
     }
     const now = await store.read((db) =>
       jobOf(db, ws, name) ? findAgent(db, ws, name) : undefined,

@@ -6,7 +6,7 @@ import { UnavailableError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
 import { identity, listProfiles } from "../hosts/profiles.js";
 import { getHost, type HostRecord, listHosts, patchFacts, putHost } from "../hosts/records.js";
-import { jobPlugin, jobTarget, resolveAgent, stopJob } from "../jobs/job-calls.js";
+import { forgetLeftView, jobPlugin, jobTarget, resolveAgent, stopJob } from "../jobs/job-calls.js";
 import { recordStopped } from "../jobs/job-rules.js";
 import {
   agentOf,
@@ -53,8 +53,8 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
     const outlives = hello.seams.job?.outlivesHost === true;
     const outliving: JobRecord[] = [];
     const settled: Intent[] = [];
-    const views: string[] = [];
-    const mux = () => muxFor(io.ports);
+    // Agents whose rows still name a view: killed once the commit is in.
+    const views: JobRecord[] = [];
     const s = (await callPlugin(sup, io.ports.clock, reg, {
       method: "host.status",
       params: { target: target(h) },
@@ -92,8 +92,7 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
             outliving.push(j);
             continue;
           }
-          const pane = agentOf(db, j.workstream, j.agent)?.pane;
-          if (pane) views.push(pane);
+          if (agentOf(db, j.workstream, j.agent)?.pane) views.push(j);
           // What was pending on the agent was about a job that no longer exists.
           for (const i of intentsFor(db, agentSubject(j.workstream, j.agent))) {
             deleteIntent(db, i);
@@ -104,7 +103,7 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
       }
       return getHost(db, name);
     });
-    for (const pane of views) await mux().kill(pane);
+    for (const j of views) await forgetLeftView(io, store, j.workstream, j.agent);
     for (const i of settled) {
       io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): host.gone\n`);
     }
@@ -147,6 +146,7 @@ async function stopOutliving(
         await stopJob(io, store, sup, lh, j, jobTarget(lh, j, a?.incarnation ?? 1));
       }
       if (a?.pane) await muxFor(io.ports).kill(a.pane);
+      await forgetLeftView(io, store, j.workstream, j.agent);
       // A pending start the rules rolled back made no job: nothing was stopped.
       if (still === undefined && j.state === "starting") continue;
       io.out(`stopped ${j.workstream}/${j.agent}, whose job outlives its host\n`);

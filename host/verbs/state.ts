@@ -5,7 +5,14 @@ import { intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { getHost } from "../hosts/records.js";
 import { deadlineMarginMs } from "../jobs/admission.js";
-import { agentOf, agentSubject, allJobs, type JobRecord } from "../jobs/records.js";
+import {
+  agentOf,
+  agentSubject,
+  allAgents,
+  allJobs,
+  type JobRecord,
+  jobOf,
+} from "../jobs/records.js";
 import { shWord } from "../sh-quote.js";
 import { segmentGlob } from "../store/archive.js";
 import { type Database, openStore } from "../store/index.js";
@@ -24,7 +31,8 @@ export interface Notice {
     | "spawn-unfinished"
     | "spawn-unsent"
     | "delivery-unknown"
-    | "delivery-undelivered";
+    | "delivery-undelivered"
+    | "view-left";
   subject: string;
   method: string;
   key: string;
@@ -214,8 +222,24 @@ export function stateNotices(
       next: `mu agent send ${shWord(String(agent))} -w ${shWord(String(ws))} ${shWord(String(text))}`,
     }),
   );
+  // A view the stop of its job outlived (mu died before it killed it): the
+  // row names it until a verb on the name kills it. While a job owes its
+  // collect, the close listed for that kills it too.
+  const viewsLeft = allAgents(db)
+    .filter((a) => a.state === "closed" && a.pane !== null && !jobOf(db, a.workstream, a.name))
+    .map(
+      (a): Notice => ({
+        kind: "view-left",
+        subject: agentSubject(a.workstream, a.name),
+        method: "view",
+        key: String(a.pane),
+        since: a.createdAt,
+        next: closeCommand(a.workstream, a.name),
+      }),
+    );
   return [
     ...pending,
+    ...viewsLeft,
     ...owed,
     ...draining,
     ...viewless,
@@ -271,6 +295,12 @@ function printNotices(io: Io, notices: Notice[]): void {
     if (n.kind === "delivery-undelivered") {
       io.out(
         `undelivered: a message to ${n.subject.slice("agent:".length)} (${n.key}) never reached the agent; send it again: ${n.next}\n`,
+      );
+      continue;
+    }
+    if (n.kind === "view-left") {
+      io.out(
+        `left: the view of ${n.subject.slice("agent:".length)} (pane ${n.key}) was not seen closed with its job; close it: ${n.next}\n`,
       );
       continue;
     }

@@ -1,5 +1,11 @@
 import { UnavailableError, UnknownOutcomeError } from "../../errors.js";
-import { type JobTarget, jobPlugin, jobTarget, stopJob } from "../../jobs/job-calls.js";
+import {
+  forgetLeftView,
+  type JobTarget,
+  jobPlugin,
+  jobTarget,
+  stopJob,
+} from "../../jobs/job-calls.js";
 import { agentOf, deleteJob, type JobRecord } from "../../jobs/records.js";
 import type { SpawnCtx } from "./context.js";
 import { closeCommand, spawnAgainCommand, spawnAgainOrClose } from "./remedy.js";
@@ -48,6 +54,8 @@ async function undo(
     stopError = err;
   }
   if (pane && j.viewKind === "detached") await mux.kill(pane);
+  // A stop that went through left the row naming the view until now.
+  await forgetLeftView(io, store, ws, name);
   if (stopError instanceof UnknownOutcomeError) {
     // The stop is journaled and pending: say so, with the verb that settles it.
     throw new UnknownOutcomeError(
