@@ -169,7 +169,7 @@ export function addAgentVerbs(agent: Command, run: Run): void {
     .action(async (name: string, msgId: string, opts: { workstream?: string; json?: boolean }) => {
       await run(async (io) => {
         const a = named(name, opts);
-        return (await import("../verbs/agent-read.js")).agentCheck(io, a.name, msgId, a.opts);
+        return (await import("../verbs/agent-check.js")).agentCheck(io, a.name, msgId, a.opts);
       });
     });
 }
