@@ -49,6 +49,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   wrongCollects: [],
   traces: [],
   deadTemps: [],
+  liveViews: [],
   ...over,
 });
 
@@ -159,6 +160,18 @@ describe("the explorer's invariants", () => {
       /a dead writer's temp outlived later commits: mu\.db\.tmp-41-ab12/,
     );
     // Without a committed removal at the end, a temp may still be the last writer's.
+    expect(invariants(left, two)).toEqual([]);
+  });
+
+  it("breaks on a view still running once the plugin's removal ended the run", () => {
+    const removing = scenario([
+      { mu: "host acquire --provider sim h1" },
+      { mu: "plugin rm sim", exit: 0 },
+    ]);
+    const left = clean({ liveViews: ["sim-00000001 (main/a)"] });
+    expect(invariants(left, removing).join("\n")).toMatch(
+      /a view outlived its agent's close: sim-00000001 \(main\/a\)/,
+    );
     expect(invariants(left, two)).toEqual([]);
   });
 

@@ -101,6 +101,11 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   // next commit removes it (host/store/durable.ts), and the plugin rm committed last.
   if (removed && o.deadTemps.length > 0)
     broken.push(`a dead writer's temp outlived later commits: ${o.deadTemps.join(", ")}`);
+  // Every agent was closed or forgotten before the plugin's removal: no
+  // view may run on with nothing recording it (a close killed between its
+  // stop and the view's kill must leave the pane for the next verb).
+  if (removed && o.liveViews.length > 0)
+    broken.push(`a view outlived its agent's close: ${o.liveViews.join(", ")}`);
   for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
   // A mu that exited by itself has stopped its plugins: their groups emptied
   // or were killed. And it kills a group only when the grace ran out: a

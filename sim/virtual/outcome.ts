@@ -64,6 +64,8 @@ export type VirtualOutcome =
       traces: string[];
       /** Temp files of mu's database left at the end by a writer that no longer runs. */
       deadTemps: string[];
+      /** Agents' views still running at the end. */
+      liveViews: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -87,6 +89,7 @@ export type RunFacts = Pick<
   | "wrongCollects"
   | "traces"
   | "deadTemps"
+  | "liveViews"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */

@@ -264,7 +264,8 @@ async function runIn(
   const collects = opts.lenient ? runCollects(world, s, facts) : [];
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   // An agent's view left open is a process the real runner would find behind.
-  const views = livePanes(w.processes, panes).join(", ");
+  const liveViews = livePanes(w.processes, panes);
+  const views = liveViews.join(", ");
   if (!opts.lenient && !failure && views) failure = `left a view running: ${views}`;
   const slip = muSlips(world.transcript())[0];
   if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
@@ -281,5 +282,6 @@ async function runIn(
     wrongCollects: collects,
     traces,
     deadTemps: deadTemps(w),
+    liveViews,
   });
 }
