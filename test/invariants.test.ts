@@ -54,6 +54,11 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
 });
 
 const two = scenario([{ mu: "host acquire --provider sim h1" }, { mu: "host status h1" }]);
+/** A run whose last step, the liveness check's plugin rm, committed: what must be gone by then is. */
+const removing = scenario([
+  { mu: "host acquire --provider sim h1" },
+  { mu: "plugin rm sim", exit: 0 },
+]);
 
 describe("the explorer's invariants", () => {
   it("hold on a clean outcome", () => {
@@ -137,10 +142,6 @@ describe("the explorer's invariants", () => {
   });
 
   it("breaks on an intent left once the liveness check removed the plugin, and only then", () => {
-    const removing = scenario([
-      { mu: "host acquire --provider sim h1" },
-      { mu: "plugin rm sim", exit: 0 },
-    ]);
     expect(invariants(clean({ pendingKeys: ["job-1"] }), removing).join("\n")).toMatch(
       /intents no verb can end: job-1 pending after the plugin was removed/,
     );
@@ -151,10 +152,6 @@ describe("the explorer's invariants", () => {
   });
 
   it("breaks on a dead writer's temp left after the last commit, and only then", () => {
-    const removing = scenario([
-      { mu: "host acquire --provider sim h1" },
-      { mu: "plugin rm sim", exit: 0 },
-    ]);
     const left = clean({ deadTemps: ["mu.db.tmp-41-ab12"] });
     expect(invariants(left, removing).join("\n")).toMatch(
       /a dead writer's temp outlived later commits: mu\.db\.tmp-41-ab12/,
@@ -164,10 +161,6 @@ describe("the explorer's invariants", () => {
   });
 
   it("breaks on a view still running once the plugin's removal ended the run", () => {
-    const removing = scenario([
-      { mu: "host acquire --provider sim h1" },
-      { mu: "plugin rm sim", exit: 0 },
-    ]);
     const left = clean({ liveViews: ["sim-00000001 (main/a)"] });
     expect(invariants(left, removing).join("\n")).toMatch(
       /a view outlived its agent's close: sim-00000001 \(main\/a\)/,

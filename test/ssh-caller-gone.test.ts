@@ -18,25 +18,24 @@ afterEach(() => {
   for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
 });
 
+/** The wrapper started as the remote shell starts it, for a script of this many bytes. */
+function wrapper(root: string, perl: string, script: string, id: string) {
+  const args = [
+    root,
+    String(Buffer.byteLength(script)),
+    id,
+    root,
+    String(OUTPUT_CAP),
+    LAUNCH,
+    perl,
+  ];
+  return spawn("sh", ["-c", EXEC, "sh", ...args], { stdio: ["pipe", "pipe", "ignore"] });
+}
+
 /** One run of the wrapper, its reader gone before the script arrives; resolves with its exit. */
 function runOrphaned(root: string, perl: string): Promise<number | null> {
   const script = `touch '${root}/ran'\n`;
-  const child = spawn(
-    "sh",
-    [
-      "-c",
-      EXEC,
-      "sh",
-      root,
-      String(Buffer.byteLength(script)),
-      "r1",
-      root,
-      String(OUTPUT_CAP),
-      LAUNCH,
-      perl,
-    ],
-    { stdio: ["pipe", "pipe", "ignore"] },
-  );
+  const child = wrapper(root, perl, script, "r1");
   // Only once the reading end is closed does the script go out: the first
   // line the wrapper writes after that meets a pipe with no reader.
   child.stdout.on("close", () => child.stdin.end(script));
@@ -46,22 +45,7 @@ function runOrphaned(root: string, perl: string): Promise<number | null> {
 
 /** One run of the wrapper with its caller there: what it printed. */
 function run(root: string, perl: string, script: string): Promise<string> {
-  const child = spawn(
-    "sh",
-    [
-      "-c",
-      EXEC,
-      "sh",
-      root,
-      String(Buffer.byteLength(script)),
-      "r2",
-      root,
-      String(OUTPUT_CAP),
-      LAUNCH,
-      perl,
-    ],
-    { stdio: ["pipe", "pipe", "ignore"] },
-  );
+  const child = wrapper(root, perl, script, "r2");
   let out = "";
   child.stdout.on("data", (b: Buffer) => {
     out += b.toString();
