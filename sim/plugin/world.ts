@@ -2,6 +2,7 @@ import * as nodeFs from "node:fs";
 import { join } from "node:path";
 import type { PluginSession } from "../trace/read.js";
 import type { Fault } from "./fault-types.js";
+import { withLock } from "./world-lock.js";
 
 // The simulated world: a directory that outlives every plugin and mu
 // process of a scenario. world.json is what the scenario sets (declaration,
@@ -127,6 +128,7 @@ export type WorldFs = Pick<
   | "renameSync"
   | "rmSync"
   | "writeFileSync"
+  | "writeSync"
 >;
 
 export class World {
@@ -178,27 +180,12 @@ export class World {
    * lost an update would hide the very double effect it exists to count.
    */
   update(fn: (s: WorldState) => void): WorldState {
-    const lock = join(this.dir, "state.lock");
-    const started = Date.now();
-    for (;;) {
-      try {
-        this.fs.closeSync(this.fs.openSync(lock, "wx"));
-        break;
-      } catch {
-        // A holder that died (SIGKILLed by its own fault script) leaves its
-        // lock; no update takes anywhere near this long.
-        if (Date.now() - started > 2_000) this.fs.rmSync(lock, { force: true });
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-      }
-    }
-    try {
+    return withLock(this.fs, join(this.dir, "state.lock"), () => {
       const s = this.state();
       fn(s);
       this.writeJson(join(this.dir, "state.json"), s);
       return s;
-    } finally {
-      this.fs.rmSync(lock, { force: true });
-    }
+    });
   }
 
   /** A file of the world's directory, or null when it is not there. */
