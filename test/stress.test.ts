@@ -66,10 +66,21 @@ describe("records that name something gone", () => {
            VALUES ('main', 'a', 1, 'k', 'nowhere', 'sim', 'sim', 'live', ?)`,
           [now],
         );
+        // An agent's pending calls: one on a host that is gone, one on box, which is there.
+        for (const [key, host] of [
+          ["m1", "nowhere"],
+          ["m2", "box"],
+        ])
+          db.run(
+            `INSERT INTO intents (subject, method, plugin, key, params, sha256, instance, pgid, writer_pid, writer_start, written_at)
+             VALUES ('agent:main/b', 'channel.send', 'sim', ?, ?, '', 'sim-1', 1, 1, '', ?)`,
+            [key, JSON.stringify({ target: { host: { name: host } }, msgId: key }), now],
+          );
       }),
     );
     expect(await world.clock.run(store().read(danglingRecords))).toEqual([
       "host box2 names plugin gone, which is gone",
+      "a pending channel.send for agent:main/b names host nowhere, which is gone",
       "agent main/a names host nowhere, which is gone",
       "agent main/a names job k, which is gone",
     ]);

@@ -1,9 +1,9 @@
 import type { Database } from "sql.js";
 
 // Records that name something no longer recorded: a profile, machine or
-// intent whose plugin was removed, a job or live agent whose host was, a
-// live agent whose job was, a job or live agent whose plugin was, and a job
-// still running on a machine mu released (a record another acquire of the
+// intent whose plugin was removed, an agent's pending call whose host was,
+// a job or live agent whose host was, a live agent whose job was, a job or
+// live agent whose plugin was, and a job still running on a machine mu released (a record another acquire of the
 // name would take over). Each is a record some verb would trip over for
 // good; only a race lets one in, so none may be left once every mu has
 // exited, whatever the order their commits came in. The explorer checks it
@@ -24,6 +24,11 @@ const REFERENCES: { sql: string; line: (r: unknown[]) => string }[] = [
   {
     sql: "SELECT method, subject, plugin FROM intents WHERE plugin NOT IN (SELECT name FROM plugins)",
     line: ([m, s, p]) => `a pending ${m} for ${s} names plugin ${p}, which is gone`,
+  },
+  {
+    // An agent's calls carry its host in their target: settling one needs that host's record.
+    sql: `SELECT method, subject, json_extract(params, '$.target.host.name') AS h FROM intents WHERE subject LIKE 'agent:%' AND h IS NOT NULL AND h NOT IN (${HOST_NAMES})`,
+    line: ([m, s, h]) => `a pending ${m} for ${s} names host ${h}, which is gone`,
   },
   {
     sql: `SELECT workstream, agent, host FROM jobs WHERE host NOT IN (${HOST_NAMES})`,
