@@ -1,7 +1,7 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { intentsFor } from "../effects/journal.js";
-import { MuError, UnavailableError, UsageError } from "../errors.js";
+import { MuError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
@@ -15,6 +15,7 @@ import {
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
+import { agentAsRead } from "../jobs/job-guard.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
 import {
   agentOf,
@@ -212,10 +213,25 @@ export async function agentReattach(
         },
       );
     }
-    await store.write((db) => {
+    // Decided in the commit: a close, forget or other reattach since the
+    // read would otherwise have its row named live again, on a new view.
+    const asRead = await store.write((db) => {
+      if (!agentAsRead(db, j, agent)) return false;
       const a = agentOf(db, ws, name);
       if (a) putAgent(db, { ...a, pane: pane.id, state: "live" });
+      return true;
     });
+    if (!asRead) {
+      await mux.kill(pane.id);
+      throw new RefusedError(
+        "agent.changed",
+        "agent",
+        `${ws}/${name} was closed, forgotten or reattached by another mu meanwhile, so this reattach closed the view it opened (pane ${pane.id})`,
+        {
+          hint: `see: mu agent list; if ${ws}/${name} is there, run mu agent reattach ${name} -w ${ws} again`,
+        },
+      );
+    }
     if (old && old !== pane.id) await mux.kill(old);
     io.out(`reattached ${ws}/${name} (view ${pane.id})\n`);
   });
