@@ -189,9 +189,12 @@ export async function agentReattach(
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
     await jobPlugin(sup, host, j);
     const view = await attachView(io, sup, host, j, jobTarget(host, j, agent?.incarnation ?? 1));
-    // Panes nothing records (a reattach that died before it wrote its row) go first.
+    // Panes nothing records (a reattach that died before it wrote its row) go
+    // first. The row is read again here: the attach took a while, and another
+    // reattach may have recorded its own view since.
+    const named = await store.read((db) => agentOf(db, ws, name)?.pane ?? null);
     for (const orphan of await mux.panesOf(ws, name))
-      if (orphan !== agent?.pane) await mux.kill(orphan);
+      if (orphan !== agent?.pane && orphan !== named) await mux.kill(orphan);
     // A view that fails to start, even after the backend reported it, leaves
     // the row's pane as it was: the row changes only once it lived through
     // the readiness window.
