@@ -207,6 +207,10 @@ export async function agentReattach(
         : await livesThroughWindow(mux, io.ports, pane.id, openedAt);
     if (!lives) {
       await mux.kill(pane.id);
+      // A close or forget meanwhile kills every pane of the name, this one
+      // too: then the view did not fail, the agent changed under it.
+      if (!(await store.read((db) => agentAsRead(db, j, agent))))
+        throw changedMeanwhile(ws, name, pane.id);
       throw new UnavailableError(
         "reattach.died",
         "view",
@@ -226,16 +230,21 @@ export async function agentReattach(
     });
     if (!asRead) {
       await mux.kill(pane.id);
-      throw new RefusedError(
-        "agent.changed",
-        "agent",
-        `${ws}/${name} was closed, forgotten or reattached by another mu meanwhile, so this reattach closed the view it opened (pane ${pane.id})`,
-        {
-          hint: `see: mu agent list; if ${ws}/${name} is there, run mu agent reattach ${name} -w ${ws} again`,
-        },
-      );
+      throw changedMeanwhile(ws, name, pane.id);
     }
     if (old && old !== pane.id) await mux.kill(old);
     io.out(`reattached ${ws}/${name} (view ${pane.id})\n`);
   });
+}
+
+/** A reattach whose agent another mu closed, forgot or reattached while it opened its view. */
+function changedMeanwhile(ws: string, name: string, pane: string): RefusedError {
+  return new RefusedError(
+    "agent.changed",
+    "agent",
+    `${ws}/${name} was closed, forgotten or reattached by another mu meanwhile, so this reattach closed the view it opened (pane ${pane})`,
+    {
+      hint: `see: mu agent list; if ${ws}/${name} is there, run mu agent reattach ${name} -w ${ws} again`,
+    },
+  );
 }
