@@ -95,13 +95,13 @@ const machineHeld = (state: string) => state === "ready" || state === "acquiring
 
 /**
  * What keeps host `name` (a profile or a provider's machine) from being
- * removed. With a witness, a pending effect no rule can settle is freed by forget.
+ * removed: what names its record, and its machine while acquired. An
+ * agent's pending call names the host in its target even once the job is
+ * gone, so it holds the host until settled. With a witness, a pending
+ * effect no rule can settle is freed by forget.
  */
 export function hostHolders(db: Database, name: string, w?: Witness): Holder[] {
-  const out = [
-    ...effectHolders(db, "subject = ?", `host:${name}`, w),
-    ...agentHolders(db, (r) => r.host === name),
-  ];
+  const out = recordHolders(db, name, true, w);
   const h = listHosts(db, name)[0];
   if (h && machineHeld(h.state))
     out.push({

@@ -1,7 +1,7 @@
 import type { Database } from "sql.js";
 import { intentsFor } from "../effects/journal.js";
 import { RefusedError } from "../errors.js";
-import { agentSubject, type JobRecord, jobOf } from "./records.js";
+import { type AgentRow, agentOf, agentSubject, type JobRecord, jobOf } from "./records.js";
 
 // What another mu can change about an agent between a verb's read and the
 // commit of its effect's intent: the job may have been stopped or closed
@@ -33,4 +33,28 @@ export function jobStillToStop(db: Database, j: JobRef): void {
     (i) => i.method === "job.stop" && i.key === j.key,
   );
   if (other) throw changed(j, "being stopped");
+}
+
+/**
+ * The name's job and row are still the ones a verb read before it waited:
+ * the same job, in the same state, with no stop of it pending, and the row
+ * in the same state naming the same view. A close, a forget or another
+ * reattach in between changes one of them.
+ */
+export function agentAsRead(
+  db: Database,
+  j: JobRef & Pick<JobRecord, "state">,
+  a: Pick<AgentRow, "state" | "pane" | "jobKey"> | undefined,
+): boolean {
+  const cur = jobOf(db, j.workstream, j.agent);
+  if (cur?.key !== j.key || cur.state !== j.state) return false;
+  if (
+    intentsFor(db, agentSubject(j.workstream, j.agent)).some(
+      (i) => i.method === "job.stop" && i.key === j.key,
+    )
+  )
+    return false;
+  const row = agentOf(db, j.workstream, j.agent);
+  if (!a || !row) return !a && !row;
+  return row.state === a.state && row.pane === a.pane && row.jobKey === a.jobKey;
 }

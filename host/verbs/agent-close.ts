@@ -1,7 +1,7 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { intentsFor } from "../effects/journal.js";
-import { MuError, UnavailableError, UsageError } from "../errors.js";
+import { MuError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
@@ -15,6 +15,7 @@ import {
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
+import { agentAsRead } from "../jobs/job-guard.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
 import {
   agentOf,
@@ -188,9 +189,12 @@ export async function agentReattach(
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
     await jobPlugin(sup, host, j);
     const view = await attachView(io, sup, host, j, jobTarget(host, j, agent?.incarnation ?? 1));
-    // Panes nothing records (a reattach that died before it wrote its row) go first.
+    // Panes nothing records (a reattach that died before it wrote its row) go
+    // first. The row is read again here: the attach took a while, and another
+    // reattach may have recorded its own view since.
+    const named = await store.read((db) => agentOf(db, ws, name)?.pane ?? null);
     for (const orphan of await mux.panesOf(ws, name))
-      if (orphan !== agent?.pane) await mux.kill(orphan);
+      if (orphan !== agent?.pane && orphan !== named) await mux.kill(orphan);
     // A view that fails to start, even after the backend reported it, leaves
     // the row's pane as it was: the row changes only once it lived through
     // the readiness window.
@@ -203,6 +207,10 @@ export async function agentReattach(
         : await livesThroughWindow(mux, io.ports, pane.id, openedAt);
     if (!lives) {
       await mux.kill(pane.id);
+      // A close or forget meanwhile kills every pane of the name, this one
+      // too: then the view did not fail, the agent changed under it.
+      if (!(await store.read((db) => agentAsRead(db, j, agent))))
+        throw changedMeanwhile(ws, name, pane.id);
       throw new UnavailableError(
         "reattach.died",
         "view",
@@ -212,11 +220,31 @@ export async function agentReattach(
         },
       );
     }
-    await store.write((db) => {
+    // Decided in the commit: a close, forget or other reattach since the
+    // read would otherwise have its row named live again, on a new view.
+    const asRead = await store.write((db) => {
+      if (!agentAsRead(db, j, agent)) return false;
       const a = agentOf(db, ws, name);
       if (a) putAgent(db, { ...a, pane: pane.id, state: "live" });
+      return true;
     });
+    if (!asRead) {
+      await mux.kill(pane.id);
+      throw changedMeanwhile(ws, name, pane.id);
+    }
     if (old && old !== pane.id) await mux.kill(old);
     io.out(`reattached ${ws}/${name} (view ${pane.id})\n`);
   });
+}
+
+/** A reattach whose agent another mu closed, forgot or reattached while it opened its view. */
+function changedMeanwhile(ws: string, name: string, pane: string): RefusedError {
+  return new RefusedError(
+    "agent.changed",
+    "agent",
+    `${ws}/${name} was closed, forgotten or reattached by another mu meanwhile, so this reattach closed the view it opened (pane ${pane})`,
+    {
+      hint: `see: mu agent list; if ${ws}/${name} is there, run mu agent reattach ${name} -w ${ws} again`,
+    },
+  );
 }
