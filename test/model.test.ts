@@ -138,4 +138,16 @@ describe("the model beside a run", () => {
     m.agents.set("a", { state: "live", host: "box", doubt: {} });
     expect(raceDiverges(race(3, 3), alone)).toMatch(/the model allows 0\/0, 3\/0, 4\/0, 0\/4/);
   });
+
+  it("lets two acquires of a name already ready both be refused, as each would be alone", () => {
+    const race = (a: number, b: number) => [
+      { words: "host acquire --provider sim h1".split(" "), exit: a },
+      { words: "host acquire --provider sim h1".split(" "), exit: b },
+    ];
+    const m = new ModelState();
+    const alone = (w: string[]) => allowedExits(m, w, false);
+    m.hosts.set("h1", { state: "ready", plugin: "sim", machine: true, doubt: {} });
+    expect(raceDiverges(race(4, 4), alone)).toBeUndefined();
+    expect(raceDiverges(race(0, 4), alone)).toMatch(/exited 0\/4; the model allows 4\/4/);
+  });
 });

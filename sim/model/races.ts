@@ -81,9 +81,10 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
 /**
  * The race's verdict once every racing verb ended, or undefined when it ended
  * as allowed. `alone`: a verb's exits judged on the records before the race.
- * The table presumes what its verbs name is there; when both find nothing to
- * act on (not found, 3), neither writes, so neither can change the other's
- * answer, and each answers as it would alone.
+ * The table presumes what its verbs name is there and free to act on; when
+ * both are refused alone (not found, 3, or taken, 4: the name a second
+ * acquire asks for is already ready), neither writes, so each answers as it
+ * would alone.
  */
 export function raceDiverges(
   ran: { words: string[]; exit: number | null | undefined }[],
@@ -95,8 +96,14 @@ export function raceDiverges(
     const y = text.findIndex((t, k) => t === race.verbs[1] && k !== x);
     if (x < 0 || y < 0) continue;
     const pair: [unknown, unknown] = [ran[x]?.exit, ran[y]?.exit];
-    const notFound = race.verbs.every((v) => alone(v.split(" "))?.join() === "3");
-    const allowed: [number, number][] = notFound ? [[3, 3]] : race.allowed;
+    // Each refused alone (not found, or taken): neither writes, so neither
+    // can change the other's answer, and each answers as it would alone.
+    const refusals = race.verbs.map((v) => alone(v.split(" ")));
+    const [r0, r1] = refusals.map((r) =>
+      r?.length === 1 && (r[0] === 3 || r[0] === 4) ? r[0] : undefined,
+    );
+    const allowed: [number, number][] =
+      r0 !== undefined && r1 !== undefined ? [[r0, r1]] : race.allowed;
     if (allowed.some(([a, b]) => a === pair[0] && b === pair[1])) return undefined;
     const ok = allowed.map((p) => p.join("/")).join(", ");
     return `'${race.verbs[0]}' and '${race.verbs[1]}' at once exited ${pair.join("/")}; the model allows ${ok}`;
