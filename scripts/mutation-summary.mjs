@@ -14,6 +14,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
+import { carryInto, toCurrent } from "./mutation-lines.mjs";
 
 const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
 const argv = process.argv.slice(2);
@@ -23,6 +24,11 @@ const keepName = keepAt === -1 ? undefined : argv.splice(keepAt, 2)[1];
 // given report covers, so the table never reads as the whole of mu.
 const unmeasuredAt = argv.indexOf("--unmeasured");
 const unmeasured = unmeasuredAt !== -1 && argv.splice(unmeasuredAt, 1).length > 0;
+// --current: measure each file against its text today. Mutants on lines
+// unchanged since their run keep their result; the rest are counted stale,
+// and the line ranges a run must cover are listed (scripts/mutation-lines.mjs).
+const currentAt = argv.indexOf("--current");
+const current = currentAt !== -1 && argv.splice(currentAt, 1).length > 0;
 const files = argv;
 if (files.length === 0) {
   process.stderr.write("usage: node scripts/mutation-summary.mjs REPORT.json...\n");
@@ -82,10 +88,10 @@ for (const f of files) {
   // run keep their earlier result.
   for (const [path, entry] of Object.entries(report.files)) {
     const before = byFile.get(path);
-    // A run over a changed file measured other code: its places mean nothing
-    // in today's text, so the later run's file replaces it whole.
     if (!before || before.source !== entry.source) {
-      byFile.set(path, entry);
+      // A later run over the edited file: its results, and the earlier ones
+      // on lines unchanged since that it did not run again.
+      byFile.set(path, before ? carryInto(before, entry) : entry);
       continue;
     }
     const key = (m) =>
@@ -100,6 +106,17 @@ for (const f of files) {
     byFile.set(path, { ...before, mutants: [...merged.values()] });
   }
 }
+
+// Each file as it reads today, with what had to be left behind.
+const stale = new Map();
+if (current)
+  for (const [path, entry] of byFile) {
+    const today = existsSync(join(root, path)) ? readFileSync(join(root, path), "utf8") : "";
+    if (today === entry.source) continue;
+    const now = toCurrent(entry, today);
+    byFile.set(path, now.entry);
+    stale.set(path, now);
+  }
 
 matchJudgements();
 
@@ -121,24 +138,38 @@ function row(name, mutants, equivalents) {
 }
 
 const out = [];
+const staleHead = current ? " stale |" : "";
 out.push(
-  "| file | mutants | killed | timeout | survived | no coverage | ignored (static) | errors | score | score of covered | judged equivalent | behaviour-changing score |",
+  `| file | mutants | killed | timeout | survived | no coverage | ignored (static) | errors | score | score of covered | judged equivalent | behaviour-changing score |${staleHead}`,
 );
-out.push("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+out.push(`| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${current ? " ---: |" : ""}`);
 const all = [];
 let allEquivalent = 0;
+let allStale = 0;
 for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
   all.push(...entry.mutants);
   const eq = entry.mutants.filter((m) => isEquivalent(m)).length;
   allEquivalent += eq;
-  out.push(row(path, entry.mutants, eq).line);
+  const n = stale.get(path)?.stale ?? 0;
+  allStale += n;
+  out.push(`${row(path, entry.mutants, eq).line}${current ? ` ${n || ""} |` : ""}`);
 }
-out.push(row("**all**", all, allEquivalent).line);
+out.push(`${row("**all**", all, allEquivalent).line}${current ? ` ${allStale} |` : ""}`);
 out.push("");
 out.push(
   "Score: killed and timed out over all but ignored and errors (Stryker's own). Score of covered: the same without the mutants no test reaches. Behaviour-changing score: the score without the survivors judged equivalent in test/mutation/equivalent/ (each with its reason).",
 );
 out.push("");
+if (current && stale.size > 0) {
+  const ranges = [...stale.entries()]
+    .filter(([, st]) => st.ranges.length > 0)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([path, st]) => st.ranges.map(([a, b]) => `${path}:${a}-${b}`));
+  out.push(
+    `Stale: mutants of lines changed since their run, left out of the row until a run covers those lines again; the lines today's files need run: \`npm run mutate -- --part virtual --mutate "${ranges.join(",")}"\`.`,
+  );
+  out.push("");
+}
 
 const classes = new Map();
 for (const m of all) {
