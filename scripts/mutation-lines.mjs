@@ -46,66 +46,89 @@ export function moved(m, map) {
   };
 }
 
+/**
+ * A mutant one of whose lines changed, at its approximate place today: its
+ * first and last lines where those are unchanged, else the lines next to the
+ * nearest unchanged ones. Its result no longer holds: it counts as stale
+ * until a run covers that span again.
+ */
+function staleAt(m, map, lines) {
+  const { start, end } = m.location;
+  let from = map[start.line];
+  for (let l = start.line - 1; !from && l >= 0; l--) from = l === 0 ? 1 : map[l] && map[l] + 1;
+  let to = map[end.line];
+  for (let l = end.line + 1; !to && l <= map.length; l++) to = l === map.length ? lines : map[l] && map[l] - 1;
+  return {
+    ...m,
+    status: "Stale",
+    location: { start: { ...start, line: from }, end: { ...end, line: Math.max(from, to) } },
+  };
+}
+
 const placeKey = (m) =>
   `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement}`;
+// A stale mutant's columns may have moved: a later mutant of the same kind
+// over the same lines is its new measure.
+const looseKey = (m) =>
+  `${m.location.start.line}-${m.location.end.line}:${m.mutatorName}:${m.replacement}`;
 
-/**
- * An earlier run's file merged under a later run of the edited file: the
- * later run's mutants, plus the earlier mutants on unchanged lines that the
- * later run did not run (a run over some lines only).
- */
-export function carryInto(earlier, later) {
-  const map = lineMap(earlier.source, later.source);
-  const ran = new Set(later.mutants.map(placeKey));
-  const kept = earlier.mutants
-    .map((m) => moved(m, map))
-    .filter((m) => m !== undefined && !ran.has(placeKey(m)));
-  return { ...later, mutants: [...later.mutants, ...kept] };
+/** `entry`'s mutants brought to `source`: moved where unchanged, stale where not. */
+function follow(entry, source) {
+  const map = lineMap(entry.source, source);
+  const lines = source.split("\n").length;
+  return { map, lines, mutants: entry.mutants.map((m) => moved(m, map) ?? staleAt(m, map, lines)) };
 }
 
 /**
- * A merged file brought to today's text: the results that carry over, how
- * many went stale, and the line ranges of today's file a run must cover to
- * measure it whole again (the changed and added lines, widened to the new
- * span of any stale mutant that straddles them).
+ * An earlier run's file merged under a later run over some lines
+ * (`later.ranges`) of the edited file: the later run's mutants, plus the
+ * earlier ones it did not run again, those touching a changed line marked
+ * stale.
+ */
+export function carryInto(earlier, later) {
+  const ran = new Set(later.mutants.map(placeKey));
+  const ranLoose = new Set(later.mutants.map(looseKey));
+  // A stale mutant inside the later run's lines would have been made again
+  // had its code still been there.
+  const inRun = (m) =>
+    (later.ranges ?? []).some(([a, b]) => a <= m.location.start.line && m.location.end.line <= b);
+  const kept = follow(earlier, later.source).mutants.filter(
+    (m) =>
+      !ran.has(placeKey(m)) && !(m.status === "Stale" && (ranLoose.has(looseKey(m)) || inRun(m))),
+  );
+  const { ranges: _ran, ...rest } = later;
+  return { ...rest, mutants: [...later.mutants, ...kept] };
+}
+
+/** [from, to] line pairs, sorted and joined where they touch. */
+function joined(pairs) {
+  const out = [];
+  for (const [a, b] of [...pairs].sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/**
+ * A merged file brought to today's text: its mutants moved or marked stale,
+ * the ranges of lines changed or added since (what a run must cover), and
+ * `whole`: those ranges widened to every stale mutant's span, since a mutant
+ * that reaches past the changed lines (a function's body emptied, say) is
+ * made only by a run over all of it.
  */
 export function toCurrent(entry, source) {
-  const map = lineMap(entry.source, source);
-  const lines = source.split("\n").length;
+  const { map, lines, mutants } = follow(entry, source);
   const image = new Set(map.filter((l) => l > 0));
   const fresh = [];
   for (let l = 1; l <= lines; l++) if (!image.has(l)) fresh.push([l, l]);
-  const carried = [];
-  let stale = 0;
-  for (const m of entry.mutants) {
-    const at = moved(m, map);
-    if (at) {
-      carried.push(at);
-      continue;
-    }
-    stale++;
-    // Its span in today's file: from the last unchanged line at or before its
-    // start to the first at or after its end (or the file's ends).
-    let from = 1;
-    for (let l = m.location.start.line; l >= 1; l--)
-      if (map[l]) {
-        from = map[l];
-        break;
-      }
-    let to = lines;
-    for (let l = m.location.end.line; l < map.length; l++)
-      if (map[l]) {
-        to = map[l];
-        break;
-      }
-    fresh.push([from, to]);
-  }
-  fresh.sort((x, y) => x[0] - y[0]);
-  const ranges = [];
-  for (const [a, b] of fresh) {
-    const last = ranges[ranges.length - 1];
-    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
-    else ranges.push([a, b]);
-  }
-  return { entry: { ...entry, source, mutants: carried }, stale, ranges };
+  const stale = mutants.filter((m) => m.status === "Stale");
+  const spans = stale.map((m) => [m.location.start.line, m.location.end.line]);
+  return {
+    entry: { ...entry, source, mutants },
+    stale: stale.length,
+    ranges: joined(fresh),
+    whole: joined([...fresh, ...spans]),
+  };
 }

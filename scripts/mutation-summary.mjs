@@ -27,6 +27,8 @@ const unmeasured = unmeasuredAt !== -1 && argv.splice(unmeasuredAt, 1).length > 
 // --current: measure each file against its text today. Mutants on lines
 // unchanged since their run keep their result; the rest are counted stale,
 // and the line ranges a run must cover are listed (scripts/mutation-lines.mjs).
+// Without it, a row is as its last run left it (stale mutants of earlier
+// runs that a later run over some lines did not reach are counted all the same).
 const currentAt = argv.indexOf("--current");
 const current = currentAt !== -1 && argv.splice(currentAt, 1).length > 0;
 const files = argv;
@@ -80,18 +82,38 @@ function matchJudgements() {
     }
   }
 }
+/**
+ * The line ranges a run was limited to, per file (Stryker's `file:from-to`
+ * mutate patterns, which its report keeps in `config`; a compact run keeps
+ * them per file). A file some pattern names whole is not limited.
+ */
+function rangesOf(patterns) {
+  const out = new Map();
+  const whole = new Set();
+  for (const p of Array.isArray(patterns) ? patterns : []) {
+    const m = /^(.*?):(\d+)(?::\d+)?-(\d+)(?::\d+)?$/.exec(p);
+    if (!m) whole.add(p);
+    else out.set(m[1], [...(out.get(m[1]) ?? []), [Number(m[2]), Number(m[3])]]);
+  }
+  for (const p of whole) out.delete(p);
+  return out;
+}
+
 const byFile = new Map();
 for (const f of files) {
   const report = JSON.parse(readFileSync(f, "utf8"));
   // A later report's result for a mutant (a re-run of some lines) replaces the
   // earlier one's unless only the earlier detected it; the mutants it did not
   // run keep their earlier result.
-  for (const [path, entry] of Object.entries(report.files)) {
+  const ranged = rangesOf(report.config?.mutate);
+  for (const [path, e] of Object.entries(report.files)) {
+    const entry = ranged.has(path) ? { ...e, ranges: ranged.get(path) } : e;
     const before = byFile.get(path);
     if (!before || before.source !== entry.source) {
-      // A later run over the edited file: its results, and the earlier ones
-      // on lines unchanged since that it did not run again.
-      byFile.set(path, before ? carryInto(before, entry) : entry);
+      // A run over some lines of the edited file: its results, and the
+      // earlier ones it did not reach. A run over the whole file replaces
+      // the earlier ones: they measured code that may no longer exist.
+      byFile.set(path, before && entry.ranges ? carryInto(before, entry) : entry);
       continue;
     }
     const key = (m) =>
@@ -123,7 +145,9 @@ matchJudgements();
 const count = (mutants, status) => mutants.filter((m) => m.status === status).length;
 const pct = (a, b) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(1)}%`);
 
-function row(name, mutants, equivalents) {
+function row(name, all, equivalents) {
+  // A stale mutant (its line changed since its run) has no result today.
+  const mutants = all.filter((m) => m.status !== "Stale");
   const killed = count(mutants, "Killed");
   const timeout = count(mutants, "Timeout");
   const survived = count(mutants, "Survived");
@@ -150,7 +174,7 @@ for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCom
   all.push(...entry.mutants);
   const eq = entry.mutants.filter((m) => isEquivalent(m)).length;
   allEquivalent += eq;
-  const n = stale.get(path)?.stale ?? 0;
+  const n = count(entry.mutants, "Stale");
   allStale += n;
   out.push(`${row(path, entry.mutants, eq).line}${current ? ` ${n || ""} |` : ""}`);
 }
@@ -161,12 +185,14 @@ out.push(
 );
 out.push("");
 if (current && stale.size > 0) {
-  const ranges = [...stale.entries()]
-    .filter(([, st]) => st.ranges.length > 0)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([path, st]) => st.ranges.map(([a, b]) => `${path}:${a}-${b}`));
+  const list = (which) =>
+    [...stale.entries()]
+      .filter(([, st]) => st[which].length > 0)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([path, st]) => st[which].map(([a, b]) => `${path}:${a}-${b}`))
+      .join(",");
   out.push(
-    `Stale: mutants of lines changed since their run, left out of the row until a run covers those lines again; the lines today's files need run: \`npm run mutate -- --part virtual --mutate "${ranges.join(",")}"\`.`,
+    `Stale: mutants whose lines changed since their run, left out of the row until a run measures them again. The lines changed or added since: \`npm run mutate -- --part virtual --mutate "${list("ranges")}"\`. A stale mutant that reaches past them (a function's whole body, say) is made only by a run over all of its span: \`--mutate "${list("whole")}"\`.`,
   );
   out.push("");
 }
@@ -233,6 +259,7 @@ if (keepName !== undefined) {
   for (const [path, entry] of byFile)
     compact.files[path] = {
       source: entry.source,
+      ...(entry.ranges ? { ranges: entry.ranges } : {}),
       mutants: entry.mutants.map(({ id, mutatorName, replacement, location, status }) => ({
         id,
         mutatorName,
