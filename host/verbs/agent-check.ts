@@ -109,7 +109,7 @@ export async function agentCheck(
       if (now.agent?.state !== "live") {
         const ctx = { io, store, sup, h: now.host, mux: muxFor(io.ports) };
         // Not under a spawn still at work on it: its view would be swept.
-        await takeOver(io, store, now.job);
+        await takeOver(io, store, now.job, now.agent);
         await finish(ctx, now.job, {}, "resumed");
       }
       return report({ state: "accepted", runs: 0 }, EXIT.ok);

@@ -4,8 +4,10 @@ import { hostStill, pluginStill } from "../../hosts/guards.js";
 import { getHost } from "../../hosts/records.js";
 import { admit, claimTask, deadlineMarginMs } from "../../jobs/admission.js";
 import { resolveAgent } from "../../jobs/job-calls.js";
+import { agentAsRead } from "../../jobs/job-guard.js";
 import { rollBackSpawn } from "../../jobs/job-rules.js";
 import {
+  type AgentRow,
   agentOf,
   type JobRecord,
   jobByKey,
@@ -16,6 +18,7 @@ import {
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
 import { anotherLive } from "../../ports/another-live.js";
+import type { ProcessId } from "../../ports/types.js";
 import type { Store } from "../../store/index.js";
 import type { Recorded, SpawnCtx, SpawnRequest, StartPlan } from "./context.js";
 
@@ -78,7 +81,7 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
     // whose spawn finished is not, even once its view died: a bound job
     // ended with its view, a detached one is reattached (mu agent reattach).
     if (before.agent?.state !== "live") {
-      await takeOver(io, store, job);
+      await takeOver(io, store, job, before.agent);
       return { job, pane: null };
     }
     // A spawn cut short after its view opened (its writer is cleared only
@@ -87,7 +90,7 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
     // bound job. One whose view died since opens a new one first.
     const pane = before.agent.pane;
     if (job.writer !== null) {
-      await takeOver(io, store, job);
+      await takeOver(io, store, job, before.agent);
       return { job, pane: pane !== null && (await ctx.mux.alive(pane)) ? pane : null };
     }
   }
@@ -95,21 +98,37 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
 }
 
 /**
- * Takes a spawn cut short over for this mu, in one commit: refused while
- * the mu that wrote it, or another that took it over first, still lives, so
- * two spawns run again at once never both finish it (and send its prompt
- * twice).
+ * Takes a spawn cut short over for this mu, in one commit, only as this mu
+ * read it: refused while the mu that wrote it, or another that took it over
+ * first, still lives, and refused as changed once another mu has finished,
+ * closed, reattached or taken it over since the read, so two spawns run
+ * again at once never both finish it (a second view, a second readiness).
  */
-export async function takeOver(io: Io, store: Store, j: JobRecord): Promise<void> {
-  const other = await store.write((db) => {
-    const cur = jobByKey(db, j.key);
-    if (!cur) return undefined;
-    if (anotherLive(io.ports.liveness, cur.writer)) return cur;
+export async function takeOver(
+  io: Io,
+  store: Store,
+  read: JobRecord,
+  row: AgentRow | undefined,
+): Promise<void> {
+  await store.write((db) => {
+    const cur = jobByKey(db, read.key);
+    if (cur && anotherLive(io.ports.liveness, cur.writer)) refuseWhileWriterLives(io, cur);
+    if (!cur || !sameProcess(cur.writer, read.writer) || !agentAsRead(db, read, row))
+      throw changedMeanwhile(read);
     putJob(db, { ...cur, writer: io.ports.liveness.self() });
-    return undefined;
   });
-  if (other) refuseWhileWriterLives(io, other);
 }
+
+const sameProcess = (a: ProcessId | null, b: ProcessId | null) =>
+  a === b || (a !== null && b !== null && a.pid === b.pid && a.start === b.start);
+
+const changedMeanwhile = (j: JobRecord) =>
+  new RefusedError(
+    "agent.changed",
+    "agent",
+    `${j.workstream}/${j.agent}'s unfinished spawn (job ${j.key}) was finished, closed or taken over by another mu meanwhile; this mu left it alone`,
+    { hint: "see: mu agent list" },
+  );
 
 /**
  * The record, the name's fence, a provider host's admission and, for an
