@@ -35,13 +35,26 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
       [3, 0],
     ],
   },
-  // One close ends the agent; the other finds it gone, or changing.
+  // One close ends the agent; the other finds it gone, or changing, or
+  // comes between the first's recorded stop and its kill of the view, and
+  // finishes that as it would a crashed close's leftover (decisions.md).
   {
     verbs: ["agent close a", "agent close a"],
     allowed: [
       [0, 3],
       [3, 0],
       [0, 4],
+      [4, 0],
+      [0, 0],
+    ],
+  },
+  // A reattach before the close is closed with it; after, it finds no agent,
+  // or, meeting the close half-way, refuses as changed.
+  {
+    verbs: ["agent reattach a", "agent close a"],
+    allowed: [
+      [0, 0],
+      [3, 0],
       [4, 0],
     ],
   },

@@ -96,6 +96,13 @@ export const RACES: Race[] = [
     aside: ["agent read a", "host status h1"],
   },
   {
+    name: "reattach racing close",
+    setup: ["agent spawn a --host box"],
+    verbs: ["agent reattach a", "agent close a"],
+    calls: ["job.attach", "job.stop"],
+    aside: ["agent list", "state"],
+  },
+  {
     name: "two spawns of one name",
     setup: [],
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
