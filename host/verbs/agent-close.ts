@@ -188,7 +188,18 @@ export async function agentReattach(
     await resolveAgent(io, store, sup, ws, name, `mu agent reattach ${name} -w ${ws}`);
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
     await jobPlugin(sup, host, j);
-    const view = await attachView(io, sup, host, j, jobTarget(host, j, agent?.incarnation ?? 1));
+    const view = await attachView(
+      io,
+      sup,
+      host,
+      j,
+      jobTarget(host, j, agent?.incarnation ?? 1),
+    ).catch(async (err: unknown) => {
+      // A job another mu stopped meanwhile has nothing to attach to: that
+      // is the agent changing under this reattach, not the plugin failing.
+      if (!(await store.read((db) => agentAsRead(db, j, agent)))) throw changedMeanwhile(ws, name);
+      throw err;
+    });
     // Panes nothing records (a reattach that died before it wrote its row) go
     // first. The row is read again here: the attach took a while, and another
     // reattach may have recorded its own view since.
@@ -238,11 +249,12 @@ export async function agentReattach(
 }
 
 /** A reattach whose agent another mu closed, forgot or reattached while it opened its view. */
-function changedMeanwhile(ws: string, name: string, pane: string): RefusedError {
+function changedMeanwhile(ws: string, name: string, pane?: string): RefusedError {
+  const what = pane ? `, so this reattach closed the view it opened (pane ${pane})` : "";
   return new RefusedError(
     "agent.changed",
     "agent",
-    `${ws}/${name} was closed, forgotten or reattached by another mu meanwhile, so this reattach closed the view it opened (pane ${pane})`,
+    `${ws}/${name} was closed, forgotten or reattached by another mu meanwhile${what}`,
     {
       hint: `see: mu agent list; if ${ws}/${name} is there, run mu agent reattach ${name} -w ${ws} again`,
     },

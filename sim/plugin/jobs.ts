@@ -96,7 +96,8 @@ export class Jobs {
         return { value: this.stop(String(params.key)) };
       case "job.attach": {
         const j = targetJob(this.world.state().jobs, params.target, this.decl()?.handle);
-        if (j?.state !== "running") return undefined;
+        if (j?.state !== "running")
+          return { refused: "sim: no running job has that handle; nothing to attach to" };
         return { value: this.viewFor(j.key, j.agent) };
       }
       case "job.checkSteps":
