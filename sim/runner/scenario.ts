@@ -61,7 +61,7 @@ export interface DamageStep {
     /** The DB's lock file holding exactly this text, as a holder cut short in its write leaves it. */
     lockText?: string;
     /** The lock's break file (`<lock>.break`), as a mu cut short while breaking a stale lock leaves it. */
-    lockBreak?: "live" | "dead";
+    lockBreak?: "live" | "dead" | "unreadable";
   };
 }
 

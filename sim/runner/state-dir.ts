@@ -33,7 +33,11 @@ export function damage(box: Sandbox, what: DamageStep["damage"]): void {
     return;
   }
   if (what.lockBreak) {
-    writeFileSync(`${lock}.break`, lockHeldBy(realLiveness.self(), what.lockBreak === "live"));
+    const text =
+      what.lockBreak === "unreadable"
+        ? ""
+        : lockHeldBy(realLiveness.self(), what.lockBreak === "live");
+    writeFileSync(`${lock}.break`, text);
     return;
   }
   if (what.lockText !== undefined) {

@@ -41,7 +41,8 @@ export async function stateDirStep(
     return undefined;
   }
   if (st.damage.lockBreak) {
-    const text = lockHeldBy(init, st.damage.lockBreak === "live");
+    const text =
+      st.damage.lockBreak === "unreadable" ? "" : lockHeldBy(init, st.damage.lockBreak === "live");
     w.fs.overwrite(`${lock}.break`, Buffer.from(text));
     return undefined;
   }
