@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { ProcessId } from "../../host/ports/types.js";
 import type { Ran } from "./ran.js";
 import { expand, type Places } from "./sandbox.js";
 import type { MuStep, ShStep } from "./scenario.js";
@@ -81,4 +82,16 @@ export function damaged(
     garbage: () => noise(bytes.length),
     zero: () => Buffer.alloc(0),
   }[how]();
+}
+
+/**
+ * A DB lock file's text naming `holder` as its own, as a mu holding the lock
+ * writes it; a dead holder keeps the pid with a start time that pid never had.
+ */
+export function lockHeldBy(holder: ProcessId, alive: boolean): string {
+  return JSON.stringify({
+    pid: holder.pid,
+    start: alive ? holder.start : `not-${holder.start}`,
+    token: "testbed",
+  });
 }

@@ -49,9 +49,20 @@ export interface InstallStep {
   };
 }
 
+export type LockDamage = "live" | "dead" | "removed";
+
 export interface DamageStep {
   /** One of: the DB file's bytes, or the newest archive segment turned into a directory in its way. */
-  damage: { db?: "truncate-half" | "truncate-odd" | "garbage" | "zero"; archive?: "directory" };
+  damage: {
+    db?: "truncate-half" | "truncate-odd" | "garbage" | "zero";
+    archive?: "directory";
+    /** The DB's lock file as another mu would leave it: held by a live or a dead process, or gone. */
+    lock?: LockDamage;
+    /** The DB's lock file holding exactly this text, as a holder cut short in its write leaves it. */
+    lockText?: string;
+    /** The lock's break file (`<lock>.break`), as a mu cut short while breaking a stale lock leaves it. */
+    lockBreak?: "live" | "dead" | "unreadable";
+  };
 }
 
 /**
@@ -128,7 +139,13 @@ export function describeStep(step: Step): string {
   if ("damage" in step)
     return step.damage.archive
       ? `damage archive: ${step.damage.archive}`
-      : `damage db: ${step.damage.db}`;
+      : step.damage.lock
+        ? `damage lock: ${step.damage.lock}`
+        : step.damage.lockBreak
+          ? `damage lock break: ${step.damage.lockBreak}`
+          : step.damage.lockText !== undefined
+            ? `damage lock text: ${JSON.stringify(step.damage.lockText)}`
+            : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;

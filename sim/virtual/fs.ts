@@ -242,6 +242,14 @@ export class VirtualFs implements FileSystem {
     else this.foreign.delete(target);
   }
 
+  /** Deletes a file from outside, durably, as another process's unlink and fsync would; a missing one is fine. */
+  removeFromOutside(path: string): void {
+    if (this.peek(path) === null) return;
+    this.vol.unlinkSync(path);
+    this.inodeOf.delete(path);
+    this.durable.delete(path);
+  }
+
   /** Replaces a file by a directory of the same name holding one file, durably, from outside. */
   replaceByDirectory(path: string): void {
     this.vol.unlinkSync(path);
