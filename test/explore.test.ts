@@ -195,7 +195,7 @@ describe("the explorer", () => {
   it("interleaves several mu by the seed it is given, the same way for the same seed", async () => {
     // Two acquires of one name: which of them the scheduler lets commit
     // first is the one that wins, and the other is refused.
-    const race = workload(50, {}, { concurrent: true });
+    const race = workload(24, {}, { concurrent: true });
     expect(
       race.steps
         .filter((st) => "mu" in st && st.background)
