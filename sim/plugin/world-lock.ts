@@ -1,4 +1,5 @@
 import type * as nodeFs from "node:fs";
+import { realLiveness } from "../../host/ports/real.js";
 
 // The lock around a world's read-modify-write. Several plugin processes (and
 // the runner) share one world directory; each update is milliseconds, but on
@@ -19,14 +20,8 @@ type LockFs = Pick<
  */
 const GIVE_UP_MS = 30_000;
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-};
+/** As the sim judges its views' processes (sim-io.ts): a pid with a start time is alive. */
+const alive = (pid: number): boolean => realLiveness.startOf(pid) !== null;
 
 /** Whether a waiter may take the lock whose file reads `content`, after `waitedMs`. */
 export function holderGone(
