@@ -187,6 +187,12 @@ export async function agentReattach(
   await withPlugins(io, async (sup) => {
     await resolveAgent(io, store, sup, ws, name, `mu agent reattach ${name} -w ${ws}`);
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    // A close, forget or other reattach since that read: the agent changed
+    // under this reattach, whatever failed after it.
+    const refuseIfChanged = async (pane?: string) => {
+      if (!(await store.read((db) => agentAsRead(db, j, agent))))
+        throw changedMeanwhile(ws, name, pane);
+    };
     await jobPlugin(sup, host, j);
     const view = await attachView(
       io,
@@ -195,9 +201,8 @@ export async function agentReattach(
       j,
       jobTarget(host, j, agent?.incarnation ?? 1),
     ).catch(async (err: unknown) => {
-      // A job another mu stopped meanwhile has nothing to attach to: that
-      // is the agent changing under this reattach, not the plugin failing.
-      if (!(await store.read((db) => agentAsRead(db, j, agent)))) throw changedMeanwhile(ws, name);
+      // A job another mu stopped meanwhile has nothing to attach to.
+      await refuseIfChanged();
       throw err;
     });
     // Panes nothing records (a reattach that died before it wrote its row) go
@@ -218,10 +223,8 @@ export async function agentReattach(
         : await livesThroughWindow(mux, io.ports, pane.id, openedAt);
     if (!lives) {
       await mux.kill(pane.id);
-      // A close or forget meanwhile kills every pane of the name, this one
-      // too: then the view did not fail, the agent changed under it.
-      if (!(await store.read((db) => agentAsRead(db, j, agent))))
-        throw changedMeanwhile(ws, name, pane.id);
+      // A close or forget meanwhile kills every pane of the name, this one too.
+      await refuseIfChanged(pane.id);
       throw new UnavailableError(
         "reattach.died",
         "view",
