@@ -116,22 +116,25 @@ describe("the model beside a run", () => {
     expect(modelDivergence(s, seen([0, 0, 0, 1], [{}, {}, START, START]))).toBeUndefined();
   });
 
+  /** Two verbs at once and the exits they ended with, as raceDiverges takes them. */
+  const raceOf = (first: string, second: string) => (a: number, b: number) => [
+    { words: first.split(" "), exit: a },
+    { words: second.split(" "), exit: b },
+  ];
+  const ACQUIRE = "host acquire --provider sim h1";
+  /** What each verb answers alone, judged on the model `m` as it stands before the race. */
+  const aloneOn = (m: ModelState) => (w: string[]) => allowedExits(m, w, false);
+
   it("allows each race only the exits a winner and a loser give", () => {
-    const two = (a: number, b: number) => [
-      { words: "host acquire --provider sim h1".split(" "), exit: a },
-      { words: "host acquire --provider sim h1".split(" "), exit: b },
-    ];
+    const two = raceOf(ACQUIRE, ACQUIRE);
     expect(raceDiverges(two(0, 4))).toBeUndefined();
     expect(raceDiverges(two(0, 0))).toMatch(/exited 0\/0; the model allows 0\/4, 4\/0/);
   });
 
   it("lets two verbs that each find nothing to act on both answer not found", () => {
-    const race = (a: number, b: number) => [
-      { words: "agent send a hello-1".split(" "), exit: a },
-      { words: "agent close a".split(" "), exit: b },
-    ];
+    const race = raceOf("agent send a hello-1", "agent close a");
     const m = new ModelState();
-    const alone = (w: string[]) => allowedExits(m, w, false);
+    const alone = aloneOn(m);
     expect(raceDiverges(race(3, 3), alone)).toBeUndefined();
     expect(raceDiverges(race(0, 0), alone)).toMatch(/exited 0\/0; the model allows 3\/3/);
     // Once the agent was spawned the table holds: one of them finds it there.
@@ -140,12 +143,9 @@ describe("the model beside a run", () => {
   });
 
   it("lets two acquires of a name already ready both be refused, as each would be alone", () => {
-    const race = (a: number, b: number) => [
-      { words: "host acquire --provider sim h1".split(" "), exit: a },
-      { words: "host acquire --provider sim h1".split(" "), exit: b },
-    ];
+    const race = raceOf(ACQUIRE, ACQUIRE);
     const m = new ModelState();
-    const alone = (w: string[]) => allowedExits(m, w, false);
+    const alone = aloneOn(m);
     m.hosts.set("h1", { state: "ready", plugin: "sim", machine: true, doubt: {} });
     expect(raceDiverges(race(4, 4), alone)).toBeUndefined();
     expect(raceDiverges(race(0, 4), alone)).toMatch(/exited 0\/4; the model allows 4\/4/);
