@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ProcessId } from "../../host/ports/types.js";
 import type { Ran } from "./ran.js";
 import { expand, type Places } from "./sandbox.js";
-import type { MuStep, ShStep } from "./scenario.js";
+import type { DamageStep, MuStep, ShStep } from "./scenario.js";
 
 // How a step's run is judged against what its scenario file asks. Both
 // engines use these, so a step means the same on either.
@@ -88,10 +88,31 @@ export function damaged(
  * A DB lock file's text naming `holder` as its own, as a mu holding the lock
  * writes it; a dead holder keeps the pid with a start time that pid never had.
  */
-export function lockHeldBy(holder: ProcessId, alive: boolean): string {
+function lockHeldBy(holder: ProcessId, alive: boolean): string {
   return JSON.stringify({
     pid: holder.pid,
     start: alive ? holder.start : `not-${holder.start}`,
     token: "testbed",
   });
+}
+
+/**
+ * What a damage step does to the DB's lock files, the same on either engine:
+ * the file (its name's end beside the DB) and its new text, null to remove
+ * it; undefined for a step about something else. `holder` is a process that
+ * lives through the scenario, on the engine at hand.
+ */
+export function lockDamage(
+  what: DamageStep["damage"],
+  holder: ProcessId,
+): { file: ".lock" | ".lock.break"; text: string | null } | undefined {
+  if (what.lock === "removed") return { file: ".lock", text: null };
+  if (what.lock) return { file: ".lock", text: lockHeldBy(holder, what.lock === "live") };
+  if (what.lockBreak)
+    return {
+      file: ".lock.break",
+      text: what.lockBreak === "unreadable" ? "" : lockHeldBy(holder, what.lockBreak === "live"),
+    };
+  if (what.lockText !== undefined) return { file: ".lock", text: what.lockText };
+  return undefined;
 }

@@ -12,7 +12,7 @@ import { realLiveness, realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { isArchiveFile, newestSegment, type Observed } from "./expect.js";
-import { damaged, lockHeldBy } from "./judge.js";
+import { damaged, lockDamage } from "./judge.js";
 import type { Sandbox } from "./sandbox.js";
 import type { DamageStep, ExpectStep, SeedStep } from "./scenario.js";
 import { seedRows } from "./seed.js";
@@ -22,26 +22,12 @@ import { seedRows } from "./seed.js";
 // retention archive.
 
 export function damage(box: Sandbox, what: DamageStep["damage"]): void {
-  const lock = `${box.db}.lock`;
-  if (what.lock === "removed") {
-    rmSync(lock, { force: true });
-    return;
-  }
   // The runner itself lives through the whole scenario: a holder that stays alive.
-  if (what.lock) {
-    writeFileSync(lock, lockHeldBy(realLiveness.self(), what.lock === "live"));
-    return;
-  }
-  if (what.lockBreak) {
-    const text =
-      what.lockBreak === "unreadable"
-        ? ""
-        : lockHeldBy(realLiveness.self(), what.lockBreak === "live");
-    writeFileSync(`${lock}.break`, text);
-    return;
-  }
-  if (what.lockText !== undefined) {
-    writeFileSync(lock, what.lockText);
+  const lock = lockDamage(what, realLiveness.self());
+  if (lock) {
+    const path = `${box.db}${lock.file}`;
+    if (lock.text === null) rmSync(path, { force: true });
+    else writeFileSync(path, lock.text);
     return;
   }
   if (what.archive === "directory") {

@@ -2,7 +2,7 @@ import { basename, dirname, join } from "node:path";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
 import { isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
-import { damaged, lockHeldBy } from "../runner/judge.js";
+import { damaged, lockDamage } from "../runner/judge.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import type { DamageStep, ExpectStep, InstallStep, SeedStep } from "../runner/scenario.js";
 import { seedRows } from "../runner/seed.js";
@@ -29,25 +29,12 @@ export async function stateDirStep(
     w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind, owner);
     return undefined;
   }
-  const lock = `${db}.lock`;
-  if (st.damage.lock === "removed") {
-    w.fs.removeFromOutside(lock);
-    return undefined;
-  }
   // pid 1 never exits on the virtual engine, as init on a real machine.
-  const init = { pid: 1, start: w.processes.startOf(1) ?? "" };
-  if (st.damage.lock) {
-    w.fs.overwrite(lock, Buffer.from(lockHeldBy(init, st.damage.lock === "live")));
-    return undefined;
-  }
-  if (st.damage.lockBreak) {
-    const text =
-      st.damage.lockBreak === "unreadable" ? "" : lockHeldBy(init, st.damage.lockBreak === "live");
-    w.fs.overwrite(`${lock}.break`, Buffer.from(text));
-    return undefined;
-  }
-  if (st.damage.lockText !== undefined) {
-    w.fs.overwrite(lock, Buffer.from(st.damage.lockText));
+  const lock = lockDamage(st.damage, { pid: 1, start: w.processes.startOf(1) ?? "" });
+  if (lock) {
+    const path = `${db}${lock.file}`;
+    if (lock.text === null) w.fs.removeFromOutside(path);
+    else w.fs.overwrite(path, Buffer.from(lock.text));
     return undefined;
   }
   if (st.damage.archive === "directory") {
