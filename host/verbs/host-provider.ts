@@ -8,7 +8,7 @@ import {
   resolveHost,
 } from "../effects/resolve-host.js";
 import { runEffect } from "../effects/run-effect.js";
-import { RefusedError, UsageError } from "../errors.js";
+import { NotFoundError, RefusedError, UsageError } from "../errors.js";
 import { pluginStill } from "../hosts/guards.js";
 import { freeingHint, heldBy, recordHolders } from "../hosts/holders.js";
 import { deleteHost, getHost, putHost } from "../hosts/records.js";
@@ -152,6 +152,28 @@ function beingAcquired(name: string): RefusedError {
   );
 }
 
+// The record this release read is gone: another mu ran host rm (or forget)
+// in between. Nothing is left for the release to act on.
+function removedMeanwhile(name: string): NotFoundError {
+  return new NotFoundError(
+    "host.unknown",
+    "host",
+    `host '${name}' was removed by another mu while this release waited for its plugin; nothing was released`,
+    { hint: "see: mu host list" },
+  );
+}
+
+// Released and acquired again by others: the record now names a new machine
+// that this release never read, and is not its to give back.
+function acquiredAgain(name: string): RefusedError {
+  return new RefusedError(
+    "host.changed",
+    "host",
+    `host '${name}' was released and acquired again by another mu while this release waited for its plugin; the new machine was not released`,
+    { hint: `see mu host status ${name}; release it again only if it is yours to give back` },
+  );
+}
+
 export async function hostRelease(io: Io, name: string): Promise<void> {
   const store = openStore(io.ports);
   const h0 = await hostOf(store, name);
@@ -181,7 +203,9 @@ export async function hostRelease(io: Io, name: string): Promise<void> {
         // read, or a spawn or a send on the machine.
         before: (db) => {
           const cur = getHost(db, name);
-          if (cur?.key !== h.key || cur.state === "acquiring") throw beingAcquired(name);
+          if (!cur) throw removedMeanwhile(name);
+          if (cur.state === "acquiring") throw beingAcquired(name);
+          if (cur.key !== h.key) throw acquiredAgain(name);
           refuseIfInUse(db, name, witnessOf(io.ports), io.ports.env);
         },
         done: (db) => {
