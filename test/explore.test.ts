@@ -152,6 +152,12 @@ describe("the explorer", () => {
     expect(found?.broken ?? []).toEqual([]);
   }, 300_000);
 
+  it("holds every invariant over a release of a lost host racing host rm", async () => {
+    const races = ["host release of a lost host racing host rm"];
+    const found = await explore(1, 8, { families: { concurrent: true, races } });
+    expect(found?.broken ?? []).toEqual([]);
+  }, 300_000);
+
   for (const f of RACED) {
     it(`finds and shrinks the planted ${f.plant} within ${f.seeds} seeds of several mu at once`, async () => {
       const families = { concurrent: true, races: f.races };

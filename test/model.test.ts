@@ -131,6 +131,17 @@ describe("the model beside a run", () => {
     expect(raceDiverges(two(0, 0))).toMatch(/exited 0\/0; the model allows 0\/4, 4\/0/);
   });
 
+  it("takes a release that host rm beat for not found, never for an acquire in flight", () => {
+    const race = raceOf("host release h1", "host rm h1");
+    const allowed: [number, number][] = [
+      [0, 0],
+      [0, 4],
+      [3, 0],
+    ];
+    for (const [a, b] of allowed) expect(raceDiverges(race(a, b))).toBeUndefined();
+    expect(raceDiverges(race(4, 0))).toMatch(/exited 4\/0; the model allows 0\/0, 0\/4, 3\/0/);
+  });
+
   it("lets two verbs that each find nothing to act on both answer not found", () => {
     const race = raceOf("agent send a hello-1", "agent close a");
     const m = new ModelState();

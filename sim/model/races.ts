@@ -75,6 +75,18 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
       [4, 0],
     ],
   },
+  // A lost record: a release that commits first ends it and rm then removes
+  // the released record, or rm meets its effect in flight and is refused;
+  // an rm first leaves the release nothing, at its first read or at its
+  // committing one (not found, never taken for an acquire in flight).
+  {
+    verbs: ["host release h1", "host rm h1"],
+    allowed: [
+      [0, 0],
+      [0, 4],
+      [3, 0],
+    ],
+  },
   // A machine an agent runs on is never released; the send goes through.
   { verbs: ["host release h1", "agent send a hello-1"], allowed: [[4, 0]] },
   // Two agents' trees collected into one checkout, and a host fetch into it:

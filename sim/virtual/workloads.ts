@@ -4,7 +4,7 @@ import type { Fault } from "../plugin/fault-types.js";
 import type { WorldConfig } from "../plugin/world.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { agentVerb, callOf } from "./agent-verbs.js";
-import { concurrentWorkload, WORKTREE_RACE } from "./concurrent-workload.js";
+import { concurrentWorkload, LATER_RACES, RACES, WORKTREE_RACE } from "./concurrent-workload.js";
 import { edgeProbes } from "./edge-probes.js";
 import { HOLD, hostWorkload } from "./host-workload.js";
 import { liveness } from "./liveness.js";
@@ -198,6 +198,29 @@ const CONCURRENT = 0.35;
 /** How often a concurrent seed races closes of --worktree agents (real git runs: slower). */
 const WORKTREE = 0.15;
 
+/** How often a concurrent seed that races no worktree closes draws one of LATER_RACES. */
+const LATER = 0.1;
+
+/**
+ * The race a concurrent seed draws from a stream of its own, if any: the
+ * worktree closes, or one of LATER_RACES. Each its own stream, so a seed
+ * that drew a race of RACES before either existed still draws it; with
+ * `only` naming none of RACES, one of these is drawn every time.
+ */
+function ownStreamRace(seed: number, only?: readonly string[]): string | undefined {
+  const on = (name: string) => !only || only.includes(name);
+  const t = rng(seed ^ 0x7ee5_f00d);
+  const worktree = only
+    ? only.includes(WORKTREE_RACE) && (only.length === 1 || t() < WORKTREE)
+    : t() < WORKTREE;
+  if (worktree) return WORKTREE_RACE;
+  const later = LATER_RACES.filter((x) => on(x.name));
+  if (later.length === 0) return undefined;
+  const l = rng(seed ^ 0x1a7e_2ace);
+  const alone = !RACES.some((x) => on(x.name));
+  return alone || l() < LATER ? pick(l, later).name : undefined;
+}
+
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(
   seed: number,
@@ -209,13 +232,7 @@ export function workload(
   const c = rng(seed ^ 0x0c0c_0a11);
   const share = families.races ? 1 : CONCURRENT;
   if (families.concurrent && c() < share) {
-    // The worktree race from a stream of its own: the other races' seeds draw as they did.
-    const only = families.races;
-    const t = rng(seed ^ 0x7ee5_f00d);
-    const worktree = only
-      ? only.includes(WORKTREE_RACE) && (only.length === 1 || t() < WORKTREE)
-      : t() < WORKTREE;
-    const w = concurrentWorkload(c, only, worktree);
+    const w = concurrentWorkload(c, families.races, ownStreamRace(seed, families.races));
     return {
       scenario: `found/seed-${seed}`,
       about: `explorer seed ${seed}, several mu at once`,
