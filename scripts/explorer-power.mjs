@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// npm run explore:power -- [--mutants FILE] [--runs N] [--workers W] [--only I,J] [--json FILE]
+// npm run explore:power -- [--mutants FILE] [--runs N] [--workers W] [--only I,J] [--races NAMES] [--json FILE]
 //
 // How many of a list of mutants the explorer kills by itself. Each mutant
 // (a file of host/, a text in it, its replacement) is written into a copy
 // of the built tree: the mutated module alone is compiled again (tsc's
 // transpile, with the project's options) over tsc's own output for it, and
-// then only the explorer runs, for N seeds from 1, unshrunk. A run that
+// then only the explorer runs, for N seeds from 1, unshrunk (drawing only the
+// concurrent races --races names, as explore's option does). A run that
 // breaks an invariant or leaves the model's bounds kills the mutant; one
 // that holds over every seed lets it survive. The copy is removed at the end.
 import { spawnSync } from "node:child_process";
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "100" },
     workers: { type: "string", default: "1" },
     only: { type: "string" },
+    races: { type: "string" },
     json: { type: "string" },
   },
 });
@@ -47,7 +49,7 @@ function explore() {
   rmSync(resultFile, { force: true });
   const r = spawnSync(
     process.execPath,
-    [join(dir, "dist/sim/virtual/explore-main.js"), "--runs", String(runs), "--workers", String(workers), "--no-shrink", "--out", out, "--json", resultFile],
+    [join(dir, "dist/sim/virtual/explore-main.js"), "--runs", String(runs), "--workers", String(workers), "--no-shrink", "--out", out, "--json", resultFile, ...(values.races ? ["--races", values.races] : [])],
     { encoding: "utf8", cwd: dir, maxBuffer: 64 << 20 },
   );
   const m = /explore: seed (\d+) breaks an invariant: (.*)/.exec(r.stdout);

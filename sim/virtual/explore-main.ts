@@ -3,10 +3,11 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { parseOrUsage } from "../cli-args.js";
+import { LATER_RACES, RACES, WORKTREE_RACE } from "./concurrent-workload.js";
 import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 // npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME]
-//                    [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR] [--no-shrink]
+//                    [--serial | --races NAMES] [--workers N] [--shard I/N] [--json FILE] [--out DIR] [--no-shrink]
 // npm run explore -- --merge results/*.json [--out DIR]
 // Seeded runs on the virtual engine; the first run that breaks an invariant
 // is reported with the seed that replays it, shrunk, and written out as a
@@ -15,7 +16,7 @@ import { exploreSeeds, type Finding, seedsOf, toYaml } from "./explore.js";
 
 const { values, positionals } = parseOrUsage(
   "explore",
-  "usage: npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial] [--workers N] [--shard I/N] [--json FILE] [--out DIR] [--no-shrink], or --merge FILE... [--out DIR]",
+  "usage: npm run explore -- [--seed S] [--runs N] [--time-limit SECONDS] [--plant NAME] [--serial | --races NAMES] [--workers N] [--shard I/N] [--json FILE] [--out DIR] [--no-shrink], or --merge FILE... [--out DIR]",
   {
     seed: { type: "string", default: "1" },
     runs: { type: "string", default: "500" },
@@ -23,6 +24,7 @@ const { values, positionals } = parseOrUsage(
     plant: { type: "string" },
     // Off only to replay a seed as a one-mu-at-a-time explorer drew it.
     serial: { type: "boolean", default: false },
+    races: { type: "string" },
     out: { type: "string" },
     workers: { type: "string" },
     shard: { type: "string" },
@@ -44,6 +46,10 @@ const { values, positionals } = parseOrUsage(
       "run mu with this bug planted (names in host/testbed-plant.ts) (default: none)",
     ],
     serial: "one mu at a time, to replay a seed an explorer drew with it",
+    races: [
+      "NAMES",
+      "every seed races several mu, drawing only these races (comma-separated, as named in sim/virtual/concurrent-workload.ts) (default: any race, in about a third of the seeds)",
+    ],
     workers: ["N", "seeds run in this many child processes (default: the cores)"],
     shard: ["I/N", "take every N-th seed from S+I (default: every seed)"],
     json: ["FILE", "write this run's result there, for --merge (default: none)"],
@@ -125,6 +131,11 @@ if (
   usage("--seed, --runs and --workers take whole numbers, --time-limit a number of seconds");
 if (values.shard !== undefined && (!shard || shard.count < 1 || shard.index >= shard.count))
   usage("--shard takes I/N, with I from 0 to N-1");
+const races = values.races?.split(",").map((x) => x.trim());
+const raceNames = [...RACES, ...LATER_RACES].map((x) => x.name).concat(WORKTREE_RACE);
+const unknown = races?.find((x) => !raceNames.includes(x));
+if (unknown !== undefined) usage(`no race is named '${unknown}'`);
+if (races && values.serial) usage("--races draws several mu at once, which --serial turns off");
 
 const env: Record<string, string> = values.plant ? { MU_TESTBED_PLANT: values.plant } : {};
 const seeds = seedsOf(seed, runs, shard);
@@ -132,7 +143,7 @@ const t0 = Date.now();
 const tty = process.stderr.isTTY;
 const out = await exploreSeeds(seeds, {
   env,
-  families: { concurrent: !values.serial },
+  families: { concurrent: !values.serial, ...(races ? { races } : {}) },
   workers,
   shrink: !values["no-shrink"],
   ...(limit !== undefined ? { timeLimitMs: limit * 1000 } : {}),
@@ -143,7 +154,7 @@ const out = await exploreSeeds(seeds, {
 if (tty) process.stderr.write("\n");
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 const replay = (f: Finding) =>
-  `npm run explore -- --seed ${f.seed} --runs 1${values.plant ? ` --plant ${values.plant}` : ""}${values.serial ? " --serial" : ""}`;
+  `npm run explore -- --seed ${f.seed} --runs 1${values.plant ? ` --plant ${values.plant}` : ""}${values.serial ? " --serial" : ""}${races ? ` --races '${races.join(",")}'` : ""}`;
 if (values.json) {
   const result: ResultFile = {
     seed,
