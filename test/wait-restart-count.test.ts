@@ -16,6 +16,7 @@ const sim = join(packageRoot(), "sim/bin/mu-plugin-sim");
 let root: string;
 let world: World;
 const ran: { code: number | null; stdout: string; stderr: string }[] = [];
+let env: Record<string, string>;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "mu-wait-restart-"));
@@ -26,7 +27,7 @@ beforeAll(() => {
     // The channel restarts as the third wait begins to watch.
     faults: [{ on: "channel.watch", call: 3, do: { restartChannel: true } }],
   });
-  const env = { MU_STATE_DIR: join(root, "state"), HOME: root, MU_MUX: "sim" };
+  env = { MU_STATE_DIR: join(root, "state"), HOME: root, MU_MUX: "sim" };
   for (const args of [
     ["plugin", "add", "sim", "--", sim, "--world", world.dir],
     ["host", "add", "box", "--plugin", "sim"],
@@ -40,7 +41,12 @@ beforeAll(() => {
     ran.push(muProcess(args, env));
 }, 120_000);
 
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  // The spawn's view runs in a session of its own, as a pane does: only the
+  // close ends it.
+  muProcess(["agent", "close", "a"], env);
+  rmSync(root, { recursive: true, force: true });
+}, 60_000);
 
 describe("the wait after a restart", () => {
   it("watches the new incarnation from 0 runs", () => {
