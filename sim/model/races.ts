@@ -94,6 +94,10 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
   { verbs: ["agent close a1", "agent close a2"], allowed: [[0, 0]] },
   { verbs: ["agent close a1", "host fetch wt"], allowed: [[0, 0]] },
   { verbs: ["agent close a2", "host fetch wt"], allowed: [[0, 0]] },
+  // One name, one job: the later spawn finds the name taken or its spawn
+  // at work. Two that resume one spawn cut short: the one whose takeover
+  // commits second finds the record taken over or finished since its read,
+  // never finishing it again.
   {
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
     allowed: [

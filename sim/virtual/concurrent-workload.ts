@@ -1,3 +1,4 @@
+import type { CrashPointName } from "../../host/crash-point.js";
 import type { Fault } from "../plugin/fault-types.js";
 import type { LoadedScenario, Step } from "../runner/scenario.js";
 import { liveness } from "./liveness.js";
@@ -38,6 +39,14 @@ interface Race {
   aside: string[];
   /** A machine of the set-up the provider then reports gone: its record is lost, holding nothing. */
   lost?: string;
+  /**
+   * Verbs of the set-up killed half-way, each at one of its crash points
+   * (drawn) or by a fault the plugin meets, leaving their work for the
+   * racing verbs; the faults are gone once they ran.
+   */
+  cut?: { verb: string; at?: CrashPointName[]; faults?: Fault[] }[];
+  /** What the racing verbs' environment adds. */
+  env?: Record<string, string>;
 }
 
 export const RACES: Race[] = [
@@ -130,6 +139,20 @@ export const LATER_RACES: Race[] = [
     calls: ["initialize", "host.release"],
     aside: ["host status h1", "host list"],
   },
+  // A spawn killed once its job runs, its view opened or recorded, is
+  // resumed by two spawns of the name at once. With no readiness window the
+  // first may finish it while the second waits for the store's lock between
+  // its read and its takeover: that commit must find the record no longer
+  // as read (agent.changed), not finish the spawn a second time.
+  {
+    name: "two resumes of a spawn cut short",
+    setup: [],
+    cut: [{ verb: "agent spawn c --host box", at: ["view.pane-opened", "view.recorded"] }],
+    verbs: ["agent spawn c --host box", "agent spawn c --host box"],
+    calls: ["job.attach", "channel.baseline"],
+    aside: ["agent list", "agent read c"],
+    env: { MU_VIEW_READY_MS: "0" },
+  },
 ];
 
 /** How long the plugin holds the first verb's call: not at all, a moment, or well into the second verb. */
@@ -217,6 +240,11 @@ export function concurrentWorkload(
     w.verb(`host status ${race.lost}`, false);
     w.setFaults([]);
   }
+  for (const c of race.cut ?? []) {
+    if (c.faults) w.setFaults(c.faults);
+    w.aside(c.verb, c.at ? { MU_CRASH_AT: pick(r, c.at) } : {});
+  }
+  if (race.cut?.some((c) => c.faults)) w.setFaults([]);
   const [x, y] = race.verbs;
   const [first, second] = r() < 0.5 ? [x, y] : [y, x];
   const faults: Fault[] = [];
@@ -226,9 +254,10 @@ export function concurrentWorkload(
   // Now and then a fault too, on a call of either verb.
   if (call && r() < 0.15) faults.push({ on: pick(r, race.calls), do: anyFault(r) });
   if (faults.length > 0) w.setFaults(faults);
-  const racing: Step[] = [{ mu: first, background: true } as Step];
+  const env = race.env ? { env: race.env } : {};
+  const racing: Step[] = [{ mu: first, background: true, ...env } as Step];
   if (r() < 0.3) racing.push({ mu: pick(r, race.aside), background: true } as Step);
-  racing.push({ mu: second } as Step, { join: true });
+  racing.push({ mu: second, ...env } as Step, { join: true });
   w.steps.push(...racing);
   // Settle: no faults, past every in-flight bound; every agent read, closed
   // and forgotten, every machine looked at, released and removed, the
