@@ -1,7 +1,8 @@
-import type { CrashPointName } from "../../host/crash-point.js";
 import type { Fault } from "../plugin/fault-types.js";
 import type { LoadedScenario, Step } from "../runner/scenario.js";
+import { LATER_RACES } from "./later-races.js";
 import { liveness } from "./liveness.js";
+import type { Race } from "./race.js";
 import { anyFault, pick, type Rand, Script } from "./workload-script.js";
 
 // The explorer's concurrent family: several mu at once on one host, plugin
@@ -27,27 +28,7 @@ const WORLD2 = JSON.stringify({
   },
 });
 
-interface Race {
-  name: string;
-  /** What must be there before the race: run one at a time, never killed. */
-  setup: string[];
-  /** The verbs that race. */
-  verbs: [string, string];
-  /** The calls the first verb makes that the plugin may hold for a while. */
-  calls: string[];
-  /** A verb that may run beside them, reading what they change. */
-  aside: string[];
-  /** A machine of the set-up the provider then reports gone: its record is lost, holding nothing. */
-  lost?: string;
-  /**
-   * Verbs of the set-up killed half-way, each at one of its crash points
-   * (drawn) or by a fault the plugin meets, leaving their work for the
-   * racing verbs; the faults are gone once they ran.
-   */
-  cut?: { verb: string; at?: CrashPointName[]; faults?: Fault[] }[];
-  /** What the racing verbs' environment adds. */
-  env?: Record<string, string>;
-}
+export { LATER_RACES };
 
 export const RACES: Race[] = [
   {
@@ -119,39 +100,6 @@ export const RACES: Race[] = [
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
     calls: ["job.start"],
     aside: ["agent list", "agent read c"],
-  },
-];
-
-/**
- * Races added once the seeds of RACES were fixed: a seed draws one of these
- * from a stream of its own (workloads.ts), so every seed that drew a race of
- * RACES still draws it.
- */
-export const LATER_RACES: Race[] = [
-  // The release reads the lost record, then waits for its plugin's handshake
-  // (held), while host rm removes the record: its committing re-read must
-  // say the record was removed, not that another mu is acquiring it.
-  {
-    name: "host release of a lost host racing host rm",
-    setup: ["host acquire --provider sim h1"],
-    lost: "h1",
-    verbs: ["host release h1", "host rm h1"],
-    calls: ["initialize", "host.release"],
-    aside: ["host status h1", "host list"],
-  },
-  // A spawn killed once its job runs, its view opened or recorded, is
-  // resumed by two spawns of the name at once. With no readiness window the
-  // first may finish it while the second waits for the store's lock between
-  // its read and its takeover: that commit must find the record no longer
-  // as read (agent.changed), not finish the spawn a second time.
-  {
-    name: "two resumes of a spawn cut short",
-    setup: [],
-    cut: [{ verb: "agent spawn c --host box", at: ["view.pane-opened", "view.recorded"] }],
-    verbs: ["agent spawn c --host box", "agent spawn c --host box"],
-    calls: ["job.attach", "channel.baseline"],
-    aside: ["agent list", "agent read c"],
-    env: { MU_VIEW_READY_MS: "0" },
   },
 ];
 
@@ -245,6 +193,7 @@ export function concurrentWorkload(
     w.aside(c.verb, c.at ? { MU_CRASH_AT: pick(r, c.at) } : {});
   }
   if (race.cut?.some((c) => c.faults)) w.setFaults([]);
+  for (const v of race.alone ?? []) w.verb(v, false);
   const [x, y] = race.verbs;
   const [first, second] = r() < 0.5 ? [x, y] : [y, x];
   const faults: Fault[] = [];
