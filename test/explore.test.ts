@@ -158,6 +158,18 @@ describe("the explorer", () => {
     expect(found?.broken ?? []).toEqual([]);
   }, 300_000);
 
+  it("holds every invariant over two resumes of a spawn cut short", async () => {
+    const races = ["two resumes of a spawn cut short"];
+    const found = await explore(1, 8, { families: { concurrent: true, races } });
+    expect(found?.broken ?? []).toEqual([]);
+  }, 300_000);
+
+  it("holds every invariant over host rm racing the close that settles a pending delivery", async () => {
+    const races = ["host rm racing the close that settles a pending delivery"];
+    const found = await explore(1, 8, { families: { concurrent: true, races } });
+    expect(found?.broken ?? []).toEqual([]);
+  }, 300_000);
+
   for (const f of RACED) {
     it(`finds and shrinks the planted ${f.plant} within ${f.seeds} seeds of several mu at once`, async () => {
       const families = { concurrent: true, races: f.races };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { modelDivergence } from "../sim/model/oracle.js";
 import { raceDiverges } from "../sim/model/races.js";
 import { forgettable, keyCaps, row } from "../sim/model/rules.js";
-import { ModelState } from "../sim/model/state.js";
+import { ModelState, subjectsOf } from "../sim/model/state.js";
 import { allowedExits } from "../sim/model/verbs.js";
 import type { LoadedScenario, Step } from "../sim/runner/scenario.js";
 
@@ -140,6 +140,45 @@ describe("the model beside a run", () => {
     ];
     for (const [a, b] of allowed) expect(raceDiverges(race(a, b))).toBeUndefined();
     expect(raceDiverges(race(4, 0))).toMatch(/exited 4\/0; the model allows 0\/0, 0\/4, 3\/0/);
+  });
+
+  it("lets one of two resumes of a spawn cut short finish it, never both", () => {
+    const spawn = "agent spawn c --host box";
+    const race = raceOf(spawn, spawn);
+    // The spawn killed half-way leaves the model not knowing what the name holds.
+    const m = new ModelState();
+    m.doubt(subjectsOf(spawn.split(" ")), 0, spawn.split(" "));
+    const alone = aloneOn(m);
+    expect(raceDiverges(race(0, 4), alone)).toBeUndefined();
+    expect(raceDiverges(race(4, 0), alone)).toBeUndefined();
+    expect(raceDiverges(race(0, 0), alone)).toMatch(/exited 0\/0; the model allows 0\/4, 4\/0/);
+  });
+
+  it("lets host rm remove a host only once the close racing it settled its pending delivery", () => {
+    const race = raceOf("agent close a", "host rm box");
+    expect(raceDiverges(race(0, 0))).toBeUndefined();
+    expect(raceDiverges(race(0, 4))).toBeUndefined();
+    expect(raceDiverges(race(0, 3))).toMatch(/exited 0\/3; the model allows 0\/0, 0\/4/);
+  });
+
+  it("finds a host rm that removed the host a delivery the state before named as pending targets", () => {
+    const pending = "pending: channel.send for agent:main/a (key msg-1)\n";
+    const s = run([
+      ...SPAWNED,
+      { mu: "agent close a", env: { MU_CRASH_AT: "effect.intent-deleted" } },
+      { mu: "state" },
+      { mu: "host rm box" },
+    ] as Step[]);
+    const ran = (rm: number) => ({
+      ...seen([0, 0, 0, 0, 0, rm], [{}, {}, START, START, START, START]),
+      exits: [0, 0, 0, null, 0, rm],
+      signals: [null, null, null, "SIGKILL", null, null],
+      stdouts: ["", "", "", "", pending, ""],
+    });
+    expect(modelDivergence(s, ran(4))).toBeUndefined();
+    expect(modelDivergence(s, ran(0))).toMatch(
+      /step 6 'host rm box' removed host box, which the pending delivery to agent a/,
+    );
   });
 
   it("lets two verbs that each find nothing to act on both answer not found", () => {

@@ -1,6 +1,7 @@
 import type { Fault } from "../plugin/fault-types.js";
 import { argv, type LoadedScenario } from "../runner/scenario.js";
 import { blamesAnotherMu } from "./alone.js";
+import { DeliveryWatch } from "./deliveries.js";
 import {
   ArchiveWatch,
   dyingView,
@@ -60,6 +61,7 @@ export function modelDivergence(
   let seen: Record<string, number> = {};
   const racing: { words: string[]; at: number }[] = [];
   const archive = new ArchiveWatch();
+  const deliveries = new DeliveryWatch();
   let i = -1;
   for (const st of s.steps) {
     if ("world" in st) {
@@ -89,8 +91,10 @@ export function modelDivergence(
     const before = seen;
     seen = { ...seen };
     for (const [k, v] of Object.entries(effectsAfter[i] ?? {})) seen[k] = Math.max(seen[k] ?? 0, v);
+    deliveries.note(words);
     if (st.background || running > 0) {
       // Several mu at once: judged together at their join (races.ts).
+      deliveries.forget();
       running++;
       racing.push({ words, at: i });
       continue;
@@ -101,6 +105,9 @@ export function modelDivergence(
     const step = `step ${i + 1} '${words.map(shown).join(" ")}'`;
     const blamed = blamesAnotherMu(o.stderrs?.[i] ?? "");
     if (blamed) return `${step} ${blamed}`;
+    const ended = o.signals[i] ? null : (exit ?? null);
+    const held = deliveries.step(words, ended, stdouts[i] ?? "", settledCalm);
+    if (held) return `${step} ${held}`;
     const kept = archive.step(
       m,
       words,

@@ -87,6 +87,16 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
       [3, 0],
     ],
   },
+  // A close finishing what a killed send and a killed close left (a
+  // delivery pending, its call naming the host): rm before the close
+  // settles it is refused; rm after finds nothing holding the host.
+  {
+    verbs: ["agent close a", "host rm box"],
+    allowed: [
+      [0, 0],
+      [0, 4],
+    ],
+  },
   // A machine an agent runs on is never released; the send goes through.
   { verbs: ["host release h1", "agent send a hello-1"], allowed: [[4, 0]] },
   // Two agents' trees collected into one checkout, and a host fetch into it:
@@ -94,6 +104,10 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
   { verbs: ["agent close a1", "agent close a2"], allowed: [[0, 0]] },
   { verbs: ["agent close a1", "host fetch wt"], allowed: [[0, 0]] },
   { verbs: ["agent close a2", "host fetch wt"], allowed: [[0, 0]] },
+  // One name, one job: the later spawn finds the name taken or its spawn
+  // at work. Two that resume one spawn cut short: the one whose takeover
+  // commits second finds the record taken over or finished since its read,
+  // never finishing it again.
   {
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
     allowed: [

@@ -1,6 +1,8 @@
 import type { Fault } from "../plugin/fault-types.js";
 import type { LoadedScenario, Step } from "../runner/scenario.js";
+import { LATER_RACES } from "./later-races.js";
 import { liveness } from "./liveness.js";
+import type { Race } from "./race.js";
 import { anyFault, pick, type Rand, Script } from "./workload-script.js";
 
 // The explorer's concurrent family: several mu at once on one host, plugin
@@ -26,19 +28,7 @@ const WORLD2 = JSON.stringify({
   },
 });
 
-interface Race {
-  name: string;
-  /** What must be there before the race: run one at a time, never killed. */
-  setup: string[];
-  /** The verbs that race. */
-  verbs: [string, string];
-  /** The calls the first verb makes that the plugin may hold for a while. */
-  calls: string[];
-  /** A verb that may run beside them, reading what they change. */
-  aside: string[];
-  /** A machine of the set-up the provider then reports gone: its record is lost, holding nothing. */
-  lost?: string;
-}
+export { LATER_RACES };
 
 export const RACES: Race[] = [
   {
@@ -110,25 +100,6 @@ export const RACES: Race[] = [
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
     calls: ["job.start"],
     aside: ["agent list", "agent read c"],
-  },
-];
-
-/**
- * Races added once the seeds of RACES were fixed: a seed draws one of these
- * from a stream of its own (workloads.ts), so every seed that drew a race of
- * RACES still draws it.
- */
-export const LATER_RACES: Race[] = [
-  // The release reads the lost record, then waits for its plugin's handshake
-  // (held), while host rm removes the record: its committing re-read must
-  // say the record was removed, not that another mu is acquiring it.
-  {
-    name: "host release of a lost host racing host rm",
-    setup: ["host acquire --provider sim h1"],
-    lost: "h1",
-    verbs: ["host release h1", "host rm h1"],
-    calls: ["initialize", "host.release"],
-    aside: ["host status h1", "host list"],
   },
 ];
 
@@ -217,6 +188,12 @@ export function concurrentWorkload(
     w.verb(`host status ${race.lost}`, false);
     w.setFaults([]);
   }
+  for (const c of race.cut ?? []) {
+    if (c.faults) w.setFaults(c.faults);
+    w.aside(c.verb, c.at ? { MU_CRASH_AT: pick(r, c.at) } : {});
+  }
+  if (race.cut?.some((c) => c.faults)) w.setFaults([]);
+  for (const v of race.alone ?? []) w.verb(v, false);
   const [x, y] = race.verbs;
   const [first, second] = r() < 0.5 ? [x, y] : [y, x];
   const faults: Fault[] = [];
@@ -226,9 +203,10 @@ export function concurrentWorkload(
   // Now and then a fault too, on a call of either verb.
   if (call && r() < 0.15) faults.push({ on: pick(r, race.calls), do: anyFault(r) });
   if (faults.length > 0) w.setFaults(faults);
-  const racing: Step[] = [{ mu: first, background: true } as Step];
+  const env = race.env ? { env: race.env } : {};
+  const racing: Step[] = [{ mu: first, background: true, ...env } as Step];
   if (r() < 0.3) racing.push({ mu: pick(r, race.aside), background: true } as Step);
-  racing.push({ mu: second } as Step, { join: true });
+  racing.push({ mu: second, ...env } as Step, { join: true });
   w.steps.push(...racing);
   // Settle: no faults, past every in-flight bound; every agent read, closed
   // and forgotten, every machine looked at, released and removed, the

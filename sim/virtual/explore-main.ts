@@ -48,7 +48,7 @@ const { values, positionals } = parseOrUsage(
     serial: "one mu at a time, to replay a seed an explorer drew with it",
     races: [
       "NAMES",
-      "every seed races several mu, drawing only these races (comma-separated, as named in sim/virtual/concurrent-workload.ts) (default: any race, in about a third of the seeds)",
+      "every seed races several mu, drawing only these races (comma-separated, as named in sim/virtual/concurrent-workload.ts and later-races.ts) (default: any race, in about a third of the seeds)",
     ],
     workers: ["N", "seeds run in this many child processes (default: the cores)"],
     shard: ["I/N", "take every N-th seed from S+I (default: every seed)"],

@@ -198,14 +198,15 @@ const CONCURRENT = 0.35;
 /** How often a concurrent seed races closes of --worktree agents (real git runs: slower). */
 const WORKTREE = 0.15;
 
-/** How often a concurrent seed that races no worktree closes draws one of LATER_RACES. */
+/** How often a concurrent seed that races no worktree closes draws each of LATER_RACES. */
 const LATER = 0.1;
 
 /**
  * The race a concurrent seed draws from a stream of its own, if any: the
- * worktree closes, or one of LATER_RACES. Each its own stream, so a seed
- * that drew a race of RACES before either existed still draws it; with
- * `only` naming none of RACES, one of these is drawn every time.
+ * worktree closes, or one of LATER_RACES, each of those with a stream of
+ * its own too (the first that draws it wins). So a seed that drew a race
+ * before a later one was added still draws it; with `only` naming none of
+ * RACES, one of the later ones named is drawn every time.
  */
 function ownStreamRace(seed: number, only?: readonly string[]): string | undefined {
   const on = (name: string) => !only || only.includes(name);
@@ -216,10 +217,15 @@ function ownStreamRace(seed: number, only?: readonly string[]): string | undefin
   if (worktree) return WORKTREE_RACE;
   const later = LATER_RACES.filter((x) => on(x.name));
   if (later.length === 0) return undefined;
-  const l = rng(seed ^ 0x1a7e_2ace);
-  const alone = !RACES.some((x) => on(x.name));
-  return alone || l() < LATER ? pick(l, later).name : undefined;
+  if (!RACES.some((x) => on(x.name))) return pick(rng(seed ^ LATER_SALT), later).name;
+  const drawn = LATER_RACES.find(
+    (x, i) => on(x.name) && rng(seed ^ (LATER_SALT + i * 0x9e37_79b9))() < LATER,
+  );
+  return drawn?.name;
 }
+
+/** The stream of the first of LATER_RACES; each next one's is a step further. */
+const LATER_SALT = 0x1a7e_2ace;
 
 /** One random workload: a world and the steps mu runs in it. */
 export function workload(
