@@ -9,6 +9,7 @@ import { agentSubject, jobByKey, jobOf } from "../jobs/records.js";
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
+import { refuseWhileWriterLives } from "./spawn/record.js";
 import type { JobStatus } from "./wait-liveness.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -72,6 +73,9 @@ export async function agentAbandon(
       // Again in this commit: another mu may have closed the job meanwhile
       // (and the name been spawned again), or begun a start.
       if (jobOf(db, ws, name)?.key !== job.key) return { changed: true as const };
+      const j = jobByKey(db, job.key);
+      // A spawn still at work on the record (its start not journaled yet) keeps it.
+      if (j) refuseWhileWriterLives(io, j);
       // What is pending on it goes too: a stop that cannot be sent, a
       // delivery no job will ever take (its receipt stays unknown). Read in
       // this commit, so one another mu is at work on (written since the
@@ -86,7 +90,6 @@ export async function agentAbandon(
         deleteIntent(db, i);
         if (DELIVERIES.includes(i.method)) jobRules.abandon?.(db, i, now);
       }
-      const j = jobByKey(db, job.key);
       // The agent's row closed, a --task reopened, as a rolled-back start's.
       if (j) rollBackSpawn(db, j.key, "unknown");
       return { gone: j, dropped };
