@@ -33,13 +33,26 @@ export async function agentAbandon(
     // The rules first: a stop reissued now, say, ends it the ordinary way.
     // What they leave unresolved is what --abandon is for; another mu still
     // at work on the agent is not.
+    const before = await store.read((db) => jobOf(db, ws, name));
     try {
       await resolveAgent(io, store, sup, ws, name, `mu agent forget ${name} --abandon -w ${ws}`);
     } catch (err) {
       if (err instanceof RefusedError && err.code.startsWith("effect.guard.")) throw err;
       if (!(err instanceof MuError)) throw err;
     }
-    const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    const found = await store.read((db) =>
+      before && !jobOf(db, ws, name) ? undefined : findAgent(db, ws, name),
+    );
+    if (!found) {
+      // Ended, not forgotten: as forget does when the rules settle its start.
+      throw new RefusedError(
+        "forget.settled",
+        "agent",
+        `${ws}/${name}'s job ${before?.key} was ended meanwhile (by a stop settled just now, or by another mu); nothing was forgotten`,
+        { hint: "see: mu agent list" },
+      );
+    }
+    const { job, agent, host } = found;
     const pending = await store.read((db) => intentsFor(db, agentSubject(ws, name)));
     const pendingStart = () =>
       new RefusedError(
