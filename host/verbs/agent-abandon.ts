@@ -9,6 +9,7 @@ import { agentSubject, jobByKey, jobOf } from "../jobs/records.js";
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
+import { refuseWhileWriterLives } from "./spawn/record.js";
 import type { JobStatus } from "./wait-liveness.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -32,13 +33,26 @@ export async function agentAbandon(
     // The rules first: a stop reissued now, say, ends it the ordinary way.
     // What they leave unresolved is what --abandon is for; another mu still
     // at work on the agent is not.
+    const before = await store.read((db) => jobOf(db, ws, name));
     try {
       await resolveAgent(io, store, sup, ws, name, `mu agent forget ${name} --abandon -w ${ws}`);
     } catch (err) {
       if (err instanceof RefusedError && err.code.startsWith("effect.guard.")) throw err;
       if (!(err instanceof MuError)) throw err;
     }
-    const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    const found = await store.read((db) =>
+      before && !jobOf(db, ws, name) ? undefined : findAgent(db, ws, name),
+    );
+    if (!found) {
+      // Ended, not forgotten: as forget does when the rules settle its start.
+      throw new RefusedError(
+        "forget.settled",
+        "agent",
+        `${ws}/${name}'s job ${before?.key} was ended meanwhile (by a stop settled just now, or by another mu); nothing was forgotten`,
+        { hint: "see: mu agent list" },
+      );
+    }
+    const { job, agent, host } = found;
     const pending = await store.read((db) => intentsFor(db, agentSubject(ws, name)));
     const pendingStart = () =>
       new RefusedError(
@@ -72,6 +86,9 @@ export async function agentAbandon(
       // Again in this commit: another mu may have closed the job meanwhile
       // (and the name been spawned again), or begun a start.
       if (jobOf(db, ws, name)?.key !== job.key) return { changed: true as const };
+      const j = jobByKey(db, job.key);
+      // A spawn still at work on the record (its start not journaled yet) keeps it.
+      if (j) refuseWhileWriterLives(io, j);
       // What is pending on it goes too: a stop that cannot be sent, a
       // delivery no job will ever take (its receipt stays unknown). Read in
       // this commit, so one another mu is at work on (written since the
@@ -86,7 +103,6 @@ export async function agentAbandon(
         deleteIntent(db, i);
         if (DELIVERIES.includes(i.method)) jobRules.abandon?.(db, i, now);
       }
-      const j = jobByKey(db, job.key);
       // The agent's row closed, a --task reopened, as a rolled-back start's.
       if (j) rollBackSpawn(db, j.key, "unknown");
       return { gone: j, dropped };
