@@ -4,7 +4,7 @@
 // Stryker ran (vitest.mutate.config.ts: the scenario files on the virtual
 // engine and the short explorer run) runs whole, in a fresh process.
 //
-//   node scripts/mutation-recheck.mjs reports/mutation-runs/RUN.json [--file PATH]... [--ids ID,ID...] [--workers N] [--keep NAME]
+//   node scripts/mutation-recheck.mjs reports/mutation-runs/RUN.json [--file PATH]... [--ids ID,ID...] [--first SCENARIO,...] [--workers N] [--keep NAME]
 //
 // --ids picks mutants by the run's ids: to prove that a scenario written for
 // a survivor kills it, rather than applying the mutant by hand.
@@ -42,10 +42,14 @@ const ids = opt("--ids", undefined)?.split(",").filter(Boolean);
 const workers = Number(opt("--workers", 2));
 const keep = opt("--keep", undefined);
 const limitMs = Number(opt("--limit-ms", 300_000));
+// Scenario ids run first (test/mutation/testbed.mutate.ts reads MU_MUTATE_FIRST):
+// the scenarios written to kill these mutants. Order only, never the verdict:
+// a mutant they do not kill still meets the whole test set.
+const first = opt("--first", undefined);
 const [runFile] = args;
 if (!runFile || !Number.isInteger(workers) || workers < 1) {
   process.stderr.write(
-    "usage: node scripts/mutation-recheck.mjs RUN.json [--file PATH]... [--ids ID,ID...] [--workers N] [--keep NAME] [--limit-ms MS]\n",
+    "usage: node scripts/mutation-recheck.mjs RUN.json [--file PATH]... [--ids ID,ID...] [--first SCENARIO,...] [--workers N] [--keep NAME] [--limit-ms MS]\n",
   );
   process.exit(2);
 }
@@ -101,7 +105,12 @@ function testSet(dir) {
       process.execPath,
       [join(root, "node_modules/vitest/vitest.mjs"), "run", "-c", "vitest.mutate.config.ts", "--bail", "1",
         "--reporter", "json", "--outputFile", out],
-      { cwd: dir, stdio: "ignore", detached: true },
+      {
+        cwd: dir,
+        stdio: "ignore",
+        detached: true,
+        env: first === undefined ? process.env : { ...process.env, MU_MUTATE_FIRST: first },
+      },
     );
     const timer = setTimeout(() => {
       try {

@@ -19,9 +19,16 @@ import { FOUND } from "../explore-found-seeds.js";
 // sh steps, git or a working directory run there too: mu takes its
 // directory from its ports, so nothing moves the process's own (which a
 // worker thread may not do).
-const scenarios = findScenarioFiles(join(packageRoot(), "scenarios"))
+const loaded = findScenarioFiles(join(packageRoot(), "scenarios"))
   .map(loadScenario)
   .filter((s) => needsRealEngine(s) === undefined);
+// A recheck names the scenarios written for its mutants to run first, so a
+// kill is known early (the set runs with --bail 1); the set is the same.
+const first = (process.env.MU_MUTATE_FIRST ?? "").split(",").filter(Boolean);
+const scenarios = [
+  ...loaded.filter((s) => first.includes(s.scenario)),
+  ...loaded.filter((s) => !first.includes(s.scenario)),
+];
 
 // A few dozen seeds: enough to reach the verbs and faults the files do not,
 // few enough that a mutant covered by all of them still runs in seconds.
