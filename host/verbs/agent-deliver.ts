@@ -5,6 +5,8 @@ import { type Delivery, deliver, learnIncarnation, newMsgId } from "../jobs/deli
 import { jobPlugin, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import type { Seams } from "../protocol/declaration.js";
 import { openStore } from "../store/index.js";
+import { refuseWhileWriterLives } from "./spawn/record.js";
+import { closeCommand, spawnAgainCommand, spawnAgainOrClose } from "./spawn/remedy.js";
 import { withPlugins } from "./with-plugins.js";
 
 // The deliveries: send (follow-up, steer, fresh), command, interrupt, abort
@@ -126,6 +128,23 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
   await withPlugins(io, async (sup) => {
     await resolveAgent(io, store, sup, ws, name, `mu agent read ${name} -w ${ws}`);
     const { job, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    if (job.state === "running" && agent?.state !== "live") {
+      // A spawn cut short after job.start: the way on is the spawn again, as
+      // mu state says, unless that spawn is still at work.
+      refuseWhileWriterLives(io, job);
+      throw new RefusedError(
+        "delivery.spawn-unfinished",
+        "agent",
+        `${ws}/${name}'s job runs, but its spawn did not finish (the agent has no view)`,
+        {
+          hint: spawnAgainOrClose(
+            "resume",
+            spawnAgainCommand(ws, name, job.host),
+            closeCommand(ws, name),
+          ),
+        },
+      );
+    }
     if (job.state !== "running" || agent?.state !== "live") {
       throw new RefusedError(
         "delivery.not-running",
