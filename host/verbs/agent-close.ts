@@ -187,6 +187,16 @@ export async function agentReattach(
   await withPlugins(io, async (sup) => {
     await resolveAgent(io, store, sup, ws, name, `mu agent reattach ${name} -w ${ws}`);
     const { job: j, agent, host } = await store.read((db) => findAgent(db, ws, name));
+    // A close stopped this job and still owes its final collect: nothing runs
+    // to attach to, and a view recorded now would name a live agent that is not.
+    if (j.state === "stopped") {
+      throw new RefusedError(
+        "reattach.stopped",
+        "agent",
+        `${ws}/${name}'s job is stopped and owes its final collect, so there is nothing to reattach`,
+        { hint: `finish the close: mu agent close ${name} -w ${ws}` },
+      );
+    }
     // A close, forget or other reattach since that read: the agent changed
     // under this reattach, whatever failed after it.
     const refuseIfChanged = async (pane?: string) => {

@@ -145,6 +145,14 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
         },
       );
     }
+    if (job.state === "stopped") {
+      throw new RefusedError(
+        "delivery.stopped",
+        "agent",
+        `${ws}/${name}'s job is stopped and owes its final collect; it takes no delivery`,
+        { hint: `finish the close: mu agent close ${name} -w ${ws}` },
+      );
+    }
     if (job.state !== "running" || agent?.state !== "live") {
       throw new RefusedError(
         "delivery.not-running",
