@@ -11,7 +11,19 @@ import { needsRealEngine } from "../sim/virtual/can-run.js";
 const scenarios = findScenarioFiles(join(packageRoot(), "scenarios")).map(loadScenario);
 const virtual = scenarios.filter((s) => needsRealEngine(s) === undefined).length;
 const only = scenarios.filter((s) => s.virtualOnly !== undefined).length;
-const words = ["none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+const words = [
+  "none",
+  "one",
+  "two",
+  "three",
+  "four",
+  "five",
+  "six",
+  "seven",
+  "eight",
+  "nine",
+  "ten",
+];
 const text = (f: string) => readFileSync(join(packageRoot(), f), "utf8").replace(/\s+/g, " ");
 
 it("the README's counts of scenario files are the files'", () => {
