@@ -94,7 +94,14 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
       return { job, pane: pane !== null && (await ctx.mux.alive(pane)) ? pane : null };
     }
   }
-  throw exists(ws, name, `already runs on host ${job.host}`);
+  // A job a close stopped but could not collect from still holds the name.
+  throw exists(
+    ws,
+    name,
+    job.state === "stopped"
+      ? `is stopped on host ${job.host} and owes its final collect`
+      : `already runs on host ${job.host}`,
+  );
 }
 
 /**
