@@ -23,6 +23,8 @@ const words = [
   "eight",
   "nine",
   "ten",
+  "eleven",
+  "twelve",
 ];
 const text = (f: string) => readFileSync(join(packageRoot(), f), "utf8").replace(/\s+/g, " ");
 

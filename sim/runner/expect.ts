@@ -108,6 +108,16 @@ export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promi
         `${method} was sent ${sent.length} times; sameParams needs a resend to compare`,
       );
   }
+  for (const [method, pattern] of Object.entries(want.paramsMatch ?? {})) {
+    const sent = o.world
+      .transcript()
+      .filter((e) => e.dir === "in" && e.msg.method === method)
+      .map((e) => JSON.stringify(e.msg.params ?? {}));
+    if (sent.length === 0) problems.push(`${method} was never sent; paramsMatch needs one`);
+    for (const params of sent)
+      if (!new RegExp(pattern).test(params))
+        problems.push(`${method}'s params do not match ${pattern}: ${params}`);
+  }
   if (want.archive !== undefined) {
     const text = archiveText(o.archive());
     if (!new RegExp(want.archive).test(text))

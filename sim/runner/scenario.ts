@@ -89,6 +89,8 @@ export interface ExpectStep {
     intents?: number;
     hosts?: Record<string, string | null>;
     sameParams?: string[];
+    /** Every request of the method the plugin received has params (as JSON) matching the pattern. */
+    paramsMatch?: Record<string, string>;
     sessionsPeak?: Record<string, number>;
     cleanExits?: number;
     /** Each commit is reachable from a ref in the repository at `repo` (under the scenario's root). */
