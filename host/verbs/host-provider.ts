@@ -163,15 +163,16 @@ function removedMeanwhile(name: string): NotFoundError {
   );
 }
 
-// Released and acquired again by others: the record now names a new machine
-// that this release never read, and is not its to give back.
-function acquiredAgain(name: string): RefusedError {
-  return new RefusedError(
-    "host.changed",
-    "host",
-    `host '${name}' was released and acquired again by another mu while this release waited for its plugin; the new machine was not released`,
-    { hint: `see mu host status ${name}; release it again only if it is yours to give back` },
-  );
+// Released and acquired again by others (or being acquired, the call still
+// in flight): the record now names a new machine that this release never
+// read, and is not its to give back.
+function acquiredAgain(name: string, inFlight: boolean): RefusedError {
+  const what = inFlight
+    ? "is being acquired again by another mu while this release waited for its plugin; nothing was released"
+    : "acquired again by another mu while this release waited for its plugin; the new machine was not released";
+  return new RefusedError("host.changed", "host", `host '${name}' was released and ${what}`, {
+    hint: `see mu host status ${name}; release it again only if it is yours to give back`,
+  });
 }
 
 export async function hostRelease(io: Io, name: string): Promise<void> {
@@ -204,8 +205,8 @@ export async function hostRelease(io: Io, name: string): Promise<void> {
         before: (db) => {
           const cur = getHost(db, name);
           if (!cur) throw removedMeanwhile(name);
+          if (cur.key !== h.key) throw acquiredAgain(name, cur.state === "acquiring");
           if (cur.state === "acquiring") throw beingAcquired(name);
-          if (cur.key !== h.key) throw acquiredAgain(name);
           refuseIfInUse(db, name, witnessOf(io.ports), io.ports.env);
         },
         done: (db) => {
