@@ -34,6 +34,7 @@ import { openStore } from "../store/index.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { livesThroughWindow, muxFor, requireCommandLines, viewReadyMs } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./spawn/record.js";
+import { closeCommand } from "./spawn/remedy.js";
 import { withPlugins } from "./with-plugins.js";
 
 // mu agent close and mu agent reattach: the two things a person does to an
@@ -194,7 +195,7 @@ export async function agentReattach(
         "reattach.stopped",
         "agent",
         `${ws}/${name}'s job is stopped and owes its final collect, so there is nothing to reattach`,
-        { hint: `finish the close: mu agent close ${name} -w ${ws}` },
+        { hint: `finish the close: ${closeCommand(ws, name)}` },
       );
     }
     // A close, forget or other reattach since that read: the agent changed

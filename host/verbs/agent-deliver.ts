@@ -150,7 +150,7 @@ async function run(io: Io, name: string, ws: string, v: Verb): Promise<void> {
         "delivery.stopped",
         "agent",
         `${ws}/${name}'s job is stopped and owes its final collect; it takes no delivery`,
-        { hint: `finish the close: mu agent close ${name} -w ${ws}` },
+        { hint: `finish the close: ${closeCommand(ws, name)}` },
       );
     }
     if (job.state !== "running" || agent?.state !== "live") {
