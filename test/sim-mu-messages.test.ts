@@ -36,6 +36,23 @@ describe("the sim's reading of mu's messages", () => {
     ]);
   });
 
+  it("takes the testbed's pause as mu's, checking only its id", () => {
+    const m = new MuMessages(() => NOW);
+    const pause = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "testbed.pause",
+      params: { point: "forget.committed", deadline: NOW + 90_000 },
+    });
+    expect([hello, pause(2), pause(2)].map((x) => m.slip(x))).toEqual([
+      undefined,
+      undefined,
+      "id 2 used for a second request",
+    ]);
+    // A notification of that name is still one mu never sends.
+    expect(m.slip({ jsonrpc: "2.0", method: "testbed.pause", params: {} })).toMatch(/never sends/);
+  });
+
   it("names each slip", () => {
     const m = new MuMessages(() => NOW);
     expect(m.slip({ ...hello, jsonrpc: "" })).toMatch(/^not a JSON-RPC 2\.0 message: /);

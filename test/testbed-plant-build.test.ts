@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
+import { PAUSE_POINTS } from "../host/testbed-pause.js";
 import { PLANTS } from "../host/testbed-plant.js";
 import { muBin, tempState } from "./helpers.js";
 
@@ -96,6 +97,15 @@ describe("planted bugs in the shipped build", () => {
     const code = codeLines(readFileSync(bundle, "utf8"));
     for (const p of PLANTS) expect(code.filter((l) => l.includes(p))).toEqual([]);
     expect(code.filter((l) => /\bplanted\b|\.MU_TESTBED_PLANT\b/.test(l))).toEqual([]);
+  });
+
+  it("the bundle holds no pause point: no point's name, no pause call, no read of MU_TESTBED_PAUSE", () => {
+    const code = codeLines(readFileSync(bundle, "utf8"));
+    for (const p of Object.keys(PAUSE_POINTS))
+      expect(code.filter((l) => l.includes(p))).toEqual([]);
+    expect(code.filter((l) => /\bpauseAt\b|testbed\.pause|\.MU_TESTBED_PAUSE\b/.test(l))).toEqual(
+      [],
+    );
   });
 
   it("an installed mu ignores MU_TESTBED_PLANT; the testbed's build does not", () => {

@@ -14,6 +14,7 @@ export const LOCAL_ONLY = [
   "MU_CONTROL_SOCKET",
   "MU_CRASH_AT",
   "MU_TESTBED_PLANT",
+  "MU_TESTBED_PAUSE",
   "MU_CLOCK_OFFSET_MS",
 ] as const;
 

@@ -1,4 +1,5 @@
 import { methodDefs, validate } from "../../host/protocol/schema.js";
+import { PAUSE_METHOD } from "../../host/testbed-pause.js";
 
 // The sim reads mu's side of the wire as strictly as mu reads the plugin's:
 // a plugin author relies on every line mu writes being a JSON-RPC 2.0 request
@@ -25,6 +26,8 @@ export class MuMessages {
     const request = "id" in msg;
     const envelope = validate(request ? "envelope.request" : "envelope.notification", msg);
     if (!envelope.ok) return `not a JSON-RPC 2.0 message: ${envelope.errors.join("; ")}`;
+    // The testbed's pause (host/testbed-pause.ts) is in no seam: only its id is checked.
+    if (request && method === PAUSE_METHOD) return this.freshId(msg.id as number);
     const defs = methodDefs(method);
     const sends = request
       ? defs?.result !== undefined
@@ -35,9 +38,8 @@ export class MuMessages {
     const shape = validate(defs.params, params);
     if (!shape.ok) return `${method} params: ${shape.errors.join("; ")}`;
     if (request) {
-      const id = msg.id as number;
-      if (this.ids.has(id)) return `id ${id} used for a second request`;
-      this.ids.add(id);
+      const used = this.freshId(msg.id as number);
+      if (used) return used;
       const deadline = params.deadline;
       if (typeof deadline === "number" && deadline < this.now() - ARRIVAL_SLACK_MS)
         return `${method} arrived ${this.now() - deadline} ms after its deadline`;
@@ -46,6 +48,12 @@ export class MuMessages {
     if (method === "shutdown") this.shutdown = true;
     if (typeof params.id === "number" && !this.ids.has(params.id))
       return `a $/cancel for id ${params.id}, which mu never sent`;
+    return undefined;
+  }
+
+  private freshId(id: number): string | undefined {
+    if (this.ids.has(id)) return `id ${id} used for a second request`;
+    this.ids.add(id);
     return undefined;
   }
 }

@@ -41,7 +41,7 @@ export interface RunOptions {
 }
 
 const muBin = () => join(packageRoot(), "dist/host/cli/mu.cjs");
-/** mu with the planted bugs in (mu-testbed.ts): only a step that names a plant needs it. */
+/** mu with the planted bugs and pause points in (mu-testbed.ts): only a step that names one needs it. */
 const testbedBin = () => join(packageRoot(), "dist/sim/runner/mu-testbed.js");
 
 function seen(box: Sandbox, afterSeen: string): boolean {
@@ -64,7 +64,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     ...box.env,
     ...step.env,
   };
-  const bin = env.MU_TESTBED_PLANT ? testbedBin() : muBin();
+  const bin = env.MU_TESTBED_PLANT || env.MU_TESTBED_PAUSE ? testbedBin() : muBin();
   const child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
     env,
     cwd: step.cwd === undefined ? box.root : resolve(box.root, expand(box, step.cwd)),
