@@ -28,6 +28,8 @@ export interface Forgetting<T> {
   look: string;
   /** Ends the subject's records of the attempt, in the same commit as the intent. */
   drop: (db: Database) => T;
+  /** Runs once the rules gave up, just before the commit: what must be looked at while the subject is still held. */
+  beforeCommit?: () => Promise<void>;
 }
 
 /** Forgets one intent no rule can settle; returns the row that left it stuck and what drop returned. */
@@ -46,6 +48,7 @@ export async function forgetStuck<T>(
       { hint: `nothing to forget; see ${f.look}` },
     );
   }
+  await f.beforeCommit?.();
   const out = await store.write((db) => {
     const cur = intentsFor(db, i.subject).find((x) => sameIntent(x, i));
     if (!cur) return { gone: true as const };

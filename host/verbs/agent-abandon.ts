@@ -8,6 +8,8 @@ import { jobRules, rollBackSpawn } from "../jobs/job-rules.js";
 import { agentSubject, jobByKey, jobOf } from "../jobs/records.js";
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
+import { pauseAt } from "../testbed-pause.js";
+import { TESTBED_BUILD } from "../testbed-plant.js";
 import { muxFor } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./spawn/record.js";
 import type { JobStatus } from "./wait-liveness.js";
@@ -81,6 +83,10 @@ export async function agentAbandon(
         );
       }
     }
+    // Listed while the name is still held: once the commit frees it another
+    // mu may spawn it again, and that spawn's view is not this agent's.
+    const mux = muxFor(io.ports);
+    const panes = await mux.panesOf(ws, name);
     const now = io.ports.clock.now();
     const out = await store.write((db) => {
       // Again in this commit: another mu may have closed the job meanwhile
@@ -126,8 +132,8 @@ export async function agentAbandon(
     const { gone, dropped } = out;
     for (const i of dropped)
       io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): abandoned\n`);
-    const mux = muxFor(io.ports);
-    for (const pane of await mux.panesOf(ws, name)) await mux.kill(pane);
+    if (TESTBED_BUILD) await pauseAt("forget.committed", io.ports, sup, host.reg);
+    for (const pane of panes) await mux.kill(pane);
     if (agent?.pane) await mux.kill(agent.pane);
     // Deliveries to it can never be taken now.
     await resolveAgent(io, store, sup, ws, name, close);

@@ -7,6 +7,8 @@ import { resolveAgent } from "../jobs/job-calls.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
 import { agentSubject, jobByKey } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
+import { pauseAt } from "../testbed-pause.js";
+import { TESTBED_BUILD } from "../testbed-plant.js";
 import { muxFor } from "../view/mux.js";
 import { withPlugins } from "./with-plugins.js";
 
@@ -24,8 +26,9 @@ export async function agentForget(
   const store = openStore(io.ports);
   const close = `mu agent close ${name} -w ${ws}`;
   const subject = agentSubject(ws, name);
+  const mux = muxFor(io.ports);
   await withPlugins(io, async (sup) => {
-    const { job } = await store.read((db) => findAgent(db, ws, name));
+    const { job, host } = await store.read((db) => findAgent(db, ws, name));
     const start = await store.read((db) =>
       intentsFor(db, subject).find((i) => i.method === "job.start" && i.key === job.key),
     );
@@ -34,6 +37,9 @@ export async function agentForget(
         hint: `forget ends only a start no rule can settle; end this agent with ${close} (if no close can ever end it, its host gone for good: mu agent forget ${name} --abandon -w ${ws})`,
       });
     }
+    // The panes are listed while the name is still held: once the commit
+    // frees it another mu may spawn it again, and its new view is not ours.
+    let panes: string[] = [];
     const { row, dropped: forgot } = await forgetStuck(io, store, {
       label: "agent",
       what: `the start of ${ws}/${name}`,
@@ -47,10 +53,13 @@ export async function agentForget(
         rollBackSpawn(db, start.key, "unknown");
         return j;
       },
+      beforeCommit: async () => {
+        panes = await mux.panesOf(ws, name);
+      },
     });
+    if (TESTBED_BUILD) await pauseAt("forget.committed", io.ports, sup, host.reg);
     // A pane mu opened for it, if any, and deliveries that can now never be taken.
-    const mux = muxFor(io.ports);
-    for (const pane of await mux.panesOf(ws, name)) await mux.kill(pane);
+    for (const pane of panes) await mux.kill(pane);
     await resolveAgent(io, store, sup, ws, name, close);
     const on = forgot?.host ?? job.host;
     io.out(
