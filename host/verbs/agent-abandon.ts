@@ -5,7 +5,7 @@ import { MuError, RefusedError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { jobRules, rollBackSpawn } from "../jobs/job-rules.js";
-import { agentSubject, jobByKey, jobOf } from "../jobs/records.js";
+import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/records.js";
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { pauseAt } from "../testbed-pause.js";
@@ -110,7 +110,13 @@ export async function agentAbandon(
         if (DELIVERIES.includes(i.method)) jobRules.abandon?.(db, i, now);
       }
       // The agent's row closed, a --task reopened, as a rolled-back start's.
+      const view = agentOf(db, ws, name)?.pane ?? null;
       if (j) rollBackSpawn(db, j.key, "unknown");
+      // The closed row names its view until the view is killed (forgetLeftView,
+      // in resolveAgent below): a mu that dies before the kill leaves the next
+      // verb on the name a pane to kill, not one nothing records.
+      const a = agentOf(db, ws, name);
+      if (a && view !== null) putAgent(db, { ...a, pane: view });
       return { gone: j, dropped };
     });
     if ("changed" in out) {
@@ -135,7 +141,7 @@ export async function agentAbandon(
     if (TESTBED_BUILD) await pauseAt("forget.committed", io.ports, sup, host.reg);
     for (const pane of panes) await mux.kill(pane);
     if (agent?.pane) await mux.kill(agent.pane);
-    // Deliveries to it can never be taken now.
+    // Deliveries to it can never be taken now, and the row lets go of the view.
     await resolveAgent(io, store, sup, ws, name, close);
     io.out(
       `forgot ${ws}/${name}: mu no longer tracks its job ${job.key} on ${job.host}; if it still runs there, stop it yourself\n`,
