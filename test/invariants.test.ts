@@ -41,6 +41,7 @@ const clean = (over: Partial<Ran> = {}): Ran => ({
   virtualMs: 0,
   clockJumps: 0,
   deadViews: [],
+  killedViews: [],
   lostCommits: [],
   outlived: [],
   dangling: [],
@@ -206,6 +207,22 @@ describe("the explorer's invariants", () => {
     expect(invariants(clean({ deadViews: ["v"], lostCommits: ["c"] }), two)).toEqual([
       "a commit that returned was lost: c",
       "a reattach left no live view: v",
+    ]);
+  });
+
+  it("break on a live agent's view another verb killed", () => {
+    expect(invariants(clean({ killedViews: ["'agent spawn a' exited 0"] }), two)).toEqual([
+      "a live agent's view was killed by another mu: 'agent spawn a' exited 0",
+    ]);
+  });
+
+  it("hold on a job forget --abandon named to the person", () => {
+    const gone = { muJobs: [] };
+    const line =
+      "forgot main/a: mu no longer tracks its job job-1 on box; if it still runs there, stop it yourself\n";
+    expect(invariants(clean({ ...gone, output: line }), two)).toEqual([]);
+    expect(invariants(clean({ ...gone, output: "" }), two)).toEqual([
+      "job job-1 runs, but mu neither records it nor has an intent for it",
     ]);
   });
 

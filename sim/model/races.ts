@@ -108,6 +108,15 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
   // at work. Two that resume one spawn cut short: the one whose takeover
   // commits second finds the record taken over or finished since its read,
   // never finishing it again.
+  // The abandon frees the name in its commit: a spawn that reads before it
+  // finds the name taken; one after spawns it anew.
+  {
+    verbs: ["agent forget a --abandon", "agent spawn a --host box"],
+    allowed: [
+      [0, 0],
+      [0, 4],
+    ],
+  },
   {
     verbs: ["agent spawn c --host box", "agent spawn c --host box"],
     allowed: [

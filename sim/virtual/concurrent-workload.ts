@@ -196,7 +196,7 @@ export function concurrentWorkload(
   for (const v of race.alone ?? []) w.verb(v, false);
   const [x, y] = race.verbs;
   const [first, second] = r() < 0.5 ? [x, y] : [y, x];
-  const faults: Fault[] = [];
+  const faults: Fault[] = [...(race.faults ?? [])];
   const call = race.calls.length > 0 ? pick(r, race.calls) : undefined;
   const hold = pick(r, HOLDS);
   if (call && hold > 0) faults.push({ on: call, do: { delayMs: hold } });

@@ -39,6 +39,24 @@ function outstaysGrace(s: LoadedScenario): boolean {
   );
 }
 
+/**
+ * Agents a `forget --abandon` was killed on: the person asked mu to let go
+ * of the job, and a kill after the commit leaves it let go before its
+ * forgot line was printed. Their jobs are the person's, as a named one is.
+ */
+function abandonsKilled(o: Ran, s: LoadedScenario): Set<string> {
+  const out = new Set<string>();
+  const verbs = s.steps.filter((st) => "mu" in st);
+  for (const [k, st] of verbs.entries()) {
+    const w = typeof st.mu === "string" ? st.mu.split(" ") : st.mu;
+    if (w[0] !== "agent" || w[1] !== "forget" || !w.includes("--abandon") || !w[2]) continue;
+    if (o.signals[k] !== "SIGKILL") continue;
+    const ws = w.includes("-w") ? (w[w.indexOf("-w") + 1] ?? "main") : "main";
+    out.add(`${ws}/${w[2]}`);
+  }
+  return out;
+}
+
 /** mu's exit codes (docs/cli.md's table): 6 is unused. */
 const EXITS = [0, 1, 2, 3, 4, 5, 7];
 
@@ -62,13 +80,16 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   // Nothing the world holds may be unknown to mu: neither recorded nor
   // journaled. A start or an acquire a person ended with forget was handed to
   // them by name, on the journal line that says mu cannot know whether it
-  // happened: what it made is theirs, not an orphan of mu's.
+  // happened, and a job forget --abandon let go on its forgot line: what
+  // they made is theirs, not an orphan of mu's.
   const pending = new Set(o.pendingKeys);
-  const forgotten = new Set(
-    [...o.output.matchAll(/(?:job\.start|host\.acquire) for \S+ \(key (\S+)\): forgotten \(/g)].map(
-      (m) => m[1],
-    ),
-  );
+  const forgotten = new Set([
+    ...[
+      ...o.output.matchAll(/(?:job\.start|host\.acquire) for \S+ \(key (\S+)\): forgotten \(/g),
+    ].map((m) => m[1]),
+    // A job forget --abandon let go, named to the person on its forgot line.
+    ...[...o.output.matchAll(/mu no longer tracks its job (\S+) on /g)].map((m) => m[1]),
+  ]);
   for (const [key, h] of Object.entries(o.worldHosts)) {
     if (h.released || pending.has(key) || forgotten.has(key)) continue;
     if (!o.muHosts.some((m) => m.key === key && m.state !== "released"))
@@ -76,8 +97,10 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
         `machine ${h.handle} (key ${key}) exists, but mu neither records it nor has an intent for it`,
       );
   }
+  const abandoned = abandonsKilled(o, s);
   for (const [key, j] of Object.entries(o.worldJobs)) {
     if (j.state !== "running" || pending.has(key) || forgotten.has(key)) continue;
+    if (j.agent !== undefined && abandoned.has(j.agent)) continue;
     if (!o.muJobs.some((m) => m.key === key && m.state !== "stopped"))
       broken.push(`job ${key} runs, but mu neither records it nor has an intent for it`);
   }
@@ -116,6 +139,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   if (forced && !outstaysGrace(s))
     broken.push(`mu killed a plugin group that exits within the grace: ${forced[0]}`);
   for (const d of o.deadViews) broken.push(`a reattach left no live view: ${d}`);
+  for (const d of o.killedViews) broken.push(`a live agent's view was killed by another mu: ${d}`);
   for (const c of o.crossings)
     broken.push(`a call went to another instance than its subject's: ${c}`);
   for (const c of o.otherMachine)

@@ -9,6 +9,9 @@ const UNREACHABLE: Fault["do"] = {
   patchReply: { state: "unreachable", reason: "the harness does not answer" },
 };
 
+/** What a machine that is gone for good answers every call about its job. */
+const GONE: Fault["do"] = { error: { kind: "permanent", message: "the machine is gone" } };
+
 /**
  * Races added once the seeds of RACES were fixed: a seed draws one of these
  * from a stream of its own (workloads.ts), so every seed that drew a race of
@@ -61,5 +64,22 @@ export const LATER_RACES: Race[] = [
     verbs: ["agent close a", "host rm box"],
     calls: ["channel.receipt", "job.stop"],
     aside: ["state", "agent list"],
+  },
+  // An agent whose machine answers nothing any more is let go by forget
+  // --abandon while another mu spawns the name again. The abandon's commit
+  // frees the name; held just after it (its pause point), the spawn may
+  // run to its end on the freed name. The abandon then kills only what it
+  // found before its commit: never the new agent's view.
+  {
+    name: "agent forget --abandon racing a spawn of the name",
+    setup: ["agent spawn a --host box"],
+    verbs: ["agent forget a --abandon", "agent spawn a --host box"],
+    calls: ["testbed.pause", "job.status"],
+    aside: ["agent list", "state"],
+    env: { MU_TESTBED_PAUSE: "forget.committed" },
+    faults: [
+      { on: "job.status", times: "always", do: GONE },
+      { on: "job.stop", times: "always", do: GONE },
+    ],
   },
 ];

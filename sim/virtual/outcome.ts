@@ -21,7 +21,8 @@ export type VirtualOutcome =
       signals: (string | null)[];
       /** What the world holds, by acquire and start key, and what mu recorded. */
       worldHosts: Record<string, { handle: string; released: boolean }>;
-      worldJobs: Record<string, { state: string }>;
+      /** The world's jobs by key, with the agent (workstream/name) each was started for. */
+      worldJobs: Record<string, { state: string; agent?: string }>;
       muHosts: { key: string; state: string }[];
       muJobs: { key: string; state: string }[];
       pendingKeys: string[];
@@ -50,6 +51,8 @@ export type VirtualOutcome =
       clockJumps: number;
       /** Reattaches that exited 0 while the view they recorded died within the readiness window. */
       deadViews: string[];
+      /** Spawns and reattaches that exited 0 whose live agent's view a verb beside them killed. */
+      killedViews: string[];
       /** Records that were there before a power cut and are gone after it. */
       lostCommits: string[];
       /** mu invocations that exited by themselves while a plugin process they started still ran. */
@@ -83,6 +86,7 @@ export type RunFacts = Pick<
   | "virtualMs"
   | "clockJumps"
   | "deadViews"
+  | "killedViews"
   | "lostCommits"
   | "outlived"
   | "dangling"
@@ -108,7 +112,7 @@ export function outcomeOf(db: ReadBack, world: World, facts: RunFacts): Ran {
     intents: db.intents.length,
     worldHosts: state.hosts ?? {},
     worldJobs: Object.fromEntries(
-      Object.entries(state.jobs ?? {}).map(([k, j]) => [k, { state: j.state }]),
+      Object.entries(state.jobs ?? {}).map(([k, j]) => [k, { state: j.state, agent: j.agent }]),
     ),
     muHosts: db.hosts.map((h) => ({ key: h.key, state: h.state })),
     muJobs: db.jobs,

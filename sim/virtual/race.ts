@@ -25,4 +25,6 @@ export interface Race {
   alone?: string[];
   /** What the racing verbs' environment adds. */
   env?: Record<string, string>;
+  /** Faults that stand through the race, beside the drawn ones; the settle clears them. */
+  faults?: Fault[];
 }

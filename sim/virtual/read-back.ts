@@ -37,6 +37,37 @@ export async function viewDied(
   return `the view it recorded (${pane}) died within ${viewReadyMs(ports.env)} ms`;
 }
 
+/**
+ * At a join: for each spawn or reattach of the runs that overlapped that
+ * exited 0, the view its agent's row names, if the row is still live, must
+ * still live once they all ended. A verb beside it may close the agent (the
+ * row is then closed, not live), but none may kill a live agent's view: a
+ * sweep by name after a commit that freed the name kills a new spawn's.
+ * Skipped where the backend was told to let views die.
+ */
+export async function viewsKilledBeside(
+  w: VirtualWorld,
+  muxes: ReturnType<typeof virtualMux>,
+  ran: readonly { words: string[]; env: Record<string, string>; exit: number | null }[],
+): Promise<string[]> {
+  if (ran.length < 2 || ran.some((r) => r.env.MU_MUX_SIM)) return [];
+  const out: string[] = [];
+  for (const r of ran) {
+    const [verb, what, name] = r.words;
+    if (r.exit !== 0 || verb !== "agent" || (what !== "spawn" && what !== "reattach") || !name)
+      continue;
+    const ws = r.words.includes("-w") ? (r.words[r.words.indexOf("-w") + 1] ?? "main") : "main";
+    const ports = w.ports(r.env);
+    const row = await w.clock.run(openStore(ports).read((db) => agentOf(db, ws, name) ?? null));
+    const mux = muxes.sim?.(ports);
+    if (row?.state !== "live" || !row.pane || !mux || (await mux.alive(row.pane))) continue;
+    out.push(
+      `'${r.words.join(" ")}' exited 0 and its agent is live, but its view ${row.pane} was killed by the time the verbs beside it ended`,
+    );
+  }
+  return out;
+}
+
 /** What mu's database holds at the end, read as a new mu would; a store that does not open says why. */
 export async function readBack(w: VirtualWorld): Promise<{
   intents: string[];

@@ -21,7 +21,7 @@ import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { readyForRuns } from "./preload.js";
 import { VirtualMu } from "./process.js";
-import { danglingRecords, deadTemps, readBack, viewDied } from "./read-back.js";
+import { danglingRecords, deadTemps, readBack, viewDied, viewsKilledBeside } from "./read-back.js";
 import { makeRealDir, type RealDir, shStep } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 import { stateDirProblems, stateDirReads, stateDirStep } from "./state-dir.js";
@@ -159,12 +159,15 @@ async function runIn(
   const log = new StepLog();
   const { exits } = log;
   const deadViews: string[] = [];
+  const killedViews: string[] = [];
   const lostCommits: string[] = [];
   /** Records naming what is gone, looked for whenever no mu runs (the explorer's check). */
   const dangling = new Set<string>();
   const lookForDangling = async () => {
     if (opts.lenient) for (const d of await danglingRecords(w)) dangling.add(d);
   };
+  /** The steps that overlapped since the last join, with their exits: what a join looks back on. */
+  const sinceJoin: { words: string[]; env: Record<string, string>; exit: number | null }[] = [];
   const record = (at: number, r: Ran) => log.record(at, r, world.state().effects);
   let failure: string | undefined;
   /** The DB's bytes as the last damage step left them. */
@@ -183,6 +186,8 @@ async function runIn(
       const all = await w.clock.run(Promise.all(background.splice(0)), s.hangAfterMs);
       for (const p of all.flat()) problem(i, p);
       await lookForDangling();
+      if (opts.lenient) killedViews.push(...(await viewsKilledBeside(w, muxes, sinceJoin)));
+      sinceJoin.length = 0;
       continue;
     }
     if ("mu" in st) {
@@ -194,9 +199,12 @@ async function runIn(
         // The explorer (lenient) judges a background run's ending as any
         // step's: it keeps its place among the mu steps, filled at its join.
         const at = opts.lenient ? log.reserve() : -1;
+        // A new overlap starts: what ran alone before it is none of its business.
+        if (background.length === 0) sinceJoin.length = 0;
         background.push(
           mu(argv(step.mu), env, undefined, step.cwd, false).then((r) => {
             if (at >= 0) record(at, r);
+            sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
             return checkMu(expandPatterns(places, step), r, !opts.lenient).map(
               (p) => `${name}: ${p}`,
             );
@@ -228,6 +236,7 @@ async function runIn(
             );
       }
       record(exits.length, r);
+      if (background.length > 0) sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
       if (opts.lenient && r.exit === 0) {
         const dead = await viewDied(w, muxes, argv(step.mu), { ...s.env, ...step.env });
         if (dead) deadViews.push(`'${String(step.mu)}' exited 0, but ${dead}`);
@@ -276,6 +285,7 @@ async function runIn(
     virtualMs: w.clock.now() - t0,
     clockJumps: w.clock.jumps,
     deadViews,
+    killedViews,
     lostCommits,
     outlived,
     dangling: [...dangling],
