@@ -47,6 +47,9 @@ export const PLANTS = [
   // A collect (close, in-life, host fetch) through the checkout's one
   // FETCH_HEAD, taking the commit it names unchecked: a parallel fetch's.
   "shared-fetch-head",
+  // forget --abandon sweeping the name's panes after the commit that freed
+  // the name: a spawn of it by another mu in between loses its new view.
+  "sweep-after-commit",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

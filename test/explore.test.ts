@@ -123,6 +123,15 @@ const RACED: {
     broken: /the job of agent main\/[ac] still runs on machine h1, which mu released/,
     verbs: 3,
   },
+  // A spawn of the name runs to its end while the abandon waits at the
+  // pause after its commit; the abandon's sweep by name then kills its view.
+  {
+    plant: "sweep-after-commit",
+    races: ["agent forget --abandon racing a spawn of the name"],
+    seeds: 20,
+    broken: /a live agent's view was killed by another mu: 'agent spawn a --host box' exited 0/,
+    verbs: 3,
+  },
   // Two closes of --worktree agents (and a host fetch) on one checkout: a
   // fetch through its one FETCH_HEAD lands between another's fetch and its read.
   {

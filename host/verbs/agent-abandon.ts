@@ -9,7 +9,7 @@ import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/record
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { pauseAt } from "../testbed-pause.js";
-import { TESTBED_BUILD } from "../testbed-plant.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { muxFor } from "../view/mux.js";
 import { refuseWhileWriterLives } from "./spawn/record.js";
 import type { JobStatus } from "./wait-liveness.js";
@@ -139,7 +139,11 @@ export async function agentAbandon(
     for (const i of dropped)
       io.err(`mu: journal: ${i.method} for ${i.subject} (key ${i.key}): abandoned\n`);
     if (TESTBED_BUILD) await pauseAt("forget.committed", io.ports, sup, host.reg);
-    for (const pane of panes) await mux.kill(pane);
+    const sweep =
+      TESTBED_BUILD && planted(io.ports.env, "sweep-after-commit")
+        ? await mux.panesOf(ws, name)
+        : panes;
+    for (const pane of sweep) await mux.kill(pane);
     if (agent?.pane) await mux.kill(agent.pane);
     // Deliveries to it can never be taken now, and the row lets go of the view.
     await resolveAgent(io, store, sup, ws, name, close);
