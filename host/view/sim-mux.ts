@@ -97,6 +97,9 @@ export function simMux(ports: Ports): Mux {
         });
     },
     async kill(id: string): Promise<void> {
+      // As tmux's backend does, which cannot parse it: a kill of no pane is
+      // a mistake to show, not a no-op that would hide it.
+      if (typeof id !== "string") throw new TypeError(`the sim mux was asked to kill ${id}`);
       const p = read(id);
       if (p && p.start !== null && ports.liveness.alive({ pid: p.pid, start: p.start })) {
         try {

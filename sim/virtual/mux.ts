@@ -55,6 +55,8 @@ export function virtualMux(
       },
       alive: async (id) => alive(panes.get(id)),
       async kill(id) {
+        // As the real backends: a kill of no pane fails, it is never a no-op.
+        if (typeof id !== "string") throw new TypeError(`the sim mux was asked to kill ${id}`);
         const p = panes.get(id);
         if (p && alive(p)) processes.end(p.pid);
         panes.delete(id);
