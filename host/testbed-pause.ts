@@ -16,6 +16,8 @@ import { TESTBED_BUILD } from "./testbed-plant.js";
 export const PAUSE_POINTS = {
   /** `agent forget` (with or without --abandon) has committed; the name's panes are not yet killed. */
   "forget.committed": true,
+  /** A spawn's job.start answer is recorded (the job runs); the spawn has not read the record back. */
+  "spawn.started": true,
 } as const;
 
 export type PausePointName = keyof typeof PAUSE_POINTS;
