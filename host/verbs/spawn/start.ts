@@ -7,6 +7,8 @@ import { agentSubject, type JobRecord, jobOf } from "../../jobs/records.js";
 import { removeSite, type SitePlan } from "../../jobs/site.js";
 import type { JobSeam } from "../../protocol/declaration.js";
 import type { OpenLink } from "../../seams/link.js";
+import { pauseAt } from "../../testbed-pause.js";
+import { TESTBED_BUILD } from "../../testbed-plant.js";
 import {
   firstPrompt,
   type Recorded,
@@ -104,7 +106,19 @@ export async function startJob(
     }
     throw err;
   }
+  if (TESTBED_BUILD) await pauseAt("spawn.started", io.ports, sup, h.reg);
   const started = await store.read((db) => jobOf(db, ws, name));
-  if (!started) throw new Error("the job record vanished after its start");
+  // Once its job runs, a close by another mu does not wait for this spawn:
+  // it stops the job and ends the record, and the spawn has nothing left to do.
+  if (started?.key !== key) {
+    throw new RefusedError(
+      "spawn.closed-meanwhile",
+      "agent",
+      `${ws}/${name} was closed by another mu just after its job started; this spawn did nothing more`,
+      {
+        hint: `spawn it again if you still want it: mu agent spawn ${name} --host ${rec.j.host} -w ${ws}`,
+      },
+    );
+  }
   return started;
 }
