@@ -30,6 +30,12 @@ export interface Registration {
   argv: string[];
   /** The declaration `plugin add` recorded; absent while adding. */
   declaration?: unknown;
+  /**
+   * Told the instance of the process a call is about to go to, and throws
+   * when the call must not reach it: a call that names a recorded host,
+   * retried after the plugin exited and came back under another instance.
+   */
+  fence?: (instance: string) => void;
 }
 
 export interface ProtocolChecks extends ResultChecks {
@@ -136,9 +142,10 @@ export class Supervisor implements Stoppable {
       throw new NoAnswer(method, "not-sent", `${method} cancelled before it was sent`);
     const notSent = () => new NoAnswer(method, "not-sent", `${method} not sent: mu is terminating`);
     if (terminator.terminating) throw notSent();
-    const { proc } = await this.ready(reg);
+    const { proc, hello } = await this.ready(reg);
     // The signal may have come while the plugin was starting.
     if (terminator.terminating) throw notSent();
+    reg.fence?.(hello.instance);
     return proc.conn.request(method, params, opts);
   }
 

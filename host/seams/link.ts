@@ -12,7 +12,7 @@ import { findLinkHost, type LinkHost, sameInstance } from "../hosts/link-host.js
 import { identity, listProfiles } from "../hosts/profiles.js";
 import { machineBound, withSlot } from "../hosts/slots.js";
 import { GRACE_MS } from "../plugin/plugin-process.js";
-import { type Supervisor, seamHint } from "../plugin/supervisor.js";
+import { type Registration, type Supervisor, seamHint } from "../plugin/supervisor.js";
 import type { LinkSeam } from "../protocol/declaration.js";
 import { shQuote as q, shWord } from "../sh-quote.js";
 import { openStore } from "../store/index.js";
@@ -94,6 +94,19 @@ export async function holdingSlot<T>(l: OpenLink, fn: () => Promise<T>): Promise
   );
 }
 
+/**
+ * The host's plugin, fenced on every attempt: a retry may meet a plugin that
+ * exited and came back answering for another backend, which openLink's
+ * check, made once, never saw.
+ */
+function fencedReg(l: OpenLink): Registration {
+  const { reg, instance, profile } = l.host;
+  return {
+    ...reg,
+    fence: (now) => sameInstance(l.name, reg.name, instance, now, profile !== undefined),
+  };
+}
+
 /** One link.exec, link.fetch or link.push, with its slot and its grace. */
 export async function linkRun(
   l: OpenLink,
@@ -102,7 +115,7 @@ export async function linkRun(
   timeoutMs: number,
 ): Promise<RunResult> {
   return holdingSlot(l, async () => {
-    const r = (await callPlugin(l.sup, l.io.ports.clock, l.host.reg, {
+    const r = (await callPlugin(l.sup, l.io.ports.clock, fencedReg(l), {
       method,
       params: { target: l.host.target, ...params, timeoutMs },
       // The plugin enforces timeoutMs; mu waits one grace more for its answer.

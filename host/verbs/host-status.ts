@@ -3,7 +3,7 @@ import { printJson } from "../cli/io.js";
 import { deleteIntent, type Intent, intentsFor } from "../effects/journal.js";
 import { READ_MS, resolveHost } from "../effects/resolve-host.js";
 import { UnavailableError } from "../errors.js";
-import { findLinkHost } from "../hosts/link-host.js";
+import { findLinkHost, sameInstance } from "../hosts/link-host.js";
 import { identity, listProfiles } from "../hosts/profiles.js";
 import { getHost, type HostRecord, listHosts, patchFacts, putHost } from "../hosts/records.js";
 import { forgetLeftView, jobPlugin, jobTarget, resolveAgent, stopJob } from "../jobs/job-calls.js";
@@ -55,7 +55,12 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
     const settled: Intent[] = [];
     // Agents whose rows still name a view: killed once the commit is in.
     const views: JobRecord[] = [];
-    const s = (await callPlugin(sup, io.ports.clock, reg, {
+    // A retry may meet a restarted plugin: it too must answer as the host's instance.
+    const toInstance = {
+      ...reg,
+      fence: (now: string) => sameInstance(name, reg.name, h.instance, now),
+    };
+    const s = (await callPlugin(sup, io.ports.clock, toInstance, {
       method: "host.status",
       params: { target: target(h) },
       timeoutMs: READ_MS,
