@@ -134,9 +134,12 @@ export function stateNotices(
   const stopping = (j: JobRecord) =>
     pending.some((p) => p.method === "job.stop" && p.key === j.key);
   // A running job whose agent has no view (mu died between the start and the view).
+  // While the spawn that started it lives it is only on its way to the view,
+  // and the spawn again or the close named here would both be refused.
   const live = (j: JobRecord) => agentOf(db, j.workstream, j.agent)?.state === "live";
+  const atWork = (j: JobRecord) => j.writer !== null && alive(j.writer);
   const viewless = jobs
-    .filter((j) => j.state === "running" && !live(j) && !stopping(j))
+    .filter((j) => j.state === "running" && !live(j) && !stopping(j) && !atWork(j))
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are. One whose
