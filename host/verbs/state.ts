@@ -66,16 +66,20 @@ export function stateNotices(
   margin: number,
   alive: Witness["alive"] = () => true,
 ): Notice[] {
-  const pending = intentsWhere(db, "1 = 1").map(
-    (i): Notice => ({
+  const pending = intentsWhere(db, "1 = 1").map((i): Notice => {
+    // A live mu still at it (its writer, or one settling it) refuses the
+    // verb named here until it ends: say whom to wait for first.
+    const at = alive(i.writer) ? i.writer : i.resolver && alive(i.resolver) ? i.resolver : null;
+    return {
       kind: "pending-effect",
       subject: i.subject,
       method: i.method,
       key: i.key,
       since: i.writtenAt,
       next: pendingVerb(i.subject, i.method, i.params, stuckForGood(db, i, { alive, now })),
-    }),
-  );
+      ...(at ? { by: at.pid } : {}),
+    };
+  });
   const jobs = allJobs(db);
   const owed = jobs
     .filter((j) => j.state === "stopped" && j.owesCollect)
