@@ -19,13 +19,7 @@ function changed(j: JobRef, what: string): RefusedError {
   );
 }
 
-/** The name's job is still this one, not stopped: a delivery may still reach it. */
-export function jobStillRuns(db: Database, j: JobRef): void {
-  const cur = jobOf(db, j.workstream, j.agent);
-  if (cur?.key !== j.key || cur.state === "stopped") throw changed(j, "stopped or closed");
-}
-
-/** The job is still recorded, not stopped, and no other mu's stop of it is pending. */
+/** The job is still recorded, not stopped, and no other mu's stop of it is pending: a stop or a delivery may still reach it. */
 export function jobStillToStop(db: Database, j: JobRef): void {
   const cur = jobOf(db, j.workstream, j.agent);
   if (cur?.key !== j.key || cur.state === "stopped") throw changed(j, "stopped or closed");
