@@ -1,6 +1,9 @@
 import type { Database } from "sql.js";
+import { DELIVERIES } from "../effects/decide.js";
 import { intentsFor } from "../effects/journal.js";
+import { guardRefusal } from "../effects/resolve.js";
 import { RefusedError } from "../errors.js";
+import type { Ports } from "../ports/types.js";
 import { type AgentRow, agentOf, agentSubject, type JobRecord, jobOf } from "./records.js";
 
 // What another mu can change about an agent between a verb's read and the
@@ -51,4 +54,18 @@ export function agentAsRead(
   const row = agentOf(db, j.workstream, j.agent);
   if (!a || !row) return !a && !row;
   return row.state === a.state && row.pane === a.pane && row.jobKey === a.jobKey;
+}
+
+/**
+ * No live mu's delivery to the agent is on its way: a stop now would end
+ * the turn it starts, after that mu said the message was sent.
+ */
+export function noDeliveryUnderWay(
+  db: Database,
+  j: JobRef,
+  ports: Pick<Ports, "liveness" | "clock">,
+): void {
+  for (const i of intentsFor(db, agentSubject(j.workstream, j.agent)))
+    if (DELIVERIES.includes(i.method) && ports.liveness.alive(i.writer))
+      throw guardRefusal(i, "guard.writer-alive", i.writer, ports.clock.now());
 }

@@ -16,7 +16,7 @@ import {
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
-import { agentAsRead } from "../jobs/job-guard.js";
+import { agentAsRead, noDeliveryUnderWay } from "../jobs/job-guard.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
 import {
   agentOf,
@@ -92,8 +92,11 @@ export async function agentClose(
     const pane = agent?.pane ?? null;
     if (job.state === "running") {
       const target = jobTarget(host, job, agent?.incarnation ?? 1);
+      // Checked before a bound view's kill ends the job, and in the stop's commit.
+      const quiet = (db: Database) => noDeliveryUnderWay(db, job, io.ports);
+      await store.read(quiet);
       if (pane && job.viewKind === "bound") await mux.kill(pane);
-      await stopJob(io, store, sup, host, job, target);
+      await stopJob(io, store, sup, host, job, target, quiet);
       // The stop's commit left the row naming the view, so a crash before
       // this kill leaves it to the next verb; the row forgets it in the
       // close's next commit (the collect's, else the settle's below).
