@@ -150,7 +150,12 @@ async function tryResolve(
   }
 }
 
-function guardRefusal(i: Intent, row: GuardRow, who: { pid: number }, now: number): RefusedError {
+export function guardRefusal(
+  i: Intent,
+  row: GuardRow,
+  who: { pid: number },
+  now: number,
+): RefusedError {
   const by = i.writtenAt + WRITER_SPAN_MS;
   const hint =
     row === "guard.resolver-alive"

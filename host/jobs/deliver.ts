@@ -4,7 +4,7 @@ import type { Ports } from "../ports/types.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import { fencedRead, type JobCall } from "./job-calls.js";
-import { jobStillRuns } from "./job-guard.js";
+import { jobStillToStop } from "./job-guard.js";
 import { agentOf, agentSubject, putAgent, putReceipt } from "./records.js";
 
 // One delivery to an agent, journaled like any effect: its receipt is
@@ -49,9 +49,11 @@ export async function deliver(
       key: msgId,
       params: { target, ...d.params, ...(d.withMsgId ? { msgId } : {}) },
       timeoutMs: EFFECT_MS,
-      // In the intent's commit: the job may have been closed since the read.
+      // In the intent's commit: the job may have been closed since the read,
+      // or another mu's stop of it be on its way, which would end the turn
+      // this delivery starts: a message said sent would be lost with it.
       before: (db) => {
-        jobStillRuns(db, j);
+        jobStillToStop(db, j);
         putReceipt(db, receipt("sending"));
       },
       check: (res) =>

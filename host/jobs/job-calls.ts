@@ -128,6 +128,7 @@ export async function stopJob(
   h: LinkHost,
   j: JobRecord,
   target: JobTarget,
+  guard: (db: Database) => void = () => {},
 ): Promise<void> {
   // A stop often cleans up after a call that timed out, which stops the
   // plugin: it must go to a fresh process, not be refused by the old one.
@@ -140,7 +141,10 @@ export async function stopJob(
       key: j.key,
       params: { target, key: j.key },
       timeoutMs: EFFECT_MS,
-      before: (db) => jobStillToStop(db, j),
+      before: (db) => {
+        jobStillToStop(db, j);
+        guard(db);
+      },
       done: (db) => recordStopped(db, j.key),
     },
     nextVerb(j.workstream, j.agent),

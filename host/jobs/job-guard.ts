@@ -1,6 +1,9 @@
 import type { Database } from "sql.js";
+import { DELIVERIES } from "../effects/decide.js";
 import { intentsFor } from "../effects/journal.js";
+import { guardRefusal } from "../effects/resolve.js";
 import { RefusedError } from "../errors.js";
+import type { Ports } from "../ports/types.js";
 import { type AgentRow, agentOf, agentSubject, type JobRecord, jobOf } from "./records.js";
 
 // What another mu can change about an agent between a verb's read and the
@@ -19,13 +22,7 @@ function changed(j: JobRef, what: string): RefusedError {
   );
 }
 
-/** The name's job is still this one, not stopped: a delivery may still reach it. */
-export function jobStillRuns(db: Database, j: JobRef): void {
-  const cur = jobOf(db, j.workstream, j.agent);
-  if (cur?.key !== j.key || cur.state === "stopped") throw changed(j, "stopped or closed");
-}
-
-/** The job is still recorded, not stopped, and no other mu's stop of it is pending. */
+/** The job is still recorded, not stopped, and no other mu's stop of it is pending: a stop or a delivery may still reach it. */
 export function jobStillToStop(db: Database, j: JobRef): void {
   const cur = jobOf(db, j.workstream, j.agent);
   if (cur?.key !== j.key || cur.state === "stopped") throw changed(j, "stopped or closed");
@@ -57,4 +54,18 @@ export function agentAsRead(
   const row = agentOf(db, j.workstream, j.agent);
   if (!a || !row) return !a && !row;
   return row.state === a.state && row.pane === a.pane && row.jobKey === a.jobKey;
+}
+
+/**
+ * No live mu's delivery to the agent is on its way: a stop now would end
+ * the turn it starts, after that mu said the message was sent.
+ */
+export function noDeliveryUnderWay(
+  db: Database,
+  j: JobRef,
+  ports: Pick<Ports, "liveness" | "clock">,
+): void {
+  for (const i of intentsFor(db, agentSubject(j.workstream, j.agent)))
+    if (DELIVERIES.includes(i.method) && ports.liveness.alive(i.writer))
+      throw guardRefusal(i, "guard.writer-alive", i.writer, ports.clock.now());
 }

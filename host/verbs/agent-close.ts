@@ -3,6 +3,7 @@ import type { Io } from "../cli/io.js";
 import { intentsFor } from "../effects/journal.js";
 import { MuError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
+import { commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
@@ -15,7 +16,7 @@ import {
   resolveAgent,
   stopJob,
 } from "../jobs/job-calls.js";
-import { agentAsRead } from "../jobs/job-guard.js";
+import { agentAsRead, noDeliveryUnderWay } from "../jobs/job-guard.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
 import {
   agentOf,
@@ -91,8 +92,11 @@ export async function agentClose(
     const pane = agent?.pane ?? null;
     if (job.state === "running") {
       const target = jobTarget(host, job, agent?.incarnation ?? 1);
+      // Checked before a bound view's kill ends the job, and in the stop's commit.
+      const quiet = (db: Database) => noDeliveryUnderWay(db, job, io.ports);
+      await store.read(quiet);
       if (pane && job.viewKind === "bound") await mux.kill(pane);
-      await stopJob(io, store, sup, host, job, target);
+      await stopJob(io, store, sup, host, job, target, quiet);
       // The stop's commit left the row naming the view, so a crash before
       // this kill leaves it to the next verb; the row forgets it in the
       // close's next commit (the collect's, else the settle's below).
@@ -133,6 +137,20 @@ async function finalCollect(
   try {
     sha = await fetchInto(l, site, repo, ref, DEFAULT_LINK_TIMEOUT_MS);
   } catch (err) {
+    // Another close of the name may have collected and removed the tree
+    // while this one fetched: its record went only once the ref held the
+    // work, so a fetch from the tree it removed has lost nothing.
+    if (!(await store.read((db) => jobByKey(db, j.key)))) {
+      const pinned = commitOf(repo, ref);
+      throw new RefusedError(
+        "close.closed-meanwhile",
+        "agent",
+        pinned
+          ? `${j.workstream}/${j.agent} was closed by another mu while this close collected its work; that close pinned ${pinned} under ${ref} in ${repo}`
+          : `${j.workstream}/${j.agent} was closed or forgotten by another mu while this close collected its work`,
+        { hint: pinned ? `see: git -C ${repo} log -1 ${ref}` : "see: mu agent list" },
+      );
+    }
     // A failure on mu's side (git, a lock) names its own cause and remedy.
     const local = err instanceof MuError && err.label === "git" ? `${err.hint}; ` : "";
     throw new UnavailableError(

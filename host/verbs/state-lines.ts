@@ -22,6 +22,8 @@ export interface Notice {
   next: string;
   /** The other way on, where there is one: a close beside a spawn that takes the record on. */
   or?: string;
+  /** The pid of a live mu still at a pending effect: `next` is refused until it ends. */
+  by?: number;
 }
 
 export function printNotices(io: Io, notices: Notice[]): void {
@@ -85,7 +87,7 @@ export function printNotices(io: Io, notices: Notice[]): void {
       continue;
     }
     io.out(
-      `pending: ${n.method} for ${n.subject} (key ${n.key}) since ${new Date(n.since).toISOString()}; run: ${n.next}\n`,
+      `pending: ${n.method} for ${n.subject} (key ${n.key}) since ${new Date(n.since).toISOString()}; ${n.by === undefined ? "run" : `mu pid ${n.by} is at it: wait for it to end, then, if this is still listed, run`}: ${n.next}\n`,
     );
   }
 }

@@ -66,16 +66,20 @@ export function stateNotices(
   margin: number,
   alive: Witness["alive"] = () => true,
 ): Notice[] {
-  const pending = intentsWhere(db, "1 = 1").map(
-    (i): Notice => ({
+  const pending = intentsWhere(db, "1 = 1").map((i): Notice => {
+    // A live mu still at it (its writer, or one settling it) refuses the
+    // verb named here until it ends: say whom to wait for first.
+    const at = alive(i.writer) ? i.writer : i.resolver && alive(i.resolver) ? i.resolver : null;
+    return {
       kind: "pending-effect",
       subject: i.subject,
       method: i.method,
       key: i.key,
       since: i.writtenAt,
       next: pendingVerb(i.subject, i.method, i.params, stuckForGood(db, i, { alive, now })),
-    }),
-  );
+      ...(at ? { by: at.pid } : {}),
+    };
+  });
   const jobs = allJobs(db);
   const owed = jobs
     .filter((j) => j.state === "stopped" && j.owesCollect)
@@ -134,9 +138,12 @@ export function stateNotices(
   const stopping = (j: JobRecord) =>
     pending.some((p) => p.method === "job.stop" && p.key === j.key);
   // A running job whose agent has no view (mu died between the start and the view).
+  // While the spawn that started it lives it is only on its way to the view,
+  // and the spawn again or the close named here would both be refused.
   const live = (j: JobRecord) => agentOf(db, j.workstream, j.agent)?.state === "live";
+  const atWork = (j: JobRecord) => j.writer !== null && alive(j.writer);
   const viewless = jobs
-    .filter((j) => j.state === "running" && !live(j) && !stopping(j))
+    .filter((j) => j.state === "running" && !live(j) && !stopping(j) && !atWork(j))
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are. One whose

@@ -157,7 +157,13 @@ export async function writeRecord(
   // (or its plugin), or found it lost or drained, since the verb began.
   const guards = [hostStill(opts.host, h), pluginStill(h.reg.name, ["job", "channel"])];
   return store.guarded(guards, (db) => {
-    if (jobOf(db, ws, name)) throw exists(ws, name, "already exists");
+    const other = jobOf(db, ws, name);
+    if (other) {
+      // Another mu wrote it since the read and may still be at work on it:
+      // a close now would end the spawn it is finishing.
+      refuseWhileWriterLives(io, other);
+      throw exists(ws, name, "already exists");
+    }
     const host = h.provider ? getHost(db, opts.host) : undefined;
     if (host) admit(db, host, now, margin);
     if (opts.task !== undefined) claimTask(db, opts.task, `${ws}/${name}`);
