@@ -45,7 +45,11 @@ const limitMs = Number(opt("--limit-ms", 300_000));
 // Scenario ids run first (test/mutation/testbed.mutate.ts reads MU_MUTATE_FIRST):
 // the scenarios written to kill these mutants. Order only, never the verdict:
 // a mutant they do not kill still meets the whole test set.
-const first = opt("--first", undefined);
+// A file's path names its scenario too: scenarios/link/x.yaml is link/x.
+const first = opt("--first", undefined)
+  ?.split(",")
+  .map((f) => f.replace(/^(\.\/)?scenarios\//, "").replace(/\.ya?ml$/, ""))
+  .join(",");
 const [runFile] = args;
 if (!runFile || !Number.isInteger(workers) || workers < 1) {
   process.stderr.write(
