@@ -32,6 +32,12 @@ export class Machines {
     private readonly env: ScriptEnv,
     /** The virtual engine's switch point (SimIo.turn): taken before a script starts and after it ends. */
     private readonly turn: (at: "start" | "end") => Promise<void> = async () => {},
+    /**
+     * Frees a timed-out run's session: at once for a link whose remote is
+     * gone by the answer, later for one still stopping after it, so a call
+     * mu lets in too early shows in the machine's peak.
+     */
+    private readonly afterTimeout: (free: () => void) => void = (free) => free(),
   ) {}
 
   /** A provider's machine is known by its handle, a profile's by its name. */
@@ -44,6 +50,13 @@ export class Machines {
     const dir = join(this.world.dir, "machines", encodeURIComponent(this.machineOf(target)));
     mkdirSync(dir, { recursive: true });
     return dir;
+  }
+
+  private free(machine: string): void {
+    this.world.update((s) => {
+      const n = s.sessions?.[machine];
+      if (n) n.active -= 1;
+    });
   }
 
   /** A released or lost machine's directory: nothing of it is left. */
@@ -140,12 +153,12 @@ export class Machines {
     try {
       r = await runScript(script, cwd, timeoutMs, this.env, leak);
       if (r.exitCode === 0) after(r);
-    } finally {
-      this.world.update((s) => {
-        const n = s.sessions?.[machine];
-        if (n) n.active -= 1;
-      });
+    } catch (err) {
+      this.free(machine);
+      throw err;
     }
+    if (r.exitCode === null) this.afterTimeout(() => this.free(machine));
+    else this.free(machine);
     await this.turn("end");
     return r;
   }

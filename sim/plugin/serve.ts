@@ -28,6 +28,9 @@ function paramsSha(params: Record<string, unknown>): string {
   return createHash("sha256").update(JSON.stringify(same)).digest("hex");
 }
 
+/** How long a "stopping" link's timed-out remote takes to stop after the answer: well inside mu's grace. */
+const STOPPING_MS = 1_000;
+
 export class SimPlugin {
   private ignoreEof = false;
   private ignoreShutdown = false;
@@ -47,7 +50,11 @@ export class SimPlugin {
     private readonly world: World,
     private readonly io: SimIo = processIo,
   ) {
-    this.machines = new Machines(world, io.env, io.turn?.bind(io));
+    this.machines = new Machines(world, io.env, io.turn?.bind(io), (free) => {
+      const link = (this.hello() as { seams: { link?: { remoteOnTimeout?: string } } }).seams.link;
+      if (link?.remoteOnTimeout === "stopping") io.setTimer(STOPPING_MS, free);
+      else free();
+    });
     this.windDown = new WindDown(world, io);
     this.muSide = new MuMessages(() => world.now() - (world.config().clockOffsetMs ?? 0));
     const seams = () => (this.hello() as { seams: Record<string, Record<string, unknown>> }).seams;
