@@ -1,4 +1,4 @@
-import { UnavailableError, UnknownOutcomeError } from "../../errors.js";
+import { RefusedError, UnavailableError, UnknownOutcomeError } from "../../errors.js";
 import {
   forgetLeftView,
   type JobTarget,
@@ -56,6 +56,16 @@ async function undo(
   if (pane && j.viewKind === "detached") await mux.kill(pane);
   // A stop that went through left the row naming the view until now.
   await forgetLeftView(io, store, ws, name);
+  if (stopError instanceof RefusedError && stopError.code === "agent.changed") {
+    // Another mu closed the agent (or is closing it) while it came up: the
+    // job and its view are that close's now, and this spawn has nothing to undo.
+    throw new RefusedError(
+      "spawn.closed-meanwhile",
+      "agent",
+      `${ws}/${name} was closed by another mu while this spawn waited for it to come up; this spawn did nothing more`,
+      { hint: `spawn it again if you still want it: ${spawnAgainCommand(ws, name, j.host)}` },
+    );
+  }
   if (stopError instanceof UnknownOutcomeError) {
     // The stop is journaled and pending: say so, with the verb that settles it.
     throw new UnknownOutcomeError(
