@@ -108,6 +108,18 @@ const RACES: { verbs: [string, string]; allowed: [number, number][] }[] = [
   // at work. Two that resume one spawn cut short: the one whose takeover
   // commits second finds the record taken over or finished since its read,
   // never finishing it again.
+  // A close once the spawn's job runs stops it, and the spawn says another
+  // mu closed the agent (4), or had already finished (0); one that comes
+  // while the start is in flight is refused, or finds nothing yet (3).
+  {
+    verbs: ["agent spawn c --host box", "agent close c"],
+    allowed: [
+      [0, 0],
+      [4, 0],
+      [0, 3],
+      [0, 4],
+    ],
+  },
   // The abandon frees the name in its commit: a spawn that reads before it
   // finds the name taken; one after spawns it anew.
   {

@@ -195,7 +195,8 @@ export function concurrentWorkload(
   if (race.cut?.some((c) => c.faults)) w.setFaults([]);
   for (const v of race.alone ?? []) w.verb(v, false);
   const [x, y] = race.verbs;
-  const [first, second] = r() < 0.5 ? [x, y] : [y, x];
+  const inOrder = r() < 0.5;
+  const [first, second] = inOrder || race.after ? [x, y] : [y, x];
   const faults: Fault[] = [...(race.faults ?? [])];
   const call = race.calls.length > 0 ? pick(r, race.calls) : undefined;
   const hold = pick(r, HOLDS);
@@ -206,7 +207,8 @@ export function concurrentWorkload(
   const env = race.env ? { env: race.env } : {};
   const racing: Step[] = [{ mu: first, background: true, ...env } as Step];
   if (r() < 0.3) racing.push({ mu: pick(r, race.aside), background: true } as Step);
-  racing.push({ mu: second, ...env } as Step, { join: true });
+  const after = race.after ? { afterSeen: race.after } : {};
+  racing.push({ mu: second, ...env, ...after } as Step, { join: true });
   w.steps.push(...racing);
   // Settle: no faults, past every in-flight bound; every agent read, closed
   // and forgotten, every machine looked at, released and removed, the

@@ -82,4 +82,16 @@ export const LATER_RACES: Race[] = [
       { on: "job.stop", times: "always", do: GONE },
     ],
   },
+  // A close once a spawn of the name has its job running: the close does
+  // not wait for the spawn, which must then say another mu closed the agent,
+  // whether it was reading its record back, opening its view or waiting for
+  // readiness.
+  {
+    name: "agent close racing the spawn of its name",
+    setup: [],
+    verbs: ["agent spawn c --host box", "agent close c"],
+    calls: ["channel.baseline", "job.attach"],
+    aside: ["agent list", "state"],
+    after: "job.start",
+  },
 ];

@@ -25,6 +25,8 @@ export interface Race {
   alone?: string[];
   /** What the racing verbs' environment adds. */
   env?: Record<string, string>;
+  /** The second verb starts only once the plugin saw this method (the first verb then always goes first). */
+  after?: string;
   /** Faults that stand through the race, beside the drawn ones; the settle clears them. */
   faults?: Fault[];
 }

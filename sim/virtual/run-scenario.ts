@@ -193,7 +193,9 @@ async function runIn(
     if ("mu" in st) {
       const step = st as MuStep;
       const env = { ...s.env, ...step.env };
-      if (step.afterSeen) await w.clock.run(seen(step.afterSeen));
+      // As on the real engine, a method that can no longer arrive (nothing
+      // runs that could send it) ends the wait and the step goes on.
+      if (step.afterSeen) await w.clock.run(seen(step.afterSeen), undefined, () => undefined);
       if (step.background) {
         const name = `mu ${argv(step.mu).join(" ")}`;
         // The explorer (lenient) judges a background run's ending as any
