@@ -1,3 +1,5 @@
+import { RefusedError } from "../../errors.js";
+
 // The way on from a spawn cut short while its job may run: the same spawn
 // again (which finishes or resumes it, in a new view if its view died) or a
 // close. The failing spawn's own line and mu state both say it in these
@@ -14,4 +16,19 @@ export function closeCommand(ws: string, agent: string): string {
 
 export function spawnAgainOrClose(how: "finish" | "resume", spawn: string, close: string): string {
   return `${how} it: ${spawn} with the same --send or --task, if it had one (or close it: ${close})`;
+}
+
+/** A spawn whose agent another mu closed while it was at `when`: nothing of it is left to do or undo. */
+export function closedMeanwhile(
+  ws: string,
+  agent: string,
+  host: string,
+  when: string,
+): RefusedError {
+  return new RefusedError(
+    "spawn.closed-meanwhile",
+    "agent",
+    `${ws}/${agent} was closed by another mu ${when}; this spawn did nothing more`,
+    { hint: `spawn it again if you still want it: ${spawnAgainCommand(ws, agent, host)}` },
+  );
 }

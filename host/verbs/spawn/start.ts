@@ -17,6 +17,7 @@ import {
   type StartPlan,
 } from "./context.js";
 import { honoursOf } from "./refusals.js";
+import { closedMeanwhile } from "./remedy.js";
 
 // Step 4 of a spawn: job.start, journaled like every effect, with the whole
 // JobSpec. An at-start kind's first prompt goes with it, and its answer
@@ -111,14 +112,7 @@ export async function startJob(
   // Once its job runs, a close by another mu does not wait for this spawn:
   // it stops the job and ends the record, and the spawn has nothing left to do.
   if (started?.key !== key) {
-    throw new RefusedError(
-      "spawn.closed-meanwhile",
-      "agent",
-      `${ws}/${name} was closed by another mu just after its job started; this spawn did nothing more`,
-      {
-        hint: `spawn it again if you still want it: mu agent spawn ${name} --host ${rec.j.host} -w ${ws}`,
-      },
-    );
+    throw closedMeanwhile(ws, name, rec.j.host, "just after its job started");
   }
   return started;
 }

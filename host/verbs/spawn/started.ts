@@ -8,7 +8,7 @@ import {
 } from "../../jobs/job-calls.js";
 import { agentOf, deleteJob, type JobRecord } from "../../jobs/records.js";
 import type { SpawnCtx } from "./context.js";
-import { closeCommand, spawnAgainCommand, spawnAgainOrClose } from "./remedy.js";
+import { closeCommand, closedMeanwhile, spawnAgainCommand, spawnAgainOrClose } from "./remedy.js";
 import { dropSpawnSite } from "./site.js";
 
 // A spawned job that may run: what the view and readiness steps share, and
@@ -59,12 +59,7 @@ async function undo(
   if (stopError instanceof RefusedError && stopError.code === "agent.changed") {
     // Another mu closed the agent (or is closing it) while it came up: the
     // job and its view are that close's now, and this spawn has nothing to undo.
-    throw new RefusedError(
-      "spawn.closed-meanwhile",
-      "agent",
-      `${ws}/${name} was closed by another mu while this spawn waited for it to come up; this spawn did nothing more`,
-      { hint: `spawn it again if you still want it: ${spawnAgainCommand(ws, name, j.host)}` },
-    );
+    throw closedMeanwhile(ws, name, j.host, "while this spawn waited for it to come up");
   }
   if (stopError instanceof UnknownOutcomeError) {
     // The stop is journaled and pending: say so, with the verb that settles it.
