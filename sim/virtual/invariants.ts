@@ -1,5 +1,6 @@
 import { modelDivergence } from "../model/oracle.js";
 import type { LoadedScenario } from "../runner/scenario.js";
+import { workstreamOf } from "./read-back.js";
 import type { VirtualOutcome } from "./run-scenario.js";
 import { oversizeRequests } from "./size-check.js";
 import { traceLeaks } from "./trace-check.js";
@@ -51,8 +52,7 @@ function abandonsKilled(o: Ran, s: LoadedScenario): Set<string> {
     const w = typeof st.mu === "string" ? st.mu.split(" ") : st.mu;
     if (w[0] !== "agent" || w[1] !== "forget" || !w.includes("--abandon") || !w[2]) continue;
     if (o.signals[k] !== "SIGKILL") continue;
-    const ws = w.includes("-w") ? (w[w.indexOf("-w") + 1] ?? "main") : "main";
-    out.add(`${ws}/${w[2]}`);
+    out.add(`${workstreamOf(w)}/${w[2]}`);
   }
   return out;
 }

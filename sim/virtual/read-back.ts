@@ -12,6 +12,11 @@ import type { VirtualWorld } from "./ports.js";
 // What a virtual run reads back after its steps, as a new mu would: the
 // records in mu's database, and whether a reattached view lived.
 
+/** The workstream a verb's words name with -w, else main. */
+export function workstreamOf(words: readonly string[]): string {
+  return words.includes("-w") ? (words[words.indexOf("-w") + 1] ?? "main") : "main";
+}
+
 /**
  * After a reattach that exited 0: whether the view it recorded is dead once
  * the readiness window has passed (a reattach reported success
@@ -25,7 +30,7 @@ export async function viewDied(
   env: Record<string, string>,
 ): Promise<string | undefined> {
   if (words[0] !== "agent" || words[1] !== "reattach" || !words[2]) return undefined;
-  const ws = words.includes("-w") ? (words[words.indexOf("-w") + 1] ?? "main") : "main";
+  const ws = workstreamOf(words);
   const name = words[2];
   const ports = w.ports(env);
   await w.clock.run(ports.clock.sleep(viewReadyMs(ports.env)));
@@ -56,7 +61,7 @@ export async function viewsKilledBeside(
     const [verb, what, name] = r.words;
     if (r.exit !== 0 || verb !== "agent" || (what !== "spawn" && what !== "reattach") || !name)
       continue;
-    const ws = r.words.includes("-w") ? (r.words[r.words.indexOf("-w") + 1] ?? "main") : "main";
+    const ws = workstreamOf(r.words);
     const ports = w.ports(r.env);
     const row = await w.clock.run(openStore(ports).read((db) => agentOf(db, ws, name) ?? null));
     const mux = muxes.sim?.(ports);
