@@ -77,6 +77,17 @@ describe("scenario files", () => {
     });
   });
 
+  it("a capture on a background run is refused, since no later step could read it", () => {
+    withFile(
+      'steps:\n  - mu: --version\n    background: true\n    capture: { v: "(.*)" }\n  - join: true\n',
+      (file) => {
+        expect(message(file)).toBe(
+          `${file}: step 1 captures from a background run, which no later step could read; capture in a step that is not in the background`,
+        );
+      },
+    );
+  });
+
   it("a fault's misspelt key is named by its path", () => {
     withFile(
       "world:\n  preset: link-only\n  instance: i\n  faults:\n    - on: link.exec\n      do: { crash: true }\n      tims: once\nsteps:\n  - mu: --version\n",

@@ -45,6 +45,14 @@ export function loadScenarioAs(file: string, id: string): LoadedScenario {
     );
   }
   const s = doc as Scenario;
+  // A background run is judged at its join, after the steps between have
+  // already expanded their patterns: a capture there could never be read.
+  const late = s.steps.findIndex((st) => "mu" in st && st.background && st.capture);
+  if (late !== -1) {
+    throw new ScenarioFileError(
+      `${file}: step ${late + 1} captures from a background run, which no later step could read; capture in a step that is not in the background`,
+    );
+  }
   for (const id of s.proves) {
     const why = unknownProof(id);
     if (why) throw new ScenarioFileError(`${file}: ${why}`);

@@ -36,7 +36,7 @@ export function runVirtualOnly(s: LoadedScenario): Promise<ScenarioResult> {
       }
       const failure = r
         ? r.failure
-        : `the virtual engine's child exited ${code}: ${err.trim().split("\n").at(-1) ?? ""}`;
+        : `the virtual engine's child exited ${code}: ${crashLine(err)}`;
       const muSteps = s.steps.filter((st) => "mu" in st).map(describeStep);
       const steps: StepRecord[] = (r?.exits ?? []).map((exit, i) => ({
         step: muSteps[i] ?? "mu",
@@ -57,4 +57,11 @@ export function runVirtualOnly(s: LoadedScenario): Promise<ScenarioResult> {
       });
     });
   });
+}
+
+// Node ends a crash's stderr with its own version line; the error's message
+// is the line that says what went wrong.
+function crashLine(stderr: string): string {
+  const lines = stderr.trim().split("\n");
+  return lines.find((l) => /^[A-Za-z]*Error: /.test(l)) ?? lines.at(-1) ?? "";
 }
