@@ -54,7 +54,21 @@ export type LockDamage = "live" | "dead" | "removed";
 export interface DamageStep {
   /** One of: the DB file's bytes, or the newest archive segment turned into a directory in its way. */
   damage: {
-    db?: "truncate-half" | "truncate-odd" | "garbage" | "zero";
+    db?:
+      | "truncate-half"
+      | "truncate-odd"
+      | "garbage"
+      | "zero"
+      | "pages"
+      | "newer"
+      | "older"
+      | "version-behind"
+      | "foreign"
+      | "directory";
+    /** The note a commit leaves beside the DB (mu.db.checked) deleted, as a restore of the DB alone leaves it. */
+    checked?: "removed";
+    /** A regular file where mu's state directory should be, before any mu made it. */
+    stateDir?: "file";
     archive?: "directory";
     /** The DB's lock file as another mu would leave it: held by a live or a dead process, or gone. */
     lock?: LockDamage;
@@ -147,7 +161,11 @@ export function describeStep(step: Step): string {
           ? `damage lock break: ${step.damage.lockBreak}`
           : step.damage.lockText !== undefined
             ? `damage lock text: ${JSON.stringify(step.damage.lockText)}`
-            : `damage db: ${step.damage.db}`;
+            : step.damage.checked
+              ? `damage checked: ${step.damage.checked}`
+              : step.damage.stateDir
+                ? `damage state dir: ${step.damage.stateDir}`
+                : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;

@@ -166,6 +166,12 @@ export class VirtualFs implements FileSystem {
 
   async mkdirp(path: string, mode = 0o700): Promise<void> {
     this.step(`mkdir ${path}`);
+    // Linux refuses a file in the way, where memfs would go on as if it were a directory.
+    for (let at = path; at !== dirname(at); at = dirname(at)) {
+      if (!this.vol.existsSync(at) || this.vol.statSync(at).isDirectory()) continue;
+      const why = at === path ? "EEXIST: file already exists" : "ENOTDIR: not a directory";
+      throw Object.assign(new Error(`${why}, mkdir '${path}'`), { code: why.split(":")[0] });
+    }
     this.vol.mkdirSync(path, { recursive: true, mode });
   }
 
@@ -272,6 +278,10 @@ export class VirtualFs implements FileSystem {
 
   /** Replaces a file's bytes from outside, durably, as a damage step's editor would. */
   overwrite(path: string, bytes: Uint8Array): void {
+    if (!this.vol.existsSync(dirname(path))) {
+      this.vol.mkdirSync(dirname(path), { recursive: true });
+      this.dirs.add(dirname(path));
+    }
     this.vol.writeFileSync(path, bytes);
     const inode = this.inodeOf.get(path) ?? { synced: null };
     inode.synced = new Uint8Array(bytes);

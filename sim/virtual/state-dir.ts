@@ -1,8 +1,9 @@
 import { basename, dirname, join } from "node:path";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
+import { damagedDb } from "../runner/db-damage.js";
 import { isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
-import { damaged, lockDamage } from "../runner/judge.js";
+import { lockDamage } from "../runner/judge.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import type { DamageStep, ExpectStep, InstallStep, SeedStep } from "../runner/scenario.js";
 import { seedRows } from "../runner/seed.js";
@@ -37,14 +38,26 @@ export async function stateDirStep(
     else w.fs.overwrite(path, Buffer.from(lock.text));
     return undefined;
   }
-  if (st.damage.archive === "directory") {
+  if (st.damage.checked === "removed") {
+    w.fs.removeFromOutside(vouchPath(db));
+    return undefined;
+  }
+  if (st.damage.stateDir === "file") {
+    if (w.fs.peekDir(dirname(db)).length > 0 || w.fs.peekIsDir(dirname(db)))
+      throw new Error("damage state dir: mu has made it already");
+    w.fs.overwrite(dirname(db), new Uint8Array());
+    return undefined;
+  }
+  if (st.damage.archive === "directory" || st.damage.db === "directory") {
     w.fs.replaceByDirectory(
-      join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
+      st.damage.db === "directory"
+        ? db
+        : join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
     );
     return undefined;
   }
   const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-  const bytes = damaged(Buffer.from(w.fs.peek(db) ?? []), st.damage.db ?? "zero", noise);
+  const bytes = await damagedDb(Buffer.from(w.fs.peek(db) ?? []), st.damage.db ?? "zero", noise);
   w.fs.overwrite(db, bytes);
   return bytes;
 }
