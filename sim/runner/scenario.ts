@@ -69,6 +69,8 @@ export interface DamageStep {
     checked?: "removed";
     /** A regular file where mu's state directory should be, before any mu made it. */
     stateDir?: "file";
+    /** The disk left with room for small files only (the virtual engine only). */
+    disk?: "full";
     archive?: "directory";
     /** The DB's lock file as another mu would leave it: held by a live or a dead process, or gone. */
     lock?: LockDamage;
@@ -165,7 +167,9 @@ export function describeStep(step: Step): string {
               ? `damage checked: ${step.damage.checked}`
               : step.damage.stateDir
                 ? `damage state dir: ${step.damage.stateDir}`
-                : `damage db: ${step.damage.db}`;
+                : step.damage.disk
+                  ? `damage disk: ${step.damage.disk}`
+                  : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;

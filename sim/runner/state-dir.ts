@@ -31,6 +31,7 @@ export async function damage(box: Sandbox, what: DamageStep["damage"]): Promise<
     else writeFileSync(path, lock.text);
     return;
   }
+  if (what.disk === "full") throw new Error("damage disk: full is the virtual engine's only");
   if (what.checked === "removed") {
     rmSync(vouchPath(box.db), { force: true });
     return;

@@ -13,6 +13,9 @@ import type { VirtualWorld } from "./ports.js";
 // virtual disk (seed, install, damage), and what an expect step reads there:
 // the DB's bytes, what lies beside it, the retention archive.
 
+/** What a full disk still takes in one write: a lock's few dozen bytes, never a database. */
+const FULL_DISK_ROOM = 1024;
+
 /** Applies one such step; a damage of the DB returns the bytes it left, for `db: unchanged`. */
 export async function stateDirStep(
   w: VirtualWorld,
@@ -36,6 +39,10 @@ export async function stateDirStep(
     const path = `${db}${lock.file}`;
     if (lock.text === null) w.fs.removeFromOutside(path);
     else w.fs.overwrite(path, Buffer.from(lock.text));
+    return undefined;
+  }
+  if (st.damage.disk === "full") {
+    w.fs.room = FULL_DISK_ROOM;
     return undefined;
   }
   if (st.damage.checked === "removed") {
