@@ -65,8 +65,8 @@ export interface DamageStep {
       | "version-behind"
       | "foreign"
       | "directory";
-    /** The note a commit leaves beside the DB (mu.db.checked) deleted, as a restore of the DB alone leaves it. */
-    checked?: "removed";
+    /** The note a commit leaves beside the DB (mu.db.checked): deleted, as a restore of the DB alone leaves it, or a directory in its place. */
+    checked?: "removed" | "directory";
     /** A regular file where mu's state directory should be, before any mu made it. */
     stateDir?: "file";
     /** The disk left with room for small files only (the virtual engine only). */

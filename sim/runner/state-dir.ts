@@ -41,11 +41,13 @@ export async function damage(box: Sandbox, what: DamageStep["damage"]): Promise<
     writeFileSync(box.state, "");
     return;
   }
-  if (what.archive === "directory" || what.db === "directory") {
+  if (what.archive === "directory" || what.db === "directory" || what.checked === "directory") {
     const path =
       what.db === "directory"
         ? box.db
-        : join(box.state, newestSegment(basename(box.db), readdirSync(box.state)));
+        : what.checked === "directory"
+          ? vouchPath(box.db)
+          : join(box.state, newestSegment(basename(box.db), readdirSync(box.state)));
     rmSync(path);
     mkdirSync(path);
     writeFileSync(join(path, "in-the-way"), "");

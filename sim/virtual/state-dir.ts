@@ -55,16 +55,19 @@ export async function stateDirStep(
     w.fs.overwrite(dirname(db), new Uint8Array());
     return undefined;
   }
-  if (st.damage.archive === "directory" || st.damage.db === "directory") {
+  const { archive, db: file, checked } = st.damage;
+  if (archive === "directory" || file === "directory" || checked === "directory") {
     w.fs.replaceByDirectory(
-      st.damage.db === "directory"
+      file === "directory"
         ? db
-        : join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
+        : checked === "directory"
+          ? vouchPath(db)
+          : join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
     );
     return undefined;
   }
   const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-  const bytes = await damagedDb(Buffer.from(w.fs.peek(db) ?? []), st.damage.db ?? "zero", noise);
+  const bytes = await damagedDb(Buffer.from(w.fs.peek(db) ?? []), file ?? "zero", noise);
   w.fs.overwrite(db, bytes);
   return bytes;
 }
