@@ -9,6 +9,9 @@ import type { DamageStep } from "./scenario.js";
 // a file whose header is sound and whose pages are not, which only
 // SQLite's own check finds. `directory` is laid out by each engine's disk.
 
+/** What another program's file beside the DB holds: one JSON line of its own. */
+export const BESIDE_TEXT = '{"note":"not mu\'s"}\n';
+
 export type DbDamage = NonNullable<DamageStep["damage"]["db"]>;
 
 // SQLite's header fields (https://www.sqlite.org/fileformat.html, 1.3).

@@ -71,6 +71,8 @@ export interface DamageStep {
     stateDir?: "file";
     /** The disk left with room for small files only (the virtual engine only). */
     disk?: "full";
+    /** Another program's file of this name (no slash) laid beside the DB. */
+    beside?: string;
     archive?: "directory";
     /** The DB's lock file as another mu would leave it: held by a live or a dead process, or gone. */
     lock?: LockDamage;
@@ -169,7 +171,9 @@ export function describeStep(step: Step): string {
                 ? `damage state dir: ${step.damage.stateDir}`
                 : step.damage.disk
                   ? `damage disk: ${step.damage.disk}`
-                  : `damage db: ${step.damage.db}`;
+                  : step.damage.beside !== undefined
+                    ? `damage beside: ${step.damage.beside}`
+                    : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;

@@ -11,7 +11,7 @@ import { basename, join } from "node:path";
 import { realLiveness, realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
-import { damagedDb } from "./db-damage.js";
+import { BESIDE_TEXT, damagedDb } from "./db-damage.js";
 import { isArchiveFile, newestSegment, type Observed } from "./expect.js";
 import { lockDamage } from "./judge.js";
 import type { Sandbox } from "./sandbox.js";
@@ -29,6 +29,11 @@ export async function damage(box: Sandbox, what: DamageStep["damage"]): Promise<
     const path = `${box.db}${lock.file}`;
     if (lock.text === null) rmSync(path, { force: true });
     else writeFileSync(path, lock.text);
+    return;
+  }
+  if (what.beside !== undefined) {
+    mkdirSync(box.state, { recursive: true });
+    writeFileSync(join(box.state, what.beside), BESIDE_TEXT);
     return;
   }
   if (what.disk === "full") throw new Error("damage disk: full is the virtual engine's only");

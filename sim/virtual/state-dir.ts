@@ -1,7 +1,7 @@
 import { basename, dirname, join } from "node:path";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
-import { damagedDb } from "../runner/db-damage.js";
+import { BESIDE_TEXT, damagedDb } from "../runner/db-damage.js";
 import { isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
 import { lockDamage } from "../runner/judge.js";
 import { expand, type Places } from "../runner/sandbox.js";
@@ -39,6 +39,10 @@ export async function stateDirStep(
     const path = `${db}${lock.file}`;
     if (lock.text === null) w.fs.removeFromOutside(path);
     else w.fs.overwrite(path, Buffer.from(lock.text));
+    return undefined;
+  }
+  if (st.damage.beside !== undefined) {
+    w.fs.overwrite(join(dirname(db), st.damage.beside), Buffer.from(BESIDE_TEXT));
     return undefined;
   }
   if (st.damage.disk === "full") {
