@@ -25,6 +25,9 @@ const words = [
   "ten",
   "eleven",
   "twelve",
+  "thirteen",
+  "fourteen",
+  "fifteen",
 ];
 const text = (f: string) => readFileSync(join(packageRoot(), f), "utf8").replace(/\s+/g, " ");
 

@@ -167,7 +167,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     const done = await Promise.all(box.background.splice(0));
     problems = done.flatMap((d) => d.problems.map((p) => `${d.step}: ${p}`));
   } else if ("damage" in step) {
-    damage(box, step.damage);
+    await damage(box, step.damage);
   } else if ("world" in step) {
     if (step.elapseMs) await new Promise((r) => setTimeout(r, step.elapseMs));
     if (box.inner) changeWorlds(box.world, box.inner, step.world);

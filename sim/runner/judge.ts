@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { ProcessId } from "../../host/ports/types.js";
 import type { Ran } from "./ran.js";
 import { expand, type Places } from "./sandbox.js";
@@ -68,20 +67,6 @@ export function checkSh(step: ShStep, r: Ran): string[] {
       `stdout does not match /${step.stdout}/: ${JSON.stringify(r.stdout.slice(0, 300))}`,
     );
   return problems;
-}
-
-/** A DB file's bytes as a damage step leaves them; `noise` makes the garbage. */
-export function damaged(
-  bytes: Buffer,
-  how: "truncate-half" | "truncate-odd" | "garbage" | "zero",
-  noise: (n: number) => Buffer = randomBytes,
-): Buffer {
-  return {
-    "truncate-half": () => bytes.subarray(0, Math.floor(bytes.length / 2)),
-    "truncate-odd": () => bytes.subarray(0, bytes.length - 1000),
-    garbage: () => noise(bytes.length),
-    zero: () => Buffer.alloc(0),
-  }[how]();
 }
 
 /**

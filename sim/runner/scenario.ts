@@ -54,7 +54,25 @@ export type LockDamage = "live" | "dead" | "removed";
 export interface DamageStep {
   /** One of: the DB file's bytes, or the newest archive segment turned into a directory in its way. */
   damage: {
-    db?: "truncate-half" | "truncate-odd" | "garbage" | "zero";
+    db?:
+      | "truncate-half"
+      | "truncate-odd"
+      | "garbage"
+      | "zero"
+      | "pages"
+      | "newer"
+      | "older"
+      | "version-behind"
+      | "foreign"
+      | "directory";
+    /** The note a commit leaves beside the DB (mu.db.checked): deleted, as a restore of the DB alone leaves it, or a directory in its place. */
+    checked?: "removed" | "directory";
+    /** A regular file where mu's state directory should be, before any mu made it. */
+    stateDir?: "file";
+    /** The disk left with room for small files only (the virtual engine only). */
+    disk?: "full";
+    /** Another program's file of this name (no slash) laid beside the DB. */
+    beside?: string;
     archive?: "directory";
     /** The DB's lock file as another mu would leave it: held by a live or a dead process, or gone. */
     lock?: LockDamage;
@@ -147,7 +165,15 @@ export function describeStep(step: Step): string {
           ? `damage lock break: ${step.damage.lockBreak}`
           : step.damage.lockText !== undefined
             ? `damage lock text: ${JSON.stringify(step.damage.lockText)}`
-            : `damage db: ${step.damage.db}`;
+            : step.damage.checked
+              ? `damage checked: ${step.damage.checked}`
+              : step.damage.stateDir
+                ? `damage state dir: ${step.damage.stateDir}`
+                : step.damage.disk
+                  ? `damage disk: ${step.damage.disk}`
+                  : step.damage.beside !== undefined
+                    ? `damage beside: ${step.damage.beside}`
+                    : `damage db: ${step.damage.db}`;
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;

@@ -11,8 +11,9 @@ import { basename, join } from "node:path";
 import { realLiveness, realPorts } from "../../host/ports/real.js";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
+import { BESIDE_TEXT, damagedDb } from "./db-damage.js";
 import { isArchiveFile, newestSegment, type Observed } from "./expect.js";
-import { damaged, lockDamage } from "./judge.js";
+import { lockDamage } from "./judge.js";
 import type { Sandbox } from "./sandbox.js";
 import type { DamageStep, ExpectStep, SeedStep } from "./scenario.js";
 import { seedRows } from "./seed.js";
@@ -21,7 +22,7 @@ import { seedRows } from "./seed.js";
 // expect step reads there: the DB's bytes, what lies beside it, the
 // retention archive.
 
-export function damage(box: Sandbox, what: DamageStep["damage"]): void {
+export async function damage(box: Sandbox, what: DamageStep["damage"]): Promise<void> {
   // The runner itself lives through the whole scenario: a holder that stays alive.
   const lock = lockDamage(what, realLiveness.self());
   if (lock) {
@@ -30,14 +31,38 @@ export function damage(box: Sandbox, what: DamageStep["damage"]): void {
     else writeFileSync(path, lock.text);
     return;
   }
-  if (what.archive === "directory") {
-    const path = join(box.state, newestSegment(basename(box.db), readdirSync(box.state)));
+  if (what.beside !== undefined) {
+    mkdirSync(box.state, { recursive: true });
+    writeFileSync(join(box.state, what.beside), BESIDE_TEXT);
+    return;
+  }
+  if (what.disk === "full") throw new Error("damage disk: full is the virtual engine's only");
+  if (what.checked === "removed") {
+    rmSync(vouchPath(box.db), { force: true });
+    return;
+  }
+  if (what.stateDir === "file") {
+    if (existsSync(box.state)) throw new Error("damage state dir: mu has made it already");
+    writeFileSync(box.state, "");
+    return;
+  }
+  if (what.archive === "directory" || what.db === "directory" || what.checked === "directory") {
+    const path =
+      what.db === "directory"
+        ? box.db
+        : what.checked === "directory"
+          ? vouchPath(box.db)
+          : join(box.state, newestSegment(basename(box.db), readdirSync(box.state)));
     rmSync(path);
     mkdirSync(path);
     writeFileSync(join(path, "in-the-way"), "");
     return;
   }
-  const next = damaged(readFileSync(box.db), what.db ?? "zero");
+  mkdirSync(box.state, { recursive: true });
+  const next = await damagedDb(
+    existsSync(box.db) ? readFileSync(box.db) : Buffer.alloc(0),
+    what.db ?? "zero",
+  );
   writeFileSync(box.db, next);
   box.snapshot = Buffer.from(next);
 }

@@ -24,6 +24,8 @@ interface Inode {
 }
 
 const code = (err: unknown) => (err as { code?: string } | null)?.code;
+/** An error as Node's fs raises it, its code in the message and on the error. */
+const sysError = (c: string, m: string) => Object.assign(new Error(`${c}: ${m}`), { code: c });
 
 export class VirtualFs implements FileSystem {
   private vol = new Volume();
@@ -36,6 +38,8 @@ export class VirtualFs implements FileSystem {
   private crashed = false;
   readonly ops: string[] = [];
   uid = 1000;
+  /** A damage step's full disk: the most one write may add (a new directory's block is more), or null. */
+  room: number | null = null;
   /** Files another user owns (by their real path): only an install step makes one. */
   private foreign = new Set<string>();
 
@@ -123,6 +127,8 @@ export class VirtualFs implements FileSystem {
     return {
       write: async (data) => {
         this.step(`write ${name}`);
+        if (this.room !== null && data.length > this.room)
+          throw sysError("ENOSPC", `no space left on device, write '${name}'`);
         this.vol.writeSync(fd, data);
       },
       sync: async () => {
@@ -140,14 +146,8 @@ export class VirtualFs implements FileSystem {
   async rename(from: string, to: string): Promise<void> {
     this.step(`rename ${from} ${to}`);
     // Linux refuses to rename a file over a directory; memfs would replace it.
-    if (this.vol.existsSync(to) && this.vol.statSync(to).isDirectory()) {
-      throw Object.assign(
-        new Error(`EISDIR: illegal operation on a directory, rename '${from}' -> '${to}'`),
-        {
-          code: "EISDIR",
-        },
-      );
-    }
+    if (this.vol.existsSync(to) && this.vol.statSync(to).isDirectory())
+      throw sysError("EISDIR", `illegal operation on a directory, rename '${from}' -> '${to}'`);
     this.vol.renameSync(from, to);
     const inode = this.inodeOf.get(from) ?? { synced: null };
     this.inodeOf.delete(from);
@@ -166,6 +166,14 @@ export class VirtualFs implements FileSystem {
 
   async mkdirp(path: string, mode = 0o700): Promise<void> {
     this.step(`mkdir ${path}`);
+    // Linux refuses a file in the way, where memfs would go on as if it were a directory.
+    for (let at = path; at !== dirname(at); at = dirname(at)) {
+      if (!this.vol.existsSync(at) || this.vol.statSync(at).isDirectory()) continue;
+      if (at === path) throw sysError("EEXIST", `file already exists, mkdir '${path}'`);
+      throw sysError("ENOTDIR", `not a directory, mkdir '${path}'`);
+    }
+    if (this.room !== null && !this.vol.existsSync(path))
+      throw sysError("ENOSPC", `no space left on device, mkdir '${path}'`);
     this.vol.mkdirSync(path, { recursive: true, mode });
   }
 
@@ -272,6 +280,8 @@ export class VirtualFs implements FileSystem {
 
   /** Replaces a file's bytes from outside, durably, as a damage step's editor would. */
   overwrite(path: string, bytes: Uint8Array): void {
+    if (!this.vol.existsSync(dirname(path))) this.dirs.add(dirname(path));
+    this.vol.mkdirSync(dirname(path), { recursive: true });
     this.vol.writeFileSync(path, bytes);
     const inode = this.inodeOf.get(path) ?? { synced: null };
     inode.synced = new Uint8Array(bytes);

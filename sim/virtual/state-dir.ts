@@ -1,8 +1,9 @@
 import { basename, dirname, join } from "node:path";
 import { openStore } from "../../host/store/index.js";
 import { vouchPath } from "../../host/store/vouch.js";
+import { BESIDE_TEXT, damagedDb } from "../runner/db-damage.js";
 import { isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
-import { damaged, lockDamage } from "../runner/judge.js";
+import { lockDamage } from "../runner/judge.js";
 import { expand, type Places } from "../runner/sandbox.js";
 import type { DamageStep, ExpectStep, InstallStep, SeedStep } from "../runner/scenario.js";
 import { seedRows } from "../runner/seed.js";
@@ -11,6 +12,9 @@ import type { VirtualWorld } from "./ports.js";
 // The steps that act on mu's state directory or the launchers on the
 // virtual disk (seed, install, damage), and what an expect step reads there:
 // the DB's bytes, what lies beside it, the retention archive.
+
+/** What a full disk still takes in one write: a lock's few dozen bytes, never a database. */
+const FULL_DISK_ROOM = 1024;
 
 /** Applies one such step; a damage of the DB returns the bytes it left, for `db: unchanged`. */
 export async function stateDirStep(
@@ -37,14 +41,37 @@ export async function stateDirStep(
     else w.fs.overwrite(path, Buffer.from(lock.text));
     return undefined;
   }
-  if (st.damage.archive === "directory") {
+  if (st.damage.beside !== undefined) {
+    w.fs.overwrite(join(dirname(db), st.damage.beside), Buffer.from(BESIDE_TEXT));
+    return undefined;
+  }
+  if (st.damage.disk === "full") {
+    w.fs.room = FULL_DISK_ROOM;
+    return undefined;
+  }
+  if (st.damage.checked === "removed") {
+    w.fs.removeFromOutside(vouchPath(db));
+    return undefined;
+  }
+  if (st.damage.stateDir === "file") {
+    if (w.fs.peekDir(dirname(db)).length > 0 || w.fs.peekIsDir(dirname(db)))
+      throw new Error("damage state dir: mu has made it already");
+    w.fs.overwrite(dirname(db), new Uint8Array());
+    return undefined;
+  }
+  const { archive, db: file, checked } = st.damage;
+  if (archive === "directory" || file === "directory" || checked === "directory") {
     w.fs.replaceByDirectory(
-      join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
+      file === "directory"
+        ? db
+        : checked === "directory"
+          ? vouchPath(db)
+          : join(dirname(db), newestSegment(basename(db), w.fs.peekDir(dirname(db)))),
     );
     return undefined;
   }
   const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-  const bytes = damaged(Buffer.from(w.fs.peek(db) ?? []), st.damage.db ?? "zero", noise);
+  const bytes = await damagedDb(Buffer.from(w.fs.peek(db) ?? []), file ?? "zero", noise);
   w.fs.overwrite(db, bytes);
   return bytes;
 }

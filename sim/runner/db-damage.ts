@@ -1,0 +1,77 @@
+import { randomBytes } from "node:crypto";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../host/store/migrations.js";
+import { sqlJs } from "../../host/store/sqljs.js";
+import type { DamageStep } from "./scenario.js";
+
+// What a damage step leaves in the DB file's place, the same on either
+// engine: bytes no SQLite opens (cut, noise, nothing), a whole SQLite file
+// mu must refuse or migrate (another program's, a newer or older mu's), or
+// a file whose header is sound and whose pages are not, which only
+// SQLite's own check finds. `directory` is laid out by each engine's disk.
+
+/** What another program's file beside the DB holds: one JSON line of its own. */
+export const BESIDE_TEXT = '{"note":"not mu\'s"}\n';
+
+export type DbDamage = NonNullable<DamageStep["damage"]["db"]>;
+
+// SQLite's header fields (https://www.sqlite.org/fileformat.html, 1.3).
+const USER_VERSION = 60;
+const APPLICATION_ID = 68;
+/** An application id no program of ours uses: "zzz" and a 1. */
+const ANOTHER_PROGRAM = 0x7a7a7a01;
+
+function withHeader(bytes: Buffer, offset: number, value: number): Buffer {
+  if (bytes.length < 100) throw new Error("damage db: there is no database to change yet");
+  const out = Buffer.from(bytes);
+  out.writeUInt32BE(value, offset);
+  return out;
+}
+
+/** An empty database as the mu one schema before this one made it, unmarked as mus before the mark left theirs. */
+async function older(): Promise<Buffer> {
+  const SQL = await sqlJs();
+  const db = new SQL.Database();
+  try {
+    for (let v = 0; v < SCHEMA_VERSION - 1; v++) db.exec(MIGRATIONS[v] as string);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION - 1}`);
+    return Buffer.from(db.export());
+  } finally {
+    db.close();
+  }
+}
+
+/** The DB's bytes as a damage step of `how` leaves them; `noise` makes the garbage. */
+export async function damagedDb(
+  bytes: Buffer,
+  how: Exclude<DbDamage, "directory">,
+  noise: (n: number) => Buffer = randomBytes,
+): Promise<Buffer> {
+  switch (how) {
+    case "truncate-half":
+      return bytes.subarray(0, Math.floor(bytes.length / 2));
+    case "truncate-odd":
+      return bytes.subarray(0, bytes.length - 1000);
+    case "garbage":
+      return noise(bytes.length);
+    case "zero":
+      return Buffer.alloc(0);
+    case "pages": {
+      // Page 2 is the root of the first table mu made: a b-tree page no
+      // longer, though the header still counts it.
+      const size = bytes.length >= 100 ? bytes.readUInt16BE(16) : 0;
+      if (bytes.length < 2 * size || size === 0)
+        throw new Error("damage db: the database has no second page to damage");
+      const out = Buffer.from(bytes);
+      out.fill(0xa5, size, 2 * size);
+      return out;
+    }
+    case "newer":
+      return withHeader(bytes, USER_VERSION, SCHEMA_VERSION + 1);
+    case "version-behind":
+      return withHeader(bytes, USER_VERSION, SCHEMA_VERSION - 1);
+    case "foreign":
+      return withHeader(bytes, APPLICATION_ID, ANOTHER_PROGRAM);
+    case "older":
+      return older();
+  }
+}
