@@ -32,8 +32,20 @@ const unmeasured = unmeasuredAt !== -1 && argv.splice(unmeasuredAt, 1).length > 
 const currentAt = argv.indexOf("--current");
 const current = currentAt !== -1 && argv.splice(currentAt, 1).length > 0;
 const files = argv;
-if (files.length === 0) {
-  process.stderr.write("usage: node scripts/mutation-summary.mjs REPORT.json...\n");
+const usage =
+  "usage: node scripts/mutation-summary.mjs REPORT.json... [--current] [--unmeasured] [--keep NAME]\n";
+if (files.length === 0 || files.some((f) => f === "--help" || f === "-h")) {
+  process.stderr.write(usage);
+  process.exit(files.length === 0 ? 2 : 0);
+}
+const unknown = files.find((f) => f.startsWith("-"));
+const missing = files.find((f) => !f.startsWith("-") && !existsSync(f));
+if (unknown || missing) {
+  process.stderr.write(
+    unknown
+      ? `mutation-summary: unknown option ${unknown}\n${usage}`
+      : `mutation-summary: no report at ${missing}; kept runs are in reports/mutation-runs/\n`,
+  );
   process.exit(2);
 }
 
