@@ -55,10 +55,35 @@ export function ioFailure(path: string, err: unknown, doing: "read" | "write" = 
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return err;
   return new UnavailableError("store.io", "store", `cannot ${doing} ${path} (${code})`, {
-    hint: "check that its directory exists or can be created, is yours, is writable and has space",
+    hint:
+      IO_HINTS.get(code) ??
+      "check that its directory exists or can be created, is yours, is writable and has space",
     cause: err,
   });
 }
+
+// The common causes each have one thing to do; the rest get the checklist.
+const IO_HINTS = new Map<string, string>([
+  [
+    "EISDIR",
+    "a directory stands where the file should be; move it aside, or point MU_DB_PATH elsewhere",
+  ],
+  [
+    "ENOTDIR",
+    "a file stands where one of its directories should be; move it aside, or point MU_STATE_DIR elsewhere",
+  ],
+  ["ENOSPC", "its disk is full; free some space and retry"],
+  ["EDQUOT", "your disk quota is used up; free some space and retry"],
+  [
+    "EACCES",
+    "you may not use it or its directory; fix their permissions, or point MU_STATE_DIR elsewhere",
+  ],
+  [
+    "EPERM",
+    "you may not use it or its directory; fix their permissions, or point MU_STATE_DIR elsewhere",
+  ],
+  ["EROFS", "its file system is read-only; point MU_STATE_DIR at a writable one"],
+]);
 
 export function firstLineOf(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
