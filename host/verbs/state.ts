@@ -91,6 +91,8 @@ export function stateNotices(
         key: j.key,
         since: j.updatedAt,
         next: `mu agent close ${j.agent} -w ${j.workstream}`,
+        // A close at the collect now: its pid, as for an effect a live mu is at.
+        ...(j.writer && alive(j.writer) ? { by: j.writer.pid } : {}),
       }),
     );
   // A job whose stop is journaled is going: the close that settles it (listed
