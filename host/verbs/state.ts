@@ -100,9 +100,14 @@ export function stateNotices(
   // second line about the same job, would be a second remedy.
   const stopping = (j: JobRecord) =>
     pending.some((p) => p.method === "job.stop" && p.key === j.key);
-  // A running job on a lost host is listed once, below, with the close that
-  // stops it: a spawn cannot resume or finish it on a machine that is gone.
-  const onLost = (j: JobRecord) => getHost(db, j.host)?.state === "lost";
+  // A running job on a lost host, or one inside its deadline margin, is
+  // listed once, below, with the close that stops (and collects) it: a spawn
+  // cannot resume or finish it on a machine that is gone or about to go.
+  const goingAway = (j: JobRecord) => {
+    const h = getHost(db, j.host);
+    const d = h?.facts.deadlineAt;
+    return h?.state === "lost" || (typeof d === "number" && now >= d - margin);
+  };
   // Inside a provider host's deadline margin its agents must be collected and closed.
   const draining = jobs.flatMap((j): Notice[] => {
     if (stopping(j)) return [];
@@ -150,7 +155,7 @@ export function stateNotices(
   const live = (j: JobRecord) => agentOf(db, j.workstream, j.agent)?.state === "live";
   const atWork = (j: JobRecord) => j.writer !== null && alive(j.writer);
   const viewless = jobs
-    .filter((j) => j.state === "running" && !live(j) && !stopping(j) && !atWork(j) && !onLost(j))
+    .filter((j) => j.state === "running" && !live(j) && !stopping(j) && !atWork(j) && !goingAway(j))
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are. One whose
@@ -165,7 +170,7 @@ export function stateNotices(
         live(j) &&
         !firstPromptJournaled(db, j) &&
         !stopping(j) &&
-        !onLost(j),
+        !goingAway(j),
     )
     .map(spawnAgain("spawn-unfinished"));
   // A record a spawn wrote and died before journaling its start: nothing
