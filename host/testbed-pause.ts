@@ -18,6 +18,8 @@ export const PAUSE_POINTS = {
   "forget.committed": true,
   /** A spawn's job.start answer is recorded (the job runs); the spawn has not read the record back. */
   "spawn.started": true,
+  /** A close's job.stop answer is recorded (the job stopped, owing its collect); the close has not begun the collect. */
+  "close.stopped": true,
 } as const;
 
 export type PausePointName = keyof typeof PAUSE_POINTS;

@@ -226,6 +226,21 @@ describe("the explorer's invariants", () => {
     ]);
   });
 
+  it("breaks on a job mu state lists on two lines, and only then", () => {
+    const pending =
+      "pending: job.stop for agent:main/a (key job-1a) since 2026-01-01T00:00:00.000Z; run: mu agent close a -w main";
+    const lost =
+      "notice: the job of agent:main/a outlives its lost host and is not stopped yet; run: mu agent close a -w main";
+    const send =
+      "pending: channel.send for agent:main/a (key msg-1) since 2026-01-01T00:00:00.000Z; run: mu agent check a msg-1 -w main";
+    const other = lost.replaceAll("main/a", "main/b").replace(" a -w", " b -w");
+    const listed = (text: string) => invariants(clean({ stdouts: [text] }), two);
+    expect(listed(`${pending}\n${send}\n${other}\n`)).toEqual([]);
+    expect(listed(`${pending}\n${lost}\n`)).toEqual([
+      `mu state lists the job of agent:main/a twice: ${pending} | ${lost}`,
+    ]);
+  });
+
   it("a power cut may kill the step it hits", () => {
     const cut = scenario([
       { mu: "host acquire --provider sim h1" },

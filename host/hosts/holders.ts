@@ -20,6 +20,8 @@ export interface Holder {
   name: string;
   /** The seams of the plugin it still calls on: a re-add may not drop them. */
   needs: SeamName[];
+  /** The pid of a live mu at work on it: `free` is refused until that mu ends. */
+  by?: number;
 }
 
 const closeVerb = (ws: string, name: string) => `mu agent close ${name} -w ${ws}`;
@@ -28,9 +30,10 @@ const closeVerb = (ws: string, name: string) => `mu agent close ${name} -w ${ws}
 function agentHolders(
   db: Database,
   on: (a: { host: string; plugin: string }) => boolean,
+  w: Witness | undefined,
 ): Holder[] {
   const seen = new Map<string, Holder>();
-  const add = (ws: string, name: string, needs: SeamName[]) => {
+  const add = (ws: string, name: string, needs: SeamName[], by?: number) => {
     const h = seen.get(`${ws}/${name}`) ?? {
       what: `agent ${ws}/${name}`,
       name: `${ws}/${name}`,
@@ -39,13 +42,21 @@ function agentHolders(
       needs: [],
     };
     h.needs = [...new Set([...h.needs, ...needs])];
+    if (by !== undefined) h.by = by;
     seen.set(`${ws}/${name}`, h);
   };
   // A job is stopped through the job seam and read through the channel; its
   // tree, if any, is collected and removed through the link.
+  // A job whose writer lives is that mu's (a spawn finishing it, a close
+  // collecting it): the close named here would race it or be refused.
   for (const j of allJobs(db))
     if (on({ host: j.host, plugin: j.plugin }))
-      add(j.workstream, j.agent, j.site ? ["job", "channel", "link"] : ["job", "channel"]);
+      add(
+        j.workstream,
+        j.agent,
+        j.site ? ["job", "channel", "link"] : ["job", "channel"],
+        j.writer && w?.alive(j.writer) ? j.writer.pid : undefined,
+      );
   for (const a of allAgents(db))
     if (a.state !== "closed" && on({ host: a.host, plugin: a.channelPlugin }))
       add(a.workstream, a.name, ["channel"]);
@@ -62,12 +73,15 @@ function effectHolders(
 }
 
 function effectHolder(db: Database, i: Intent, w: Witness | undefined): Holder {
+  // Its writer, or a mu settling it: the verb that settles it is refused meanwhile.
+  const at = w?.alive(i.writer) ? i.writer : i.resolver && w?.alive(i.resolver) ? i.resolver : null;
   return {
-    what: `pending ${i.method} for ${i.subject} (key ${i.key}${w?.alive(i.writer) ? `; mu pid ${i.writer.pid} is at it` : ""})`,
+    what: `pending ${i.method} for ${i.subject} (key ${i.key}${at ? `; mu pid ${at.pid} is at it` : ""})`,
     free: settleVerb(db, i, w),
     kind: "effect" as const,
     name: i.method,
     needs: [i.method.split(".")[0] as SeamName],
+    ...(at ? { by: at.pid } : {}),
   };
 }
 
@@ -128,7 +142,7 @@ export function recordHolders(db: Database, name: string, own: boolean, w?: Witn
   );
   return [
     ...effects.map((i) => effectHolder(db, i, w)),
-    ...agentHolders(db, (r) => r.host === name),
+    ...agentHolders(db, (r) => r.host === name, w),
   ];
 }
 
@@ -152,7 +166,7 @@ export function heldBy(holders: readonly Holder[]): string {
 export function pluginHolders(db: Database, name: string, w?: Witness): Holder[] {
   const out = [
     ...effectHolders(db, "plugin = ?", name, w),
-    ...agentHolders(db, (r) => r.plugin === name),
+    ...agentHolders(db, (r) => r.plugin === name, w),
   ];
   for (const h of listHosts(db))
     if (h.plugin === name)
@@ -185,6 +199,17 @@ export function freeingHint(
   const verbs = new Map<string, string>();
   for (const h of holders) if (!verbs.has(h.free)) verbs.set(h.free, h.what);
   return `${lead}: ${[...verbs].map(([verb, what]) => (withWhat ? `${verb} (${what})` : verb)).join("; ")}`;
+}
+
+/**
+ * While a live mu is at work on any holder, the verbs that free them would
+ * race it or be refused: the one thing to do is wait for it, then run the
+ * refused verb again (whose next refusal names what still holds, if any).
+ */
+export function waitHint(holders: readonly Holder[], again: string): string | undefined {
+  const pids = [...new Set(holders.flatMap((h) => (h.by === undefined ? [] : [h.by])))];
+  if (pids.length === 0) return undefined;
+  return `wait for mu ${pids.length === 1 ? "pid" : "pids"} ${pids.join(", ")} to finish, then run ${again} again`;
 }
 
 /** "2 host profile(s), 1 agent(s)": how many of each kind hold it, for a refusal's message. */

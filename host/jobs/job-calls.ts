@@ -145,7 +145,7 @@ export async function stopJob(
         jobStillToStop(db, j);
         guard(db);
       },
-      done: (db) => recordStopped(db, j.key),
+      done: (db) => recordStopped(db, j.key, io.ports.liveness.self()),
     },
     nextVerb(j.workstream, j.agent),
   );

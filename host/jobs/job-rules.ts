@@ -2,6 +2,7 @@ import type { Database } from "sql.js";
 import { DELIVERIES } from "../effects/decide.js";
 import type { Intent } from "../effects/journal.js";
 import type { SubjectRules } from "../effects/resolve.js";
+import type { ProcessId } from "../ports/types.js";
 import { deliveryReplyProblem, incarnationAfter } from "./delivery-reply.js";
 import {
   agentOf,
@@ -99,14 +100,16 @@ export function rollBackSpawn(
  * final collect: then it stays, stopped, until the collect is done. The
  * agent's row keeps naming its view: a detached view is killed only after
  * the stop, and a mu that dies before it must leave the next verb a pane
- * to kill (forgetLeftView).
+ * to kill (forgetLeftView). The mu whose own stop this is goes on to the
+ * collect: it is recorded as the stopped job's writer in the same commit,
+ * so mu state names it while it fetches, not the collect as owed.
  */
-export function recordStopped(db: Database, key: string): void {
+export function recordStopped(db: Database, key: string, by?: ProcessId): void {
   const job = jobByKey(db, key);
   if (!job) return;
   const a = agentOf(db, job.workstream, job.agent);
   if (a) putAgent(db, { ...a, state: "closed" });
-  if (job.owesCollect) putJob(db, { ...job, state: "stopped" });
+  if (job.owesCollect) putJob(db, { ...job, state: "stopped", writer: by ?? job.writer });
   else deleteJob(db, key);
 }
 

@@ -1,14 +1,10 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
 import { intentsFor } from "../effects/journal.js";
-import { MuError, RefusedError, UnavailableError, UsageError } from "../errors.js";
-import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
-import { commitOf } from "../git/local.js";
-import type { LinkHost } from "../hosts/link-host.js";
+import { RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { findAgent } from "../jobs/agent-host.js";
 import {
   attachView,
-  dropKilledView,
   jobPlugin,
   jobTarget,
   leftView,
@@ -18,22 +14,12 @@ import {
 } from "../jobs/job-calls.js";
 import { agentAsRead, noDeliveryUnderWay } from "../jobs/job-guard.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
-import {
-  agentOf,
-  agentSubject,
-  deleteJob,
-  type JobRecord,
-  jobByKey,
-  jobOf,
-  putAgent,
-} from "../jobs/records.js";
-import { removeCollectedSite, siteRepo } from "../jobs/site.js";
-import type { Supervisor } from "../plugin/supervisor.js";
-import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
-import type { Store } from "../store/index.js";
+import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/records.js";
 import { openStore } from "../store/index.js";
+import { pauseAt } from "../testbed-pause.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 import { livesThroughWindow, muxFor, requireCommandLines, viewReadyMs } from "../view/mux.js";
+import { finalCollect } from "./close-collect.js";
 import { refuseWhileWriterLives } from "./spawn/record.js";
 import { closeCommand } from "./spawn/remedy.js";
 import { withPlugins } from "./with-plugins.js";
@@ -97,6 +83,7 @@ export async function agentClose(
       await store.read(quiet);
       if (pane && job.viewKind === "bound") await mux.kill(pane);
       await stopJob(io, store, sup, host, job, target, quiet);
+      if (TESTBED_BUILD) await pauseAt("close.stopped", io.ports, sup, host.reg);
       // The stop's commit left the row naming the view, so a crash before
       // this kill leaves it to the next verb; the row forgets it in the
       // close's next commit (the collect's, else the settle's below).
@@ -113,74 +100,6 @@ export async function agentClose(
 /** Whether the name's records still hold work for a close once its job is gone. */
 function leftToSettle(db: Database, ws: string, name: string): boolean {
   return intentsFor(db, agentSubject(ws, name)).length > 0 || leftView(db, ws, name) !== null;
-}
-
-/**
- * After job.stop: the tree's HEAD fetched back into the spawning checkout
- * under a ref of this job's own, then the tree and the record go. A failed
- * collect keeps both, stopped and owing, so the next close tries again (mu
- * state lists it meanwhile).
- */
-async function finalCollect(
-  io: Io,
-  store: Store,
-  sup: Supervisor,
-  h: LinkHost,
-  j: JobRecord,
-  killed: string | null,
-): Promise<void> {
-  const l = await openLink(io, sup, j.host, h);
-  const site = j.site ?? ".";
-  const repo = j.localRepo ?? io.ports.cwd;
-  const ref = collectedRef(j.workstream, j.agent, j.key);
-  let sha: string;
-  try {
-    sha = await fetchInto(l, site, repo, ref, DEFAULT_LINK_TIMEOUT_MS);
-  } catch (err) {
-    // Another close of the name may have collected and removed the tree
-    // while this one fetched: its record went only once the ref held the
-    // work, so a fetch from the tree it removed has lost nothing.
-    if (!(await store.read((db) => jobByKey(db, j.key)))) {
-      const pinned = commitOf(repo, ref);
-      throw new RefusedError(
-        "close.closed-meanwhile",
-        "agent",
-        pinned
-          ? `${j.workstream}/${j.agent} was closed by another mu while this close collected its work; that close pinned ${pinned} under ${ref} in ${repo}`
-          : `${j.workstream}/${j.agent} was closed or forgotten by another mu while this close collected its work`,
-        { hint: pinned ? `see: git -C ${repo} log -1 ${ref}` : "see: mu agent list" },
-      );
-    }
-    // A failure on mu's side (git, a lock) names its own cause and remedy.
-    const local = err instanceof MuError && err.label === "git" ? `${err.hint}; ` : "";
-    throw new UnavailableError(
-      "close.collect",
-      "agent",
-      `${j.workstream}/${j.agent} is stopped, but its final collect failed: ${(err as Error).message}`,
-      {
-        hint: `its work is still on ${j.host}; ${local}run mu agent close ${j.agent} -w ${j.workstream} again to retry`,
-      },
-    );
-  }
-  // The collect is done and the ref holds it: record that first, so a crash
-  // from here on never leaves a record owing a collect from a tree that is gone.
-  await store.write((db) => {
-    deleteJob(db, j.key);
-    dropKilledView(db, j.workstream, j.agent, killed);
-  });
-  io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
-  // What in-life collects kept is in the final commit now, unless the agent rewrote it.
-  dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);
-  const hostRepo = siteRepo(h);
-  if (hostRepo && j.site) {
-    try {
-      await removeCollectedSite(l, hostRepo, j.site, sha);
-    } catch (err) {
-      io.err(
-        `mu: close: the tree ${j.site} stays on ${j.host} (${(err as Error).message}); remove it with mu host exec\n`,
-      );
-    }
-  }
 }
 
 export async function agentReattach(

@@ -3,7 +3,7 @@ import { witnessOf } from "../effects/forgettable.js";
 import { bounded } from "../env-ms.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
 import { pluginStill } from "../hosts/guards.js";
-import { freeingHint, heldBy, hostHolders } from "../hosts/holders.js";
+import { freeingHint, heldBy, hostHolders, waitHint } from "../hosts/holders.js";
 import { deleteProfile, getProfile, identity, putProfile } from "../hosts/profiles.js";
 import { deleteHost, getHost } from "../hosts/records.js";
 import { checkName } from "../names.js";
@@ -109,7 +109,7 @@ export async function hostRm(io: Io, name: string): Promise<void> {
     );
     if (holders.length > 0) {
       throw new RefusedError("host.rm.in-use", "host", `host '${name}' ${heldBy(holders)}`, {
-        hint: freeingHint(holders, false),
+        hint: waitHint(holders, `mu host rm ${name}`) ?? freeingHint(holders, false),
       });
     }
     if (provider) deleteHost(db, name);

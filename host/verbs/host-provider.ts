@@ -10,7 +10,7 @@ import {
 import { runEffect } from "../effects/run-effect.js";
 import { NotFoundError, RefusedError, UsageError } from "../errors.js";
 import { pluginStill } from "../hosts/guards.js";
-import { freeingHint, heldBy, recordHolders } from "../hosts/holders.js";
+import { freeingHint, heldBy, recordHolders, waitHint } from "../hosts/holders.js";
 import { deleteHost, getHost, putHost } from "../hosts/records.js";
 import { checkName } from "../names.js";
 import { openStore } from "../store/index.js";
@@ -58,7 +58,11 @@ function refuseIfHeld(db: Database, name: string, w: Witness): void {
       "host.acquire.held",
       "host",
       `host '${name}' is ${existing.state}, but its record is still named by ${holders.map((h) => h.what).join(", ")}; nothing was acquired`,
-      { hint: freeingHint(holders, false, "free it first, or acquire under another name") },
+      {
+        hint:
+          waitHint(holders, "the acquire")?.concat(", or acquire under another name") ??
+          freeingHint(holders, false, "free it first, or acquire under another name"),
+      },
     );
   }
 }
@@ -75,7 +79,7 @@ function refuseIfInUse(db: Database, name: string, w: Witness, env: Io["ports"][
       "host.release.in-use",
       "host",
       `host '${name}' ${heldBy(holders)}; nothing was released`,
-      { hint: freeingHint(holders, true) },
+      { hint: waitHint(holders, `mu host release ${name}`) ?? freeingHint(holders, true) },
     );
   }
 }

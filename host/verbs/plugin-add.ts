@@ -1,6 +1,7 @@
 import type { Io } from "../cli/io.js";
+import { witnessOf } from "../effects/forgettable.js";
 import { RefusedError } from "../errors.js";
-import { freeingHint, pluginHolders } from "../hosts/holders.js";
+import { freeingHint, pluginHolders, waitHint } from "../hosts/holders.js";
 import { declarationOf } from "../plugin/load-rules.js";
 import { channelHolder, getPlugin, putPlugin } from "../plugin/registry.js";
 import { checkPluginName } from "../plugin/trust.js";
@@ -41,19 +42,23 @@ export async function pluginAdd(io: Io, name: string, argv: string[]): Promise<v
     // A re-add is a load: what the DB still records against this plugin is
     // what the registration needs, so a declaration that drops a seam one of
     // them calls on is refused and the recorded one stays.
-    const short = pluginHolders(db, name).filter((h) => h.needs.some((s) => !hello.seams[s]));
+    const short = pluginHolders(db, name, witnessOf(io.ports)).filter((h) =>
+      h.needs.some((s) => !hello.seams[s]),
+    );
     const seam = short[0]?.needs.find((s) => !hello.seams[s]);
     if (seam !== undefined) {
+      // While a live mu is at work on what needs the seam, its verbs are not the user's to run.
+      const wait = waitHint(short, "the plugin add");
+      const kept = "nothing was recorded; restore the seam";
       throw new RefusedError(
         "load.seam.missing",
         "plugin",
         `'${name}' refused (seam.missing): it no longer declares the '${seam}' seam, still needed by ${short.map((h) => h.what).join("; ")}`,
         {
-          hint: freeingHint(
-            short,
-            false,
-            "nothing was recorded; restore the seam, or first free what needs it",
-          ),
+          hint:
+            wait === undefined
+              ? freeingHint(short, false, `${kept}, or first free what needs it`)
+              : `${kept}, or ${wait}`,
         },
       );
     }

@@ -1,7 +1,7 @@
 import type { Io } from "../cli/io.js";
 import { witnessOf } from "../effects/forgettable.js";
 import { NotFoundError, RefusedError } from "../errors.js";
-import { counted, freeingHint, pluginHolders } from "../hosts/holders.js";
+import { counted, freeingHint, pluginHolders, waitHint } from "../hosts/holders.js";
 import { deletePlugin, getPlugin } from "../plugin/registry.js";
 import { openStore } from "../store/index.js";
 
@@ -20,7 +20,7 @@ export async function pluginRm(io: Io, name: string): Promise<void> {
         "plugin.in-use",
         "plugin",
         `'${name}' is still named by ${counted(holders)}`,
-        { hint: freeingHint(holders, true) },
+        { hint: waitHint(holders, `mu plugin rm ${name}`) ?? freeingHint(holders, true) },
       );
     }
     deletePlugin(db, name);

@@ -22,7 +22,7 @@ export interface Notice {
   next: string;
   /** The other way on, where there is one: a close beside a spawn that takes the record on. */
   or?: string;
-  /** The pid of a live mu still at a pending effect: `next` is refused until it ends. */
+  /** The pid of a live mu still at a pending effect or a collect: `next` is refused, or races it, until it ends. */
   by?: number;
 }
 
@@ -82,12 +82,18 @@ export function printNotices(io: Io, notices: Notice[]): void {
     }
     if (n.kind === "collect-owed") {
       io.out(
-        `owed: the final collect of ${n.subject} (job ${n.key}), stopped since ${new Date(n.since).toISOString()}; run: ${n.next}\n`,
+        `owed: the final collect of ${n.subject} (job ${n.key}), stopped since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
       );
       continue;
     }
     io.out(
-      `pending: ${n.method} for ${n.subject} (key ${n.key}) since ${new Date(n.since).toISOString()}; ${n.by === undefined ? "run" : `mu pid ${n.by} is at it: wait for it to end, then, if this is still listed, run`}: ${n.next}\n`,
+      `pending: ${n.method} for ${n.subject} (key ${n.key}) since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
     );
   }
 }
+
+/** "run", or, while a live mu is at it, whom to wait for before running it. */
+const atIt = (n: Notice) =>
+  n.by === undefined
+    ? "run"
+    : `mu pid ${n.by} is at it: wait for it to end, then, if this is still listed, run`;

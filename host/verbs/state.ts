@@ -91,10 +91,26 @@ export function stateNotices(
         key: j.key,
         since: j.updatedAt,
         next: `mu agent close ${j.agent} -w ${j.workstream}`,
+        // A close at the collect now: its pid, as for an effect a live mu is at.
+        ...(j.writer && alive(j.writer) ? { by: j.writer.pid } : {}),
       }),
     );
+  // A job whose stop is journaled is going: the close that settles it (listed
+  // with the pending stop) is its one way on; a spawn that took it on, or a
+  // second line about the same job, would be a second remedy.
+  const stopping = (j: JobRecord) =>
+    pending.some((p) => p.method === "job.stop" && p.key === j.key);
+  // A running job on a lost host, or one inside its deadline margin, is
+  // listed once, below, with the close that stops (and collects) it: a spawn
+  // cannot resume or finish it on a machine that is gone or about to go.
+  const goingAway = (j: JobRecord) => {
+    const h = getHost(db, j.host);
+    const d = h?.facts.deadlineAt;
+    return h?.state === "lost" || (typeof d === "number" && now >= d - margin);
+  };
   // Inside a provider host's deadline margin its agents must be collected and closed.
   const draining = jobs.flatMap((j): Notice[] => {
+    if (stopping(j)) return [];
     const host = getHost(db, j.host);
     if (j.state === "running" && host?.state === "lost") {
       return [
@@ -133,17 +149,13 @@ export function stateNotices(
       next: spawnAgainCommand(j.workstream, j.agent, j.host),
       or: closeCommand(j.workstream, j.agent),
     });
-  // A job whose stop is journaled is going: the close that settles it (listed
-  // above) is its one way on; a spawn that took it on would be a second remedy.
-  const stopping = (j: JobRecord) =>
-    pending.some((p) => p.method === "job.stop" && p.key === j.key);
   // A running job whose agent has no view (mu died between the start and the view).
   // While the spawn that started it lives it is only on its way to the view,
   // and the spawn again or the close named here would both be refused.
   const live = (j: JobRecord) => agentOf(db, j.workstream, j.agent)?.state === "live";
   const atWork = (j: JobRecord) => j.writer !== null && alive(j.writer);
   const viewless = jobs
-    .filter((j) => j.state === "running" && !live(j) && !stopping(j) && !atWork(j))
+    .filter((j) => j.state === "running" && !live(j) && !stopping(j) && !atWork(j) && !goingAway(j))
     .map(spawnAgain("agent-gone"));
   // A spawn that died after its view opened, before readiness and its first
   // prompt were done: its writer is cleared only once they are. One whose
@@ -157,7 +169,8 @@ export function stateNotices(
         !alive(j.writer) &&
         live(j) &&
         !firstPromptJournaled(db, j) &&
-        !stopping(j),
+        !stopping(j) &&
+        !goingAway(j),
     )
     .map(spawnAgain("spawn-unfinished"));
   // A record a spawn wrote and died before journaling its start: nothing

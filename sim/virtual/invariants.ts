@@ -65,6 +65,29 @@ export function canaryFor(seed: number): string {
   return `canary-${(seed >>> 0).toString(16).padStart(8, "0")}-do-not-store`;
 }
 
+/** The lines `mu state` prints about an agent's job (host/verbs/state-lines.ts), not its deliveries. */
+const JOB_LINE = /^(?:pending: job\.\S+ for|notice:|owed:) /;
+
+/**
+ * A job `mu state` names on two lines reads as two things owed, each with
+ * its own remedy: it lists each agent's job once.
+ */
+function listedTwice(stdouts: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const text of stdouts) {
+    const seen = new Map<string, string>();
+    for (const line of text.split("\n").filter((l) => JOB_LINE.test(l))) {
+      const agent = line.match(/\bagent:[^\s)]+/)?.[0];
+      if (agent === undefined) continue;
+      const first = seen.get(agent);
+      if (first !== undefined)
+        out.push(`mu state lists the job of ${agent} twice: ${first} | ${line}`);
+      seen.set(agent, line);
+    }
+  }
+  return out;
+}
+
 export function invariants(o: Ran, s: LoadedScenario): string[] {
   const broken: string[] = [];
   for (const [effect, n] of Object.entries(o.effects))
@@ -158,6 +181,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
       broken.push(
         `mu reported delivery ${id} made on a reply that names another msgId or incarnation`,
       );
+  broken.push(...listedTwice(o.stdouts ?? []));
   // What the model of mu (sim/model/) allows, compared after every step.
   const model = modelDivergence(s, o);
   if (model) broken.push(`${model} (the model)`);
