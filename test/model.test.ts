@@ -131,6 +131,31 @@ describe("the model beside a run", () => {
     expect(raceDiverges(two(0, 0))).toMatch(/exited 0\/0; the model allows 0\/4, 4\/0/);
   });
 
+  it("judges no race whose one run was killed before it answered", () => {
+    const race = [
+      { words: ACQUIRE.split(" "), exit: null },
+      { words: ACQUIRE.split(" "), exit: 0 },
+    ];
+    expect(raceDiverges(race)).toBeUndefined();
+  });
+
+  it("takes a verb on a host recorded under another instance than the plugin answers as for fenced, not calm", () => {
+    const steps = [
+      { mu: "plugin add sim -- /opt/mu/mu-plugin-sim" },
+      { mu: "host acquire --provider sim h2" },
+      { mu: "host status h2" },
+    ];
+    const acquired = ["", "acquired h2: sim-h2-1 (plugin sim, instance sim-2)\n", ""];
+    const made = [{}, { "host.acquire:k1": 1 }, { "host.acquire:k1": 1 }];
+    // Recorded under sim-2 while the world answers as sim-1: the fence refuses (4).
+    expect(modelDivergence(run(steps), seen([0, 0, 4], made, acquired))).toBeUndefined();
+    // Recorded under sim-1, the instance the world answers as: only the answer (0).
+    const same = ["", "acquired h2: sim-h2-1 (plugin sim, instance sim-1)\n", ""];
+    expect(modelDivergence(run(steps), seen([0, 0, 4], made, same))).toMatch(
+      /step 3 'host status h2' exited 4; the model allows 0/,
+    );
+  });
+
   it("takes a release that host rm beat for not found, never for an acquire in flight", () => {
     const race = raceOf("host release h1", "host rm h1");
     const allowed: [number, number][] = [

@@ -27,7 +27,12 @@ export function learn(m: ModelState, words: string[], exit: number, stdout: stri
   const h = m.host(host);
   // A profile host is added by name, a provider's machine acquired.
   if (verb === "add" || verb === "acquire")
-    Object.assign(h, { state: "ready", plugin: on.plugin, machine: verb === "acquire" });
+    Object.assign(h, {
+      state: "ready",
+      plugin: on.plugin,
+      machine: verb === "acquire",
+      instance: recordedInstance(stdout),
+    });
   else if (verb === "release") h.state = "released";
   else if (verb === "rm" || verb === "forget") absentHost(m, host);
   else if (verb === "status") {
@@ -42,4 +47,9 @@ export function learn(m: ModelState, words: string[], exit: number, stdout: stri
 function absentHost(m: ModelState, host: string): void {
   m.host(host).state = "absent";
   for (const a of m.agentsOn(host)) if (a.host === host) a.state = "absent";
+}
+
+/** The instance an add ("added box (plugin:sim:sim-1)") or an acquire ("…, instance sim-1)") names. */
+function recordedInstance(stdout: string): string | undefined {
+  return /\(plugin:[^:\s]+:([^)\s]+)\)|, instance ([^)\s]+)\)/.exec(stdout)?.slice(1).find(Boolean);
 }

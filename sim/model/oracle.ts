@@ -101,7 +101,10 @@ export function modelDivergence(
     }
     const crash = env.MU_CRASH_AT !== undefined || env.MU_TESTBED_POWER_CUT !== undefined;
     if (env.MU_TESTBED_POWER_CUT !== undefined) m.doubtAll(now);
-    const settledCalm = !faulted && !crash && instance === "sim-1";
+    // A host recorded under another instance than the plugin now answers as
+    // is fenced off (stop-changed): no verb on it is calm.
+    const fenced = offInstance(m, words, instance);
+    const settledCalm = !faulted && !crash && instance === "sim-1" && !fenced;
     const step = `step ${i + 1} '${words.map(shown).join(" ")}'`;
     const blamed = blamesAnotherMu(o.stderrs?.[i] ?? "");
     if (blamed) return `${step} ${blamed}`;
@@ -165,4 +168,14 @@ function readDiverges(
     if (a.state === "absent" && listed) return `lists ${name}, which the model holds gone`;
   }
   return undefined;
+}
+
+/** Whether a host the verb reaches (named, or its agent's) was recorded under another instance. */
+function offInstance(m: ModelState, words: string[], instance: string): boolean {
+  const on = subjectsOf(words);
+  const hosts = [...on.hosts, ...on.agents.flatMap((a) => m.agent(a).host ?? [])];
+  return hosts.some((h) => {
+    const at = m.host(h).instance;
+    return at !== undefined && at !== instance;
+  });
 }

@@ -156,6 +156,9 @@ export function raceDiverges(
     const y = text.findIndex((t, k) => t === race.verbs[1] && k !== x);
     if (x < 0 || y < 0) continue;
     const pair: [unknown, unknown] = [ran[x]?.exit, ran[y]?.exit];
+    // A run killed before it answered has no exit to judge; what it left is
+    // in doubt, and later verbs are judged against that.
+    if (pair.some((e) => e === null || e === undefined)) continue;
     // Each refused alone (not found, or taken): neither writes, so neither
     // can change the other's answer, and each answers as it would alone.
     const refusals = race.verbs.map((v) => alone(v.split(" ")));

@@ -53,6 +53,8 @@ export interface ModelHost {
   machine: boolean;
   /** Virtual times of the first and the last verb on it that may have left an acquire pending. */
   doubt: Doubt;
+  /** The plugin instance mu recorded it under, as the add or acquire printed it. */
+  instance?: string;
 }
 
 export interface ModelAgent {
