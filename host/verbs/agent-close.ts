@@ -1,5 +1,6 @@
 import type { Database } from "sql.js";
 import type { Io } from "../cli/io.js";
+import { crashPoint } from "../crash-point.js";
 import { intentsFor } from "../effects/journal.js";
 import { MuError, RefusedError, UnavailableError, UsageError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
@@ -169,6 +170,7 @@ async function finalCollect(
     dropKilledView(db, j.workstream, j.agent, killed);
   });
   io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
+  await crashPoint("close.collected", io.ports);
   // What in-life collects kept is in the final commit now, unless the agent rewrote it.
   dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);
   const hostRepo = siteRepo(h);
