@@ -28,7 +28,7 @@ import {
   jobOf,
   putAgent,
 } from "../jobs/records.js";
-import { removeCollectedSite, siteRepo } from "../jobs/site.js";
+import { oweRemoval, removeTreesLeft, sayTrees, treesLeftOf } from "../jobs/trees-left.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
@@ -68,9 +68,13 @@ export async function agentClose(
     // Deliveries to the job just ended can never be taken now: settled here
     // (delivery.job-ended), they do not follow the name to its next agent.
     const settleEnded = () => resolveAgent(io, store, sup, ws, name, next);
+    // Last on every way out: the trees closes of the name left on their hosts.
+    const removeTrees = async (own?: string) =>
+      sayTrees(io, "close", await removeTreesLeft(io, store, sup, ws, name), own);
     if (!found) {
       if (first?.agent?.pane) await mux.kill(first.agent.pane);
       await settleEnded();
+      await removeTrees();
       io.out(`closed ${ws}/${name}\n`);
       return;
     }
@@ -86,6 +90,7 @@ export async function agentClose(
         rollBackSpawn(db, job.key);
       });
       await settleEnded();
+      await removeTrees();
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
     }
@@ -107,13 +112,18 @@ export async function agentClose(
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
     if (job.owesCollect) await finalCollect(io, store, sup, host, job, pane);
     await settleEnded();
+    await removeTrees(job.key);
     io.out(`closed ${ws}/${name}\n`);
   });
 }
 
 /** Whether the name's records still hold work for a close once its job is gone. */
 function leftToSettle(db: Database, ws: string, name: string): boolean {
-  return intentsFor(db, agentSubject(ws, name)).length > 0 || leftView(db, ws, name) !== null;
+  return (
+    intentsFor(db, agentSubject(ws, name)).length > 0 ||
+    leftView(db, ws, name) !== null ||
+    treesLeftOf(db, ws, name).length > 0
+  );
 }
 
 /**
@@ -165,24 +175,17 @@ async function finalCollect(
   }
   // The collect is done and the ref holds it: record that first, so a crash
   // from here on never leaves a record owing a collect from a tree that is gone.
+  // The tree's removal is owed in the same commit: a crash before it is
+  // done leaves a row that mu state lists and the next close finishes.
   await store.write((db) => {
     deleteJob(db, j.key);
     dropKilledView(db, j.workstream, j.agent, killed);
+    if (j.site) oweRemoval(db, j, j.site, sha, io.ports.clock.now());
   });
   io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
   await crashPoint("close.collected", io.ports);
   // What in-life collects kept is in the final commit now, unless the agent rewrote it.
   dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);
-  const hostRepo = siteRepo(h);
-  if (hostRepo && j.site) {
-    try {
-      await removeCollectedSite(l, hostRepo, j.site, sha);
-    } catch (err) {
-      io.err(
-        `mu: close: the tree ${j.site} stays on ${j.host} (${(err as Error).message}); remove it with mu host exec\n`,
-      );
-    }
-  }
 }
 
 export async function agentReattach(
