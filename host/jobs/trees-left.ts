@@ -162,6 +162,8 @@ async function removeOne(io: Io, sup: Supervisor, store: Store, t: TreeLeft): Pr
  * Says what became of each tree. A failed removal of `own` (the tree of the
  * job this close just collected) is a line, the close done; one an earlier
  * close left is thrown (exit 5), since removing it was what the verb owed.
+ * A tree that moved on stays, said on a line, except before a spawn, which
+ * is refused (exit 4): its own tree would replace that one.
  */
 export function sayTrees(
   io: Io,
@@ -178,6 +180,14 @@ export function sayTrees(
         io.out(
           `removed the tree ${t.site} on ${t.host}, left by an earlier close of ${t.workstream}/${t.agent}\n`,
         );
+    } else if (o.done === "moved" && verb === "spawn") {
+      // The new tree would take its path, and with it a commit no ref names.
+      throw new RefusedError(
+        "spawn.tree-moved",
+        "agent",
+        `the tree ${t.site} an earlier close of ${t.workstream}/${t.agent} left on ${t.host} holds work no ref names (${o.why}), and this spawn's tree would take its path`,
+        { hint: `save that commit and remove the tree with mu host exec, then spawn again` },
+      );
     } else if (o.done === "moved")
       io.err(
         `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); remove it with mu host exec\n`,
