@@ -31,6 +31,8 @@ export const CRASH_POINTS = {
   "view.pane-opened": true,
   /** The agent's row names its view; readiness and the first prompt are not done yet. */
   "view.recorded": true,
+  /** A close's collect is pinned under its ref and the job's record deleted; the tree is not yet removed. */
+  "close.collected": true,
 } as const;
 
 export type CrashPointName = keyof typeof CRASH_POINTS;

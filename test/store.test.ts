@@ -89,6 +89,7 @@ describe("schema", () => {
       ["receipts"],
       ["retention"],
       ["tasks"],
+      ["trees_left"],
     ]);
   });
 
@@ -101,7 +102,7 @@ describe("schema", () => {
   it("migrates an old DB in memory on a read and writes it only on a write", async () => {
     await store().write((d) =>
       d.run(
-        "DROP TABLE retention; DROP TABLE deadline_events; DROP TABLE receipts; DROP TABLE agents; DROP TABLE jobs; DROP TABLE host_profiles; DROP TABLE intents; DROP TABLE hosts; DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0",
+        "DROP TABLE trees_left; DROP TABLE retention; DROP TABLE deadline_events; DROP TABLE receipts; DROP TABLE agents; DROP TABLE jobs; DROP TABLE host_profiles; DROP TABLE intents; DROP TABLE hosts; DROP TABLE tasks; DROP TABLE plugins; PRAGMA user_version = 0",
       ),
     );
     const old = readFileSync(db);

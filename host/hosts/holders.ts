@@ -3,6 +3,7 @@ import { stuckForGood, type Witness } from "../effects/forgettable.js";
 import { type Intent, intentsFor, intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { allAgents, allJobs } from "../jobs/records.js";
+import { allTreesLeft } from "../jobs/trees-left.js";
 import type { SeamName } from "../protocol/declaration.js";
 import { listProfiles } from "./profiles.js";
 import { listHosts } from "./records.js";
@@ -15,7 +16,7 @@ export interface Holder {
   what: string;
   /** The verb that frees it, as a user would type it. */
   free: string;
-  kind: "effect" | "agent" | "machine" | "profile";
+  kind: "effect" | "agent" | "machine" | "profile" | "tree";
   /** The agent's workstream/name, the machine's state, the effect's method. */
   name: string;
   /** The seams of the plugin it still calls on: a re-add may not drop them. */
@@ -61,6 +62,19 @@ function agentHolders(
     if (a.state !== "closed" && on({ host: a.host, plugin: a.channelPlugin }))
       add(a.workstream, a.name, ["channel"]);
   return [...seen.values()];
+}
+
+/** Trees closes left on a host: removed through the link, by the next close of the name. */
+function treeHolders(db: Database, on: (t: { host: string; plugin: string }) => boolean): Holder[] {
+  return allTreesLeft(db)
+    .filter(on)
+    .map((t) => ({
+      what: `the tree ${t.site} a close of ${t.workstream}/${t.agent} left`,
+      name: t.site,
+      free: closeVerb(t.workstream, t.agent),
+      kind: "tree" as const,
+      needs: ["link"],
+    }));
 }
 
 function effectHolders(
@@ -143,6 +157,7 @@ export function recordHolders(db: Database, name: string, own: boolean, w?: Witn
   return [
     ...effects.map((i) => effectHolder(db, i, w)),
     ...agentHolders(db, (r) => r.host === name, w),
+    ...treeHolders(db, (r) => r.host === name),
   ];
 }
 
@@ -155,6 +170,7 @@ export function heldBy(holders: readonly Holder[]): string {
     ...(agents.length > 0
       ? [`still runs ${agents.length === 1 ? "agent" : "agents"} ${agents.join(", ")}`]
       : []),
+    ...of("tree").map((h) => `still has ${h.what}`),
     ...of("machine").map((h) => `is ${h.name}`),
   ].join(" and ");
 }
@@ -167,6 +183,7 @@ export function pluginHolders(db: Database, name: string, w?: Witness): Holder[]
   const out = [
     ...effectHolders(db, "plugin = ?", name, w),
     ...agentHolders(db, (r) => r.plugin === name, w),
+    ...treeHolders(db, (r) => r.plugin === name),
   ];
   for (const h of listHosts(db))
     if (h.plugin === name)
@@ -219,6 +236,7 @@ export function counted(holders: readonly Holder[]): string {
     ["machine", "host record(s)"],
     ["effect", "pending effect(s)"],
     ["agent", "agent(s)"],
+    ["tree", "tree(s) left"],
   ];
   return words
     .map(([k, w]) => [holders.filter((h) => h.kind === k).length, w] as const)

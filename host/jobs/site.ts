@@ -153,6 +153,10 @@ export async function removeCollectedSite(
   );
   if (r.exitCode !== 0) {
     const why = r.stderr.trim().split("\n")[0];
+    if (r.exitCode === 3 && why) throw new TreeMovedOn(why);
     throw new Error(why || (r.exitCode === null ? "timed out" : `exit ${r.exitCode}`));
   }
 }
+
+/** The tree holds a commit newer than the collected one: it stays for good, not to be tried again. */
+export class TreeMovedOn extends Error {}

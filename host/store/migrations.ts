@@ -134,6 +134,22 @@ export const MIGRATIONS: readonly string[] = [
   // 7: the text of a message mu settled as never delivered, kept so the
   // user can send it again (mu state shows it while its job runs).
   `ALTER TABLE receipts ADD COLUMN text TEXT;`,
+  // 8: a collected tree still on its host, owed its removal: written in the
+  // commit that deletes its job's record, deleted once the tree is gone, so
+  // a close killed between the two leaves a row that names it. The
+  // resolver marks the mu removing it, as an intent's does.
+  `CREATE TABLE trees_left (
+     job_key TEXT PRIMARY KEY,
+     workstream TEXT NOT NULL,
+     agent TEXT NOT NULL,
+     host TEXT NOT NULL,
+     plugin TEXT NOT NULL,
+     site TEXT NOT NULL,
+     sha TEXT NOT NULL,
+     resolver_pid INTEGER,
+     resolver_start TEXT,
+     created_at INTEGER NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -15,6 +15,7 @@ import {
 import { agentAsRead, noDeliveryUnderWay } from "../jobs/job-guard.js";
 import { rollBackSpawn } from "../jobs/job-rules.js";
 import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/records.js";
+import { removeTreesLeft, sayTrees, treesLeftOf } from "../jobs/trees-left.js";
 import { openStore } from "../store/index.js";
 import { pauseAt } from "../testbed-pause.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";
@@ -53,9 +54,13 @@ export async function agentClose(
     // Deliveries to the job just ended can never be taken now: settled here
     // (delivery.job-ended), they do not follow the name to its next agent.
     const settleEnded = () => resolveAgent(io, store, sup, ws, name, next);
+    // Last on every way out: the trees closes of the name left on their hosts.
+    const removeTrees = async (own?: string) =>
+      sayTrees(io, "close", await removeTreesLeft(io, store, sup, ws, name), own);
     if (!found) {
       if (first?.agent?.pane) await mux.kill(first.agent.pane);
       await settleEnded();
+      await removeTrees();
       io.out(`closed ${ws}/${name}\n`);
       return;
     }
@@ -71,6 +76,7 @@ export async function agentClose(
         rollBackSpawn(db, job.key);
       });
       await settleEnded();
+      await removeTrees();
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
     }
@@ -93,13 +99,18 @@ export async function agentClose(
     for (const orphan of await mux.panesOf(ws, name)) await mux.kill(orphan);
     if (job.owesCollect) await finalCollect(io, store, sup, host, job, pane);
     await settleEnded();
+    await removeTrees(job.key);
     io.out(`closed ${ws}/${name}\n`);
   });
 }
 
 /** Whether the name's records still hold work for a close once its job is gone. */
 function leftToSettle(db: Database, ws: string, name: string): boolean {
-  return intentsFor(db, agentSubject(ws, name)).length > 0 || leftView(db, ws, name) !== null;
+  return (
+    intentsFor(db, agentSubject(ws, name)).length > 0 ||
+    leftView(db, ws, name) !== null ||
+    treesLeftOf(db, ws, name).length > 0
+  );
 }
 
 export async function agentReattach(

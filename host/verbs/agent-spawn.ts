@@ -2,6 +2,7 @@ import type { Io } from "../cli/io.js";
 import { findLinkHost, sameInstance } from "../hosts/link-host.js";
 import type { JobRecord } from "../jobs/records.js";
 import { planSite } from "../jobs/site.js";
+import { removeTreesLeft, sayTrees } from "../jobs/trees-left.js";
 import { openStore } from "../store/index.js";
 import { muxFor } from "../view/mux.js";
 import type { SpawnCtx, SpawnOptions } from "./spawn/context.js";
@@ -35,6 +36,8 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     // What an earlier spawn of the name left: a started job resumes at its view.
     const prior = await priorRecord(ctx, req);
     if (prior) return finish(ctx, prior.job, opts, "resumed", prior.pane);
+    // A tree an earlier close of the name left goes first: a new one may take its path.
+    sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, req.ws, name));
     const { hello } = await sup.ready(h.reg, ["job", "channel"]);
     sameInstance(opts.host, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
     // The start's JobSpec, key and msgId are fixed first: the record holds them.

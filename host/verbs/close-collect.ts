@@ -1,17 +1,18 @@
 import type { Io } from "../cli/io.js";
+import { crashPoint } from "../crash-point.js";
 import { MuError, RefusedError, UnavailableError } from "../errors.js";
 import { collectedRef, dropIfContained, inLifeRef } from "../git/fetch-place.js";
 import { commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { dropKilledView } from "../jobs/job-calls.js";
 import { deleteJob, type JobRecord, jobByKey, putJob } from "../jobs/records.js";
-import { removeCollectedSite, siteRepo } from "../jobs/site.js";
+import { oweRemoval } from "../jobs/trees-left.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { DEFAULT_LINK_TIMEOUT_MS, fetchInto, openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
 
 // A close's last step for a --worktree agent: its work fetched back into the
-// checkout it was spawned from, then its tree and its record go.
+// checkout it was spawned from, then its record goes, its tree's removal owed.
 
 /**
  * After job.stop: the tree's HEAD fetched back into the spawning checkout
@@ -63,23 +64,17 @@ export async function finalCollect(
   }
   // The collect is done and the ref holds it: record that first, so a crash
   // from here on never leaves a record owing a collect from a tree that is gone.
+  // The tree's removal is owed in the same commit: a crash before it is
+  // done leaves a row that mu state lists and the next close finishes.
   await store.write((db) => {
     deleteJob(db, j.key);
     dropKilledView(db, j.workstream, j.agent, killed);
+    if (j.site) oweRemoval(db, j, j.site, sha, io.ports.clock.now());
   });
   io.out(`collected ${sha} from ${j.host}:${site} into ${repo} (${ref})\n`);
+  await crashPoint("close.collected", io.ports);
   // What in-life collects kept is in the final commit now, unless the agent rewrote it.
   dropIfContained(repo, inLifeRef(j.workstream, j.agent, j.key), sha);
-  const hostRepo = siteRepo(h);
-  if (hostRepo && j.site) {
-    try {
-      await removeCollectedSite(l, hostRepo, j.site, sha);
-    } catch (err) {
-      io.err(
-        `mu: close: the tree ${j.site} stays on ${j.host} (${(err as Error).message}); remove it with mu host exec\n`,
-      );
-    }
-  }
 }
 
 /**

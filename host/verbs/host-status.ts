@@ -16,6 +16,7 @@ import {
   jobsOnHost,
   putJob,
 } from "../jobs/records.js";
+import { dropTreesOn } from "../jobs/trees-left.js";
 import type { Supervisor } from "../plugin/supervisor.js";
 import { callPlugin } from "../seams/call.js";
 import { openStore, type Store } from "../store/index.js";
@@ -88,6 +89,8 @@ export async function hostStatus(io: Io, name: string, opts: { json?: boolean })
         // its jobs with it, except a kind that outlives its host: that one
         // still gets its job.stop, below.
         putHost(db, { ...cur, state: "lost", updatedAt: now });
+        // So did the trees closes left there: nothing is left to remove.
+        dropTreesOn(db, name);
         for (const j of jobsOnHost(db, name)) {
           // The trees went with the machine: no collect can be owed any more.
           putJob(db, { ...j, owesCollect: false, updatedAt: now });

@@ -14,7 +14,8 @@ export interface Notice {
     | "spawn-unsent"
     | "delivery-unknown"
     | "delivery-undelivered"
-    | "view-left";
+    | "view-left"
+    | "tree-left";
   subject: string;
   method: string;
   key: string;
@@ -22,6 +23,8 @@ export interface Notice {
   next: string;
   /** The other way on, where there is one: a close beside a spawn that takes the record on. */
   or?: string;
+  /** For a tree left on its host: the tree and the host, "mu/trees/main/a on box". */
+  where?: string;
   /** The pid of a live mu still at a pending effect or a collect: `next` is refused, or races it, until it ends. */
   by?: number;
 }
@@ -77,6 +80,12 @@ export function printNotices(io: Io, notices: Notice[]): void {
     if (n.kind === "view-left") {
       io.out(
         `left: the view of ${n.subject.slice("agent:".length)} (pane ${n.key}) was not seen closed with its job; close it: ${n.next}\n`,
+      );
+      continue;
+    }
+    if (n.kind === "tree-left") {
+      io.out(
+        `owed: the removal of the tree ${n.where ?? ""}, left by the close of ${n.subject.slice("agent:".length)} (job ${n.key}) since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
       );
       continue;
     }

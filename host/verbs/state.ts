@@ -13,6 +13,7 @@ import {
   type JobRecord,
   jobOf,
 } from "../jobs/records.js";
+import { allTreesLeft } from "../jobs/trees-left.js";
 import { shWord } from "../sh-quote.js";
 import { segmentGlob } from "../store/archive.js";
 import { type Database, openStore } from "../store/index.js";
@@ -240,9 +241,24 @@ export function stateNotices(
         next: closeCommand(a.workstream, a.name),
       }),
     );
+  // A collected tree whose removal a close owes (it died before the removal).
+  const treesLeft = allTreesLeft(db).map((t): Notice => {
+    const at = t.resolver && alive(t.resolver) ? t.resolver : null;
+    return {
+      kind: "tree-left",
+      subject: agentSubject(t.workstream, t.agent),
+      method: "tree.remove",
+      key: t.jobKey,
+      since: t.createdAt,
+      where: `${t.site} on ${t.host}`,
+      next: closeCommand(t.workstream, t.agent),
+      ...(at ? { by: at.pid } : {}),
+    };
+  });
   return [
     ...pending,
     ...viewsLeft,
+    ...treesLeft,
     ...owed,
     ...draining,
     ...viewless,

@@ -20,7 +20,9 @@ export function allowedExits(m: ModelState, words: string[], calm: boolean): All
   const [group, verb, name = ""] = words;
   if (group === "agent" && ON_AGENT.includes(verb ?? "")) {
     const a = m.agent(name);
-    if (a.state === "absent") return [3];
+    // A close cut short after it ended the record may leave its tree's
+    // removal owed, which only a close finishes: the others find no agent.
+    if (a.state === "absent") return verb === "close" && a.doubt.owes ? [0, 3] : [3];
     if (!calm || a.state !== "live") return undefined;
     const host = a.host ? m.host(a.host).state : "unknown";
     // A delivery to an agent whose machine is released or lost is refused.

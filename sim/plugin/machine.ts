@@ -167,6 +167,13 @@ export class Machines {
 /** The scripts running now, so the end of stdin can cancel them. */
 const running = new Set<number>();
 
+/**
+ * How many scripts have not yet ended, pipes and all. The process may have
+ * exited while its output still drains: the virtual engine's clock must
+ * stand still until the script's answer is made, not only while the child lives.
+ */
+export const scriptsUnderWay = (): number => running.size;
+
 /** Ends every script still running, and all it started: its calls then answer as timed out. */
 export function cancelRunning(): void {
   for (const pid of running) killTree(pid);

@@ -1,6 +1,7 @@
 import FakeTimers from "@sinonjs/fake-timers";
 import { withClockOffset } from "../../host/ports/real.js";
 import type { Clock, Liveness, Ports, ProcessId, ProcessSpawner } from "../../host/ports/types.js";
+import { scriptsUnderWay } from "../plugin/machine.js";
 import { VirtualFs } from "./fs.js";
 import type { Interleaver } from "./interleave.js";
 import { seededRandom } from "./rng.js";
@@ -122,12 +123,15 @@ const STUCK_MS = 30_000;
 
 /**
  * Real work of this process still under way: a child process (a script or
- * git run for real, kept until its pipes close), or a file request in
- * libuv's pool (a module load, say).
+ * git run for real; a simulated host's script until its pipes close, which
+ * may come after its process exited), or a file request in libuv's pool (a
+ * module load, say).
  */
 function realWorkPending(): "child" | "io" | undefined {
   const live = process.getActiveResourcesInfo();
-  if (live.includes("ProcessWrap")) return "child";
+  // A script whose process exited is still under way until its pipes close:
+  // a jump then could fire the deadline of the call it is about to answer.
+  if (live.includes("ProcessWrap") || scriptsUnderWay() > 0) return "child";
   return live.some((r) => /FSReq|CloseReq|FileHandle/.test(r)) ? "io" : undefined;
 }
 

@@ -17,6 +17,7 @@ import {
   putReceipt,
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
+import { removerOf, removingRefusal, type TreeLeft, treesLeftOf } from "../../jobs/trees-left.js";
 import { anotherLive } from "../../ports/another-live.js";
 import type { ProcessId } from "../../ports/types.js";
 import type { Store } from "../../store/index.js";
@@ -164,6 +165,10 @@ export async function writeRecord(
       refuseWhileWriterLives(io, other);
       throw exists(ws, name, "already exists");
     }
+    // A tree a close of the name left since this spawn removed them: its
+    // row must never stand beside a job of the name, whose tree is at its path.
+    const left = treesLeftOf(db, ws, name);
+    if (left.length > 0) throw removingRefusal(left[0] as TreeLeft, removerOf(io, left));
     const host = h.provider ? getHost(db, opts.host) : undefined;
     if (host) admit(db, host, now, margin);
     if (opts.task !== undefined) claimTask(db, opts.task, `${ws}/${name}`);
