@@ -130,7 +130,12 @@ export function stateNotices(
       method: "job.start",
       key: j.key,
       since: j.updatedAt,
-      next: spawnAgainCommand(j.workstream, j.agent, j.host),
+      next: spawnAgainCommand(
+        j.workstream,
+        j.agent,
+        j.host,
+        kind === "spawn-unsent" && j.site !== null,
+      ),
       or: closeCommand(j.workstream, j.agent),
     });
   // A job whose stop is journaled is going: the close that settles it (listed
