@@ -3,7 +3,7 @@ import { intentsFor } from "../effects/journal.js";
 import { envMs, MS_VARIABLES } from "../env-ms.js";
 import { HostDeadlineError, NotFoundError, RefusedError } from "../errors.js";
 import type { HostRecord } from "../hosts/records.js";
-import { agentOf, jobsOnHost } from "./records.js";
+import { agentOf, jobOf, jobsOnHost } from "./records.js";
 
 // Step 2 of a spawn, inside the commit that writes the job record: a
 // provider host admits a job only while ready, outside its deadline margin
@@ -63,7 +63,13 @@ export function claimTask(db: Database, id: string, by: string): void {
     // done); only that agent, spawned again, takes the task up.
     const owner = String(r[1]);
     const [ws = "", name = ""] = owner.split("/");
-    const closed = (agentOf(db, ws, name)?.state ?? "closed") === "closed";
+    // An on-send spawn gets its agent's row only at its view, so a claimant
+    // still being spawned has none yet: its job record says it is not closed,
+    // and a spawn of it again would be refused.
+    const job = jobOf(db, ws, name);
+    const closed =
+      (agentOf(db, ws, name)?.state ?? "closed") === "closed" &&
+      (job === undefined || job.state === "stopped");
     throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${owner}`, {
       hint: closed
         ? `${owner} is closed; to go on with the task, spawn it again: mu agent spawn ${name} --host <host> --task ${id} -w ${ws}; or pick another task`

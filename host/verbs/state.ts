@@ -147,7 +147,12 @@ export function stateNotices(
       method: "job.start",
       key: j.key,
       since: j.updatedAt,
-      next: spawnAgainCommand(j.workstream, j.agent, j.host),
+      next: spawnAgainCommand(
+        j.workstream,
+        j.agent,
+        j.host,
+        kind === "spawn-unsent" && j.site !== null,
+      ),
       or: closeCommand(j.workstream, j.agent),
     });
   // A running job whose agent has no view (mu died between the start and the view).

@@ -5,9 +5,19 @@ import { RefusedError } from "../../errors.js";
 // close. The failing spawn's own line and mu state both say it in these
 // words, so a person is never told two different things about one agent.
 
-/** The spawn that takes the record on, as a command. */
-export function spawnAgainCommand(ws: string, agent: string, host: string): string {
-  return `mu agent spawn ${agent} --host ${host} -w ${ws}`;
+/**
+ * The spawn that takes the record on, as a command. A record whose start was
+ * never sent is taken back and replaced by what the new spawn asks for, so
+ * its way on names --worktree when it had a tree: without it the agent would
+ * run outside one and the tree that spawn may have made would stay unlisted.
+ */
+export function spawnAgainCommand(
+  ws: string,
+  agent: string,
+  host: string,
+  worktree = false,
+): string {
+  return `mu agent spawn ${agent} --host ${host} -w ${ws}${worktree ? " --worktree" : ""}`;
 }
 
 export function closeCommand(ws: string, agent: string): string {
