@@ -77,6 +77,9 @@ export const LATER_RACES: Race[] = [
     calls: ["testbed.pause", "job.status"],
     aside: ["agent list", "state"],
     env: { MU_TESTBED_PAUSE: "forget.committed" },
+    // The spawn starts once the abandon has committed and waits at its
+    // pause, so the name is free for it whatever order the scheduler picks.
+    after: "testbed.pause",
     faults: [
       { on: "job.status", times: "always", do: GONE },
       { on: "job.stop", times: "always", do: GONE },
