@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
@@ -184,7 +185,7 @@ describe("the explorer", () => {
           [
             join(packageRoot(), "dist/sim/virtual/explore-main.js"),
             ...["--plant", f.plant, "--races", f.races.join(","), "--runs", String(f.seeds)],
-            ...["--workers", "1", "--no-shrink"],
+            ...["--workers", "1", "--no-shrink", "--out", mkdtempSync(join(tmpdir(), "mu-found-"))],
           ],
           { encoding: "utf8", timeout: 540_000 },
         );
