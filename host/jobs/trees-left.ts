@@ -3,6 +3,7 @@ import type { Io } from "../cli/io.js";
 import { RefusedError, UnavailableError } from "../errors.js";
 import { findLinkHost } from "../hosts/link-host.js";
 import type { Supervisor } from "../plugin/supervisor.js";
+import { anotherLive } from "../ports/another-live.js";
 import type { ProcessId } from "../ports/types.js";
 import { openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
@@ -73,14 +74,9 @@ export function dropTreesOn(db: Database, host: string): void {
   db.run("DELETE FROM trees_left WHERE host = ?", [host]);
 }
 
-const sameProcess = (a: ProcessId, b: ProcessId) => a.pid === b.pid && a.start === b.start;
-
 /** The live mu, other than this one, removing one of the rows, if any. */
 export function removerOf(io: Io, rows: readonly TreeLeft[]): ProcessId | undefined {
-  const me = io.ports.liveness.self();
-  return rows.find(
-    (t) => t.resolver && !sameProcess(t.resolver, me) && io.ports.liveness.alive(t.resolver),
-  )?.resolver as ProcessId | undefined;
+  return rows.find((t) => anotherLive(io.ports.liveness, t.resolver))?.resolver ?? undefined;
 }
 
 /** A row of the name another mu is removing (or one a close wrote meanwhile): the verb is run again. */
