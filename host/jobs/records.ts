@@ -28,6 +28,8 @@ export interface JobRecord {
   owesCollect: boolean;
   /** The worktree on the host the job runs in, when spawned with --worktree. */
   site: string | null;
+  /** The commit the site was made from. */
+  siteSha: string | null;
   /** The checkout the spawn came from: where the final collect fetches into. */
   localRepo: string | null;
   /** In-life collects that failed in a row, and when the next may run. */
@@ -63,7 +65,7 @@ export interface AgentRow {
 }
 
 const JOB_COLS =
-  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, collect_failures, next_collect_at, task_id, writer_pid, writer_start, created_at, updated_at";
+  "key, workstream, agent, host, plugin, instance, kind, view_kind, handle, state, spec, view, first_msg_id, first_inc, owes_collect, site, local_repo, collect_failures, next_collect_at, task_id, writer_pid, writer_start, created_at, updated_at, site_sha";
 
 function toJob(r: unknown[]): JobRecord {
   return {
@@ -83,6 +85,7 @@ function toJob(r: unknown[]): JobRecord {
     firstInc: r[13] === null ? null : Number(r[13]),
     owesCollect: Number(r[14]) === 1,
     site: r[15] === null ? null : String(r[15]),
+    siteSha: r[24] === null || r[24] === undefined ? null : String(r[24]),
     localRepo: r[16] === null ? null : String(r[16]),
     collectFailures: Number(r[17]),
     nextCollectAt: r[18] === null ? null : Number(r[18]),
@@ -122,7 +125,7 @@ export function allJobs(db: Database): JobRecord[] {
 
 export function putJob(db: Database, j: JobRecord): void {
   db.run(
-    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO jobs (${JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       j.key,
       j.workstream,
@@ -148,6 +151,7 @@ export function putJob(db: Database, j: JobRecord): void {
       j.writer?.start ?? null,
       j.createdAt,
       j.updatedAt,
+      j.siteSha,
     ],
   );
 }

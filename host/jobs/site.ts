@@ -1,7 +1,7 @@
-import { UnavailableError, UsageError } from "../errors.js";
+import { MuError, UnavailableError, UsageError } from "../errors.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
-import { linkRun, notACheckout, type OpenLink } from "../seams/link.js";
+import { linkRun, notACheckout, type OpenLink, type RunResult } from "../seams/link.js";
 import { pushRev } from "../seams/push.js";
 import { shQuote as q } from "../sh-quote.js";
 
@@ -86,21 +86,31 @@ export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
       );
     }
   }
-  const r = await linkRun(
-    l,
-    "link.exec",
-    {
-      // One job per name, so a tree already at this path is a leftover: of
-      // an attempt that never started, or of a close whose collect was done.
-      script: [
-        `git -C ${onHost(p.repo)} worktree remove --force ${onHost(p.tree)} 2>/dev/null; rm -rf ${onHost(p.tree)}`,
-        `git -C ${onHost(p.repo)} worktree prune`,
-        `mkdir -p "$(dirname ${onHost(p.tree)})" && git -C ${onHost(p.repo)} worktree add --quiet --detach ${onHost(p.tree)} ${q(p.sha)}`,
-      ].join("\n"),
-      cwd: ".",
-    },
-    SITE_TIMEOUT_MS,
-  );
+  let r: RunResult;
+  try {
+    r = await linkRun(
+      l,
+      "link.exec",
+      {
+        // One job per name, so a tree already at this path is a leftover: of
+        // an attempt that never started, or of a close whose collect was done.
+        script: [
+          `git -C ${onHost(p.repo)} worktree remove --force ${onHost(p.tree)} 2>/dev/null; rm -rf ${onHost(p.tree)}`,
+          `git -C ${onHost(p.repo)} worktree prune`,
+          `mkdir -p "$(dirname ${onHost(p.tree)})" && git -C ${onHost(p.repo)} worktree add --quiet --detach ${onHost(p.tree)} ${q(p.sha)}`,
+        ].join("\n"),
+        cwd: ".",
+      },
+      SITE_TIMEOUT_MS,
+    );
+  } catch (err) {
+    // Sent and not answered: the script may have made the tree all the same.
+    if (err instanceof MuError && NO_EXIT_CODE.has(err.code))
+      throw new SiteInDoubt(p, l.name, err.message);
+    throw err;
+  }
+  if (r.exitCode === null)
+    throw new SiteInDoubt(p, l.name, `timed out after ${SITE_TIMEOUT_MS} ms`);
   if (r.exitCode !== 0) {
     throw new UnavailableError(
       "spawn.site.failed",
@@ -108,6 +118,27 @@ export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
       `cannot make the worktree ${p.tree} on ${l.name} (exit ${r.exitCode ?? "timed out"}: ${r.stderr.trim().split("\n")[0] ?? ""})`,
       {
         hint: "look at the host's repository with mu host exec, then spawn again",
+      },
+    );
+  }
+}
+
+/** The codes of a link call that was sent and came back with no exit code. */
+const NO_EXIT_CODE = new Set(["call.unknown", "call.no-answer"]);
+
+/**
+ * The tree script went out and no exit code came back, so the tree may stand
+ * on the host: the spawn's record stays, as a spawn killed there leaves it,
+ * for `mu state` to list and a close to take back with its tree.
+ */
+export class SiteInDoubt extends UnavailableError {
+  constructor(p: SitePlan, host: string, why: string) {
+    super(
+      "spawn.site.in-doubt",
+      "host",
+      `the worktree ${p.tree} on ${host} may have been made (${why})`,
+      {
+        hint: "mu state lists the spawn: spawn it again, or close it to take it back and remove the tree",
       },
     );
   }

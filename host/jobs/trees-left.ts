@@ -7,6 +7,7 @@ import { anotherLive } from "../ports/another-live.js";
 import type { ProcessId } from "../ports/types.js";
 import { openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
+import { rollBackSpawn } from "./job-rules.js";
 import type { JobRecord } from "./records.js";
 import { removeCollectedSite, siteRepo, TreeMovedOn } from "./site.js";
 
@@ -67,6 +68,17 @@ export function oweRemoval(
     `INSERT OR REPLACE INTO trees_left (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
     [j.key, j.workstream, j.agent, j.host, j.plugin, site, sha, now],
   );
+}
+
+/**
+ * Takes back a spawn that never started. Its site step may have made a tree
+ * (a spawn killed there, or one whose tree script went unanswered), so one
+ * is owed its removal in the same commit; a tree never made is removed as
+ * one already gone.
+ */
+export function takeBackUnstarted(db: Database, j: JobRecord, now: number): void {
+  rollBackSpawn(db, j.key);
+  if (j.site && j.siteSha) oweRemoval(db, j, j.site, j.siteSha, now);
 }
 
 /** A provider's machine reported gone took its trees with it. */
@@ -155,9 +167,11 @@ async function removeOne(io: Io, sup: Supervisor, store: Store, t: TreeLeft): Pr
 }
 
 /**
- * Says what became of each tree. A failed removal of `own` (the tree of the
- * job this close just collected) is a line, the close done; one an earlier
- * close left is thrown (exit 5), since removing it was what the verb owed.
+ * Says what became of each tree. `own` is the row this verb itself owed: a
+ * close's of the job it just collected, a spawn's of the unstarted attempt
+ * it took back; its removal is no news. A failed removal of a close's own
+ * is a line, the close done; any other failure is thrown (exit 5), since
+ * removing it was what the verb owed (a spawn's tree would take its path).
  * A tree that moved on stays, said on a line, except before a spawn, which
  * is refused (exit 4): its own tree would replace that one.
  */
@@ -168,27 +182,29 @@ export function sayTrees(
   own?: string,
 ): void {
   const again = (t: TreeLeft) => `mu agent close ${t.agent} -w ${t.workstream}`;
+  const whose = (t: TreeLeft) =>
+    t.jobKey === own
+      ? `a spawn of ${t.workstream}/${t.agent} that never started`
+      : `an earlier close of ${t.workstream}/${t.agent}`;
   let failed: (TreeOutcome & { done: "failed" }) | undefined;
   for (const o of outcomes) {
     const { t } = o;
     if (o.done === "removed") {
       if (t.jobKey !== own)
-        io.out(
-          `removed the tree ${t.site} on ${t.host}, left by an earlier close of ${t.workstream}/${t.agent}\n`,
-        );
+        io.out(`removed the tree ${t.site} on ${t.host}, left by ${whose(t)}\n`);
     } else if (o.done === "moved" && verb === "spawn") {
       // The new tree would take its path, and with it a commit no ref names.
       throw new RefusedError(
         "spawn.tree-moved",
         "agent",
-        `the tree ${t.site} an earlier close of ${t.workstream}/${t.agent} left on ${t.host} holds work no ref names (${o.why}), and this spawn's tree would take its path`,
+        `the tree ${t.site} ${whose(t)} left on ${t.host} holds work no ref names (${o.why}), and this spawn's tree would take its path`,
         { hint: `save that commit and remove the tree with mu host exec, then spawn again` },
       );
     } else if (o.done === "moved")
       io.err(
         `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); remove it with mu host exec\n`,
       );
-    else if (t.jobKey === own)
+    else if (t.jobKey === own && verb === "close")
       io.err(
         `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); mu state lists it: run ${again(t)} to remove it\n`,
       );
@@ -199,7 +215,7 @@ export function sayTrees(
   throw new UnavailableError(
     `${verb}.tree-left`,
     "host",
-    `the tree ${t.site} an earlier close of ${t.workstream}/${t.agent} left on ${t.host} is still there (${why})`,
+    `the tree ${t.site} ${whose(t)} left on ${t.host} is still there (${why})`,
     {
       hint: `mu state lists it; run ${again(t)} to remove it${verb === "spawn" ? ", then spawn again" : " again"}`,
     },

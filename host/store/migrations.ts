@@ -150,6 +150,10 @@ export const MIGRATIONS: readonly string[] = [
      resolver_start TEXT,
      created_at INTEGER NOT NULL
    );`,
+  // 9: the commit a --worktree spawn made its tree from, so a close of a
+  // spawn that never started can owe that tree's removal with the same HEAD
+  // guard a collected tree has.
+  `ALTER TABLE jobs ADD COLUMN site_sha TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

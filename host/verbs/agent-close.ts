@@ -13,9 +13,8 @@ import {
   stopJob,
 } from "../jobs/job-calls.js";
 import { agentAsRead, noDeliveryUnderWay } from "../jobs/job-guard.js";
-import { rollBackSpawn } from "../jobs/job-rules.js";
 import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/records.js";
-import { removeTreesLeft, sayTrees, treesLeftOf } from "../jobs/trees-left.js";
+import { removeTreesLeft, sayTrees, takeBackUnstarted, treesLeftOf } from "../jobs/trees-left.js";
 import { openStore } from "../store/index.js";
 import { pauseAt } from "../testbed-pause.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";
@@ -67,16 +66,19 @@ export async function agentClose(
     const { job, agent, host } = found;
     if (job.state === "starting") {
       // Resolved above and still starting: its start was never journaled, so
-      // never sent. Nothing runs; the attempt is simply taken back.
+      // never sent. Nothing runs; the attempt is taken back, and a tree its
+      // site step may have made is owed its removal in the same commit.
       refuseWhileWriterLives(io, job);
       // Again in the commit: a resumed spawn may have taken it over since.
       await store.write((db) => {
         const cur = jobByKey(db, job.key);
-        if (cur) refuseWhileWriterLives(io, cur);
-        rollBackSpawn(db, job.key);
+        if (cur) {
+          refuseWhileWriterLives(io, cur);
+          takeBackUnstarted(db, cur, io.ports.clock.now());
+        }
       });
       await settleEnded();
-      await removeTrees();
+      await removeTrees(job.key);
       io.out(`closed ${ws}/${name} (it never started)\n`);
       return;
     }

@@ -5,7 +5,6 @@ import { getHost } from "../../hosts/records.js";
 import { admit, claimTask, deadlineMarginMs } from "../../jobs/admission.js";
 import { resolveAgent } from "../../jobs/job-calls.js";
 import { agentAsRead } from "../../jobs/job-guard.js";
-import { rollBackSpawn } from "../../jobs/job-rules.js";
 import {
   type AgentRow,
   agentOf,
@@ -17,7 +16,13 @@ import {
   putReceipt,
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
-import { removerOf, removingRefusal, type TreeLeft, treesLeftOf } from "../../jobs/trees-left.js";
+import {
+  removerOf,
+  removingRefusal,
+  type TreeLeft,
+  takeBackUnstarted,
+  treesLeftOf,
+} from "../../jobs/trees-left.js";
 import { anotherLive } from "../../ports/another-live.js";
 import type { ProcessId } from "../../ports/types.js";
 import type { Store } from "../../store/index.js";
@@ -55,7 +60,10 @@ export interface Prior {
  * to resume at its view or at its readiness, nothing (a new spawn may go
  * on), or a refusal.
  */
-export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Prior | undefined> {
+export async function priorRecord(
+  ctx: SpawnCtx,
+  req: SpawnRequest,
+): Promise<Prior | { takenBack: string } | undefined> {
   const { io, store, sup } = ctx;
   const { ws, name } = req;
   await resolveAgent(io, store, sup, ws, name, req.next);
@@ -70,10 +78,12 @@ export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Pri
     refuseWhileWriterLives(io, stale);
     await store.write((db) => {
       const cur = jobByKey(db, stale.key);
-      if (cur) refuseWhileWriterLives(io, cur);
-      rollBackSpawn(db, stale.key);
+      if (cur) {
+        refuseWhileWriterLives(io, cur);
+        takeBackUnstarted(db, cur, io.ports.clock.now());
+      }
     });
-    return undefined;
+    return { takenBack: stale.key };
   }
   if (!before.job) return undefined;
   const job = before.job;
@@ -190,6 +200,7 @@ export async function writeRecord(
       firstInc: null,
       owesCollect: plan !== undefined,
       site: plan?.tree ?? null,
+      siteSha: plan?.sha ?? null,
       localRepo: plan?.localRepo ?? null,
       collectFailures: 0,
       nextCollectAt: null,

@@ -1,6 +1,6 @@
 import { rollBackSpawn } from "../../jobs/job-rules.js";
 import type { JobRecord } from "../../jobs/records.js";
-import { makeSite, removeSite, type SitePlan, siteRepo } from "../../jobs/site.js";
+import { makeSite, removeSite, SiteInDoubt, type SitePlan, siteRepo } from "../../jobs/site.js";
 import { type OpenLink, openLink } from "../../seams/link.js";
 import type { SpawnCtx, SpawnRequest } from "./context.js";
 
@@ -8,7 +8,7 @@ import type { SpawnCtx, SpawnRequest } from "./context.js";
 // repository and a git worktree is made from it. From then on the record
 // owes its final collect.
 
-/** Makes the site; nothing runs yet, so a failure only takes the record back. */
+/** Makes the site; nothing runs yet, so a failure that made no tree only takes the record back. */
 export async function makeSpawnSite(
   ctx: SpawnCtx,
   req: SpawnRequest,
@@ -21,7 +21,8 @@ export async function makeSpawnSite(
   try {
     await makeSite(link, plan);
   } catch (err) {
-    await store.write((db) => rollBackSpawn(db, key));
+    // A tree that may stand keeps its record: a close removes both.
+    if (!(err instanceof SiteInDoubt)) await store.write((db) => rollBackSpawn(db, key));
     throw err;
   }
   return link;
