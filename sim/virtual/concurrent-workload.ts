@@ -120,24 +120,41 @@ export const WORKTREE_RACE = "closes of worktree agents on one checkout";
 const FIXED_DATES =
   "export GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z";
 
-function worktreeRace(r: Rand, w: Script): void {
+function worktreeRace(r: Rand, w: Script, cut?: Rand): void {
   w.steps.push({
     sh: `${FIXED_DATES}; cd \${root} && git init -q local && cd local && echo one > f && git add f && git commit -qm one`,
   });
   w.verb("host add wt --plugin sim --repo seeded", false);
   const agents = ["a1", "a2"];
+  // Now and then one spawn is cut short once the script that makes its tree
+  // ran: mu dies there, or the answer is lost. Its close must take the tree
+  // away with the record (a tree nothing names is a leak).
+  const cutShort = cut && cut() < 0.3;
+  if (cut && cutShort)
+    w.setFaults([
+      {
+        on: "link.exec",
+        // Each spawn runs two scripts: the commit's check, then the tree's.
+        call: pick(cut, [2, 4]),
+        do: pick(cut, [
+          { killMu: "after" as const },
+          { error: { kind: "unknown-outcome" as const, applied: true as const } },
+        ]),
+      },
+    ]);
   for (const a of agents)
     w.steps.push({ mu: `agent spawn ${a} --host wt --worktree`, cwd: "local" } as Step);
-  // Each agent's work: a commit of its own in its tree.
+  // Each agent's work: a commit of its own in its tree, if its spawn made one.
   w.steps.push({
     sh: [
       FIXED_DATES,
       ...agents.map(
         (a) =>
-          `cd \${world}/machines/wt/mu/trees/main/${a} && echo ${a} > work-${a} && git add work-${a} && git commit -qm "${a}'s work"`,
+          `if cd \${world}/machines/wt/mu/trees/main/${a} 2>/dev/null; then echo ${a} > work-${a} && git add work-${a} && git commit -qm "${a}'s work"; fi`,
       ),
     ].join("\n"),
   });
+  if (cutShort) w.setFaults([]);
   const calls = ["link.fetch", "link.exec", "job.stop"];
   const faults: Fault[] = [];
   const hold = pick(r, HOLDS);
@@ -159,12 +176,14 @@ export function concurrentWorkload(
   only?: readonly string[],
   /** The worktree race or one of LATER_RACES instead of one of RACES (drawn by the caller from a stream of its own). */
   drawn?: string,
+  /** The worktree race's own stream for cutting a spawn short, so its other draws stay as they were. */
+  cut?: Rand,
 ): Pick<LoadedScenario, "world" | "steps" | "env"> {
   const w = new Script(r, []);
   w.verb(`plugin add sim -- ${SIM}`, false);
   w.verb("host add box --plugin sim", false);
   if (drawn === WORKTREE_RACE) {
-    worktreeRace(r, w);
+    worktreeRace(r, w, cut);
     return settled(w, r);
   }
   const race =

@@ -152,6 +152,15 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
   // stop and the view's kill must leave the pane for the next verb).
   if (removed && o.liveViews.length > 0)
     broken.push(`a view outlived its agent's close: ${o.liveViews.join(", ")}`);
+  // Nor a worktree, once its host could be removed: one a verb said stays
+  // (moved on since its collect, or let go by forget --abandon) is the
+  // person's, named to them on that line.
+  if (removed)
+    for (const t of o.treesOnHosts ?? []) {
+      const site = t.split("/").slice(2).join("/");
+      if (!new RegExp(`tree ${site} (?:stays|was left) on `).test(o.output))
+        broken.push(`a worktree outlived its agent and its host: ${t}`);
+    }
   for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
   // A mu that exited by itself has stopped its plugins: their groups emptied
   // or were killed. And it kills a group only when the grace ran out: a

@@ -69,6 +69,8 @@ export type VirtualOutcome =
       deadTemps: string[];
       /** Agents' views still running at the end. */
       liveViews: string[];
+      /** Worktrees still on the sim's machines at the end (real-side.ts). */
+      treesOnHosts: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -94,6 +96,7 @@ export type RunFacts = Pick<
   | "traces"
   | "deadTemps"
   | "liveViews"
+  | "treesOnHosts"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */

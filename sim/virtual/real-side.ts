@@ -52,3 +52,22 @@ export async function shStep(places: Places, clock: VirtualClock, step: ShStep):
 }
 
 export type { Ran };
+
+/**
+ * The worktrees still on the sim's machines, as paths from the world's
+ * directory (`machines/<host>/mu/trees/<workstream>/<agent>`): git made
+ * them on the real disk, so that is where they are looked for.
+ */
+export function treesOnHosts(worldDir: string): string[] {
+  const under = (p: string) =>
+    nodeFs.existsSync(join(worldDir, p))
+      ? nodeFs
+          .readdirSync(join(worldDir, p), { withFileTypes: true })
+          .filter((d) => d.isDirectory())
+          .map((d) => `${p}/${d.name}`)
+      : [];
+  return under("machines")
+    .flatMap((m) => under(`${m}/mu/trees`))
+    .flatMap(under)
+    .sort();
+}

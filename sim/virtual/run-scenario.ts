@@ -22,7 +22,7 @@ import { virtualWorld } from "./ports.js";
 import { readyForRuns } from "./preload.js";
 import { VirtualMu } from "./process.js";
 import { danglingRecords, deadTemps, readBack, viewDied, viewsKilledBeside } from "./read-back.js";
-import { makeRealDir, type RealDir, shStep } from "./real-side.js";
+import { makeRealDir, type RealDir, shStep, treesOnHosts } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 import { stateDirProblems, stateDirReads, stateDirStep } from "./state-dir.js";
 import { tapTrace } from "./trace-tap.js";
@@ -276,8 +276,8 @@ async function runIn(
   if (!opts.lenient && !failure) failure = await leftBehind(w.clock, groups);
   // An agent's view left open is a process the real runner would find behind.
   const liveViews = livePanes(w.processes, panes);
-  const views = liveViews.join(", ");
-  if (!opts.lenient && !failure && views) failure = `left a view running: ${views}`;
+  if (!opts.lenient && !failure && liveViews.length > 0)
+    failure = `left a view running: ${liveViews.join(", ")}`;
   const slip = muSlips(world.transcript())[0];
   if (!opts.lenient && !failure && slip !== undefined) failure = `mu broke the protocol: ${slip}`;
   return outcomeOf(await readBack(w), world, {
@@ -295,5 +295,6 @@ async function runIn(
     traces,
     deadTemps: deadTemps(w),
     liveViews,
+    treesOnHosts: real ? treesOnHosts(worldDir) : [],
   });
 }

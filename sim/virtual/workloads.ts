@@ -238,7 +238,12 @@ export function workload(
   const c = rng(seed ^ 0x0c0c_0a11);
   const share = families.races ? 1 : CONCURRENT;
   if (families.concurrent && c() < share) {
-    const w = concurrentWorkload(c, families.races, ownStreamRace(seed, families.races));
+    const w = concurrentWorkload(
+      c,
+      families.races,
+      ownStreamRace(seed, families.races),
+      rng(seed ^ 0x7ee5_c075),
+    );
     return {
       scenario: `found/seed-${seed}`,
       about: `explorer seed ${seed}, several mu at once`,
