@@ -25,8 +25,9 @@ export class Wire {
   readonly notes: { method: string; params: Record<string, unknown> }[] = [];
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv = process.env) {
-    this.child = spawn(sshPluginBin, args, {
+  /** `bin`: the launcher, or a link to it under another mu-plugin-<name>. */
+  constructor(args: string[], env: NodeJS.ProcessEnv = process.env, bin = sshPluginBin) {
+    this.child = spawn(bin, args, {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
       env,

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { observation, parseState, type State, TEXT_CAP } from "./channel-state.js";
-import { CHANNEL_NAME } from "./declaration.js";
 import { type Answer, type Jobs, keyOf } from "./job.js";
 import { type Params, PluginError, writeMessage } from "./rpc.js";
 import { wholeChars } from "./utf8.js";
@@ -29,7 +28,11 @@ export class Channel {
   private nextWatch = 1;
   private awaiting = 0;
 
-  constructor(private readonly jobs: Jobs) {}
+  constructor(
+    private readonly jobs: Jobs,
+    /** The channel's name, as declared at the handshake. */
+    private readonly name: string,
+  ) {}
 
   /** The channel's state (of incarnation `inc`, else the current one), with turn `turn`'s text. */
   private async state(
@@ -111,7 +114,7 @@ export class Channel {
   /** A delivery: send, or fresh (a new incarnation whose first turn is the text). */
   async deliver(p: Params, fresh: boolean, signal: AbortSignal): Promise<unknown> {
     const { msgId, r } = await this.enqueue(p, "send", fresh, signal);
-    return { channel: CHANNEL_NAME, ack: "confirmed", baseline: Number(r.fields[0]) - 1, msgId };
+    return { channel: this.name, ack: "confirmed", baseline: Number(r.fields[0]) - 1, msgId };
   }
 
   /** Emulated: kills the running turn's process group, then queues the text as the next turn. */

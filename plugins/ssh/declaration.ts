@@ -24,9 +24,8 @@ export function schemaDigest(): string {
   return `sha256:${createHash("sha256").update(readFileSync(schemaFile())).digest("hex")}`;
 }
 
-export const CHANNEL_NAME = "ssh";
-
-export function seams(withAgents: boolean): Record<string, unknown> {
+/** The channel is named after the plugin, so each registration's is its own. */
+export function seams(withAgents: boolean, name: string): Record<string, unknown> {
   const link = {
     fetch: true,
     push: true,
@@ -44,11 +43,11 @@ export function seams(withAgents: boolean): Record<string, unknown> {
       view: "detached",
       handle: "pane",
       start: { lookup: true, fenceKey: true, inFlightMs: 60_000 },
-      channel: CHANNEL_NAME,
+      channel: name,
       checks: ["agent"],
     },
     channel: {
-      name: CHANNEL_NAME,
+      name,
       caps: {
         fence: "none",
         receipt: "exact",

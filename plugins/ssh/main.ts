@@ -4,6 +4,7 @@ import { schemaDigest, seams, VERSION } from "./declaration.js";
 import { Jobs } from "./job.js";
 import { Link } from "./link.js";
 import { killAllLocal } from "./local-run.js";
+import { nameFrom } from "./name.js";
 import {
   type Params,
   PluginError,
@@ -20,6 +21,12 @@ import { mark } from "./timing.js";
 // argv names where to connect and how, never a secret.
 
 mark("loaded");
+
+// bin/mu-plugin-ssh passes the path it was run as: a link to it
+// (mu-plugin-box2) is a registration of its own. Not passed on to the
+// plugin's own children.
+const name = nameFrom(process.env.MU_SSH_STARTED_AS);
+delete process.env.MU_SSH_STARTED_AS;
 
 const { values } = parseArgs({
   options: {
@@ -49,7 +56,7 @@ ssh.warm();
 const root = values.home ?? ".";
 const link = new Link(ssh, root);
 const jobs = values.harness !== undefined ? new Jobs(ssh, root, values.harness) : undefined;
-const channel = jobs ? new Channel(jobs) : undefined;
+const channel = jobs ? new Channel(jobs, name) : undefined;
 const instance = (
   values.instance ?? `${dest}:${values.port ?? "22"}${values.home ? `:${root}` : ""}`
 ).slice(0, 128);
@@ -64,10 +71,10 @@ async function answer(method: string, p: Params, signal: AbortSignal): Promise<u
     case "initialize":
       return {
         protocol: 1,
-        plugin: { name: "ssh", version: VERSION },
+        plugin: { name, version: VERSION },
         instance,
         schema: schemaDigest(),
-        seams: seams(values.harness !== undefined),
+        seams: seams(values.harness !== undefined, name),
       };
     case "link.exec":
       return link.exec(p, signal);
