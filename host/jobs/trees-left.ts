@@ -108,6 +108,26 @@ export function removingRefusal(t: TreeLeft, by: ProcessId | undefined): Refused
       );
 }
 
+/**
+ * Lets go of the trees closes of the name left, for a host gone for good
+ * (every removal fails): the rows go in one commit, refused while another
+ * live mu removes one. The trees stay, if they are still there.
+ */
+export function letGoTreesLeft(
+  io: Io,
+  store: Store,
+  ws: string,
+  name: string,
+): Promise<TreeLeft[]> {
+  return store.write((db) => {
+    const rows = treesLeftOf(db, ws, name);
+    const by = removerOf(io, rows);
+    if (by) throw removingRefusal(rows.find((t) => t.resolver === by) as TreeLeft, by);
+    db.run("DELETE FROM trees_left WHERE workstream = ? AND agent = ?", [ws, name]);
+    return rows;
+  });
+}
+
 export type TreeOutcome =
   | { t: TreeLeft; done: "removed" }
   /** Its HEAD moved on: it stays for good, and the row goes. */
@@ -217,7 +237,7 @@ export function sayTrees(
     "host",
     `the tree ${t.site} ${whose(t)} left on ${t.host} is still there (${why})`,
     {
-      hint: `mu state lists it; run ${again(t)} to remove it${verb === "spawn" ? ", then spawn again" : " again"}`,
+      hint: `mu state lists it; run ${again(t)} to remove it${verb === "spawn" ? ", then spawn again" : " again"} (if ${t.host} is gone for good: mu agent forget ${t.agent} --abandon -w ${t.workstream})`,
     },
   );
 }
