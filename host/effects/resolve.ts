@@ -46,7 +46,7 @@ export interface SubjectRules {
   /** What a definite answer (a resend's reply, a lookup's found) means for the records. */
   record(db: Database, i: Intent, result: unknown, now: number): void;
   /** What a proven none means: the attempt is rolled back. */
-  rollback(db: Database, i: Intent): void;
+  rollback(db: Database, i: Intent, now: number): void;
   /** For a subject that takes deliveries: what its channel offers, and whether a newer one was written. */
   delivery?(db: Database, hello: InitializeResult, i: Intent): DeliveryFacts | undefined;
   /** False for an intent whose staying unresolved must not stop the verb (a delivery). */
@@ -366,7 +366,7 @@ async function resolveOne(
       rules.record(db, i, (answer as { found: unknown }).found, clock.now()),
     );
   } else if (row.endsWith(".none.proven")) {
-    await settle(store, i, (db) => rules.rollback(db, i));
+    await settle(store, i, (db) => rules.rollback(db, i, clock.now()));
   } else {
     const why =
       "unknown" in answer

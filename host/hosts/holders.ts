@@ -69,7 +69,7 @@ function treeHolders(db: Database, on: (t: { host: string; plugin: string }) => 
   return allTreesLeft(db)
     .filter(on)
     .map((t) => ({
-      what: `the tree ${t.site} a close of ${t.workstream}/${t.agent} left`,
+      what: `the tree ${t.site} ${t.leftBy === "spawn" ? `a spawn of ${t.workstream}/${t.agent} that never started` : `a close of ${t.workstream}/${t.agent}`} left`,
       name: t.site,
       free: closeVerb(t.workstream, t.agent),
       kind: "tree" as const,

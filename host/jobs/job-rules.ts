@@ -8,12 +8,14 @@ import {
   agentOf,
   deleteJob,
   deleteReceipt,
+  type JobRecord,
   jobByKey,
   putAgent,
   putJob,
   putReceipt,
 } from "./records.js";
 import { isAtStart, startCaps } from "./start-caps.js";
+import { oweRemoval } from "./trees-left.js";
 import { recordUndelivered, undeliveredLine } from "./undelivered.js";
 
 // What the rule table's rows mean for an agent's records: a start found is
@@ -67,6 +69,17 @@ export function recordStarted(db: Database, key: string, r: Started, now: number
  * receipt. A forgotten one (mu agent forget) may have started: its first
  * delivery's receipt is kept, as unknown, rather than deleted.
  */
+/**
+ * Takes back a spawn that never started. Its site step may have made a tree
+ * (a spawn killed there or after, one whose tree script went unanswered, a
+ * start proven never to have happened), so one is owed its removal in the
+ * same commit; a tree never made is removed as one already gone.
+ */
+export function takeBackUnstarted(db: Database, j: JobRecord, now: number): void {
+  rollBackSpawn(db, j.key);
+  if (j.site && j.siteSha) oweRemoval(db, j, j.site, j.siteSha, now, "spawn");
+}
+
 export function rollBackSpawn(
   db: Database,
   key: string,
@@ -193,8 +206,9 @@ export const jobRules: SubjectRules = {
       jobEnded: jobByKey(db, deliveryJobKey(i))?.state !== "running",
     };
   },
-  rollback: (db, i) => {
-    if (i.method === "job.start") rollBackSpawn(db, i.key);
+  rollback: (db, i, now) => {
+    const j = i.method === "job.start" ? jobByKey(db, i.key) : undefined;
+    if (j) takeBackUnstarted(db, j, now);
   },
   checkFound: (hello, i, found) => {
     const kind = hello.seams.job?.handle ?? "";

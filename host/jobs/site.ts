@@ -160,20 +160,21 @@ export async function removeSite(l: OpenLink, repo: string, tree: string): Promi
 /**
  * Removes a collected tree, but only while its HEAD is still the commit the
  * collect pinned: a tree that moved on since holds work no ref names yet, so
- * it stays and the error says why. A tree already gone is fine.
+ * it stays and the error says why. A tree already gone is fine: false.
  */
 export async function removeCollectedSite(
   l: OpenLink,
   repo: string,
   tree: string,
   sha: string,
-): Promise<void> {
+): Promise<boolean> {
   const t = onHost(tree);
   const r = await linkRun(
     l,
     "link.exec",
     {
       script: [
+        `if [ ! -e ${t} ]; then echo gone; exit 0; fi`,
         `if [ -e ${t}/.git ]; then h=$(git -C ${t} rev-parse --verify --quiet HEAD) || h=; else h=; fi`,
         `if [ -n "$h" ] && [ "$h" != ${q(sha)} ]; then echo "its HEAD is now $h, not the collected commit" >&2; exit 3; fi`,
         `git -C ${onHost(repo)} worktree remove --force ${t} 2>/dev/null || rm -rf ${t}`,
@@ -187,6 +188,7 @@ export async function removeCollectedSite(
     if (r.exitCode === 3 && why) throw new TreeMovedOn(why);
     throw new Error(why || (r.exitCode === null ? "timed out" : `exit ${r.exitCode}`));
   }
+  return r.stdout.trim() !== "gone";
 }
 
 /** The tree holds a commit newer than the collected one: it stays for good, not to be tried again. */

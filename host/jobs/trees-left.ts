@@ -7,7 +7,6 @@ import { anotherLive } from "../ports/another-live.js";
 import type { ProcessId } from "../ports/types.js";
 import { openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
-import { rollBackSpawn } from "./job-rules.js";
 import type { JobRecord } from "./records.js";
 import { removeCollectedSite, siteRepo, TreeMovedOn } from "./site.js";
 
@@ -31,10 +30,12 @@ export interface TreeLeft {
   /** The mu removing it now, as an intent's resolver marks it. */
   resolver: ProcessId | null;
   createdAt: number;
+  /** A close after its collect, or the taking back of a spawn that never started. */
+  leftBy: "close" | "spawn";
 }
 
 const COLS =
-  "job_key, workstream, agent, host, plugin, site, sha, resolver_pid, resolver_start, created_at";
+  "job_key, workstream, agent, host, plugin, site, sha, resolver_pid, resolver_start, created_at, left_by";
 
 function treesWhere(db: Database, where: string, args: string[]): TreeLeft[] {
   const res = db.exec(`SELECT ${COLS} FROM trees_left WHERE ${where} ORDER BY created_at`, args);
@@ -48,6 +49,7 @@ function treesWhere(db: Database, where: string, args: string[]): TreeLeft[] {
     sha: String(r[6]),
     resolver: r[7] === null ? null : { pid: Number(r[7]), start: String(r[8]) },
     createdAt: Number(r[9]),
+    leftBy: r[10] === "spawn" ? "spawn" : "close",
   }));
 }
 
@@ -56,30 +58,29 @@ export const treesLeftOf = (db: Database, ws: string, name: string): TreeLeft[] 
 
 export const allTreesLeft = (db: Database): TreeLeft[] => treesWhere(db, "1 = 1", []);
 
-/** Written in the commit that deletes the job's record, whose collect pinned `sha`. */
+/**
+ * Written in the commit that deletes the job's record: `sha` is the commit
+ * its collect pinned, or for a spawn taken back the one its tree was made from.
+ */
 export function oweRemoval(
   db: Database,
   j: JobRecord,
   site: string,
   sha: string,
   now: number,
+  leftBy: TreeLeft["leftBy"] = "close",
 ): void {
   db.run(
-    `INSERT OR REPLACE INTO trees_left (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
-    [j.key, j.workstream, j.agent, j.host, j.plugin, site, sha, now],
+    `INSERT OR REPLACE INTO trees_left (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
+    [j.key, j.workstream, j.agent, j.host, j.plugin, site, sha, now, leftBy],
   );
 }
 
-/**
- * Takes back a spawn that never started. Its site step may have made a tree
- * (a spawn killed there, or one whose tree script went unanswered), so one
- * is owed its removal in the same commit; a tree never made is removed as
- * one already gone.
- */
-export function takeBackUnstarted(db: Database, j: JobRecord, now: number): void {
-  rollBackSpawn(db, j.key);
-  if (j.site && j.siteSha) oweRemoval(db, j, j.site, j.siteSha, now);
-}
+/** Who left the tree, as the lines about it say. */
+export const whose = (t: TreeLeft): string =>
+  t.leftBy === "spawn"
+    ? `a spawn of ${t.workstream}/${t.agent} that never started`
+    : `an earlier close of ${t.workstream}/${t.agent}`;
 
 /** A provider's machine reported gone took its trees with it. */
 export function dropTreesOn(db: Database, host: string): void {
@@ -93,7 +94,7 @@ export function removerOf(io: Io, rows: readonly TreeLeft[]): ProcessId | undefi
 
 /** A row of the name another mu is removing (or one a close wrote meanwhile): the verb is run again. */
 export function removingRefusal(t: TreeLeft, by: ProcessId | undefined): RefusedError {
-  const tree = `the tree ${t.site} an earlier close of ${t.workstream}/${t.agent} left on ${t.host}`;
+  const tree = `the tree ${t.site} ${whose(t)} left on ${t.host}`;
   return by
     ? new RefusedError("tree.removing", "agent", `mu pid ${by.pid} is removing ${tree}`, {
         hint: "wait for that mu to finish, then run the verb again",
@@ -129,7 +130,8 @@ export function letGoTreesLeft(
 }
 
 export type TreeOutcome =
-  | { t: TreeLeft; done: "removed" }
+  /** `was`: the tree was there (a spawn taken back may never have made one). */
+  | { t: TreeLeft; done: "removed"; was: boolean }
   /** Its HEAD moved on: it stays for good, and the row goes. */
   | { t: TreeLeft; done: "moved"; why: string }
   /** The host could not be reached or git failed: the row stays for the next try. */
@@ -178,8 +180,8 @@ async function removeOne(io: Io, sup: Supervisor, store: Store, t: TreeLeft): Pr
     const h = await store.read((db) => findLinkHost(db, t.host));
     const repo = siteRepo(h);
     if (!repo) throw new Error(`host '${t.host}' names no repository now`);
-    await removeCollectedSite(await openLink(io, sup, t.host, h), repo, t.site, t.sha);
-    return { t, done: "removed" };
+    const was = await removeCollectedSite(await openLink(io, sup, t.host, h), repo, t.site, t.sha);
+    return { t, done: "removed", was };
   } catch (err) {
     const why = (err as Error).message;
     return err instanceof TreeMovedOn ? { t, done: "moved", why } : { t, done: "failed", why };
@@ -187,11 +189,9 @@ async function removeOne(io: Io, sup: Supervisor, store: Store, t: TreeLeft): Pr
 }
 
 /**
- * Says what became of each tree. `own` is the row this verb itself owed: a
- * close's of the job it just collected, a spawn's of the unstarted attempt
- * it took back; its removal is no news. A failed removal of a close's own
- * is a line, the close done; any other failure is thrown (exit 5), since
- * removing it was what the verb owed (a spawn's tree would take its path).
+ * Says what became of each tree. A failed removal of `own` (the tree of the
+ * job this close just collected) is a line, the close done; one an earlier
+ * verb left is thrown (exit 5), since removing it was what the verb owed.
  * A tree that moved on stays, said on a line, except before a spawn, which
  * is refused (exit 4): its own tree would replace that one.
  */
@@ -202,15 +202,11 @@ export function sayTrees(
   own?: string,
 ): void {
   const again = (t: TreeLeft) => `mu agent close ${t.agent} -w ${t.workstream}`;
-  const whose = (t: TreeLeft) =>
-    t.jobKey === own
-      ? `a spawn of ${t.workstream}/${t.agent} that never started`
-      : `an earlier close of ${t.workstream}/${t.agent}`;
   let failed: (TreeOutcome & { done: "failed" }) | undefined;
   for (const o of outcomes) {
     const { t } = o;
     if (o.done === "removed") {
-      if (t.jobKey !== own)
+      if (t.jobKey !== own && o.was)
         io.out(`removed the tree ${t.site} on ${t.host}, left by ${whose(t)}\n`);
     } else if (o.done === "moved" && verb === "spawn") {
       // The new tree would take its path, and with it a commit no ref names.
@@ -224,7 +220,7 @@ export function sayTrees(
       io.err(
         `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); remove it with mu host exec\n`,
       );
-    else if (t.jobKey === own && verb === "close")
+    else if (t.jobKey === own)
       io.err(
         `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); mu state lists it: run ${again(t)} to remove it\n`,
       );

@@ -150,10 +150,11 @@ export const MIGRATIONS: readonly string[] = [
      resolver_start TEXT,
      created_at INTEGER NOT NULL
    );`,
-  // 9: the commit a --worktree spawn made its tree from, so a close of a
+  // 9: the commit a --worktree spawn made its tree from, so taking back a
   // spawn that never started can owe that tree's removal with the same HEAD
-  // guard a collected tree has.
-  `ALTER TABLE jobs ADD COLUMN site_sha TEXT;`,
+  // guard a collected tree has; and which of the two left a tree.
+  `ALTER TABLE jobs ADD COLUMN site_sha TEXT;
+   ALTER TABLE trees_left ADD COLUMN left_by TEXT NOT NULL DEFAULT 'close';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

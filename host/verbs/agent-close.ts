@@ -13,8 +13,9 @@ import {
   stopJob,
 } from "../jobs/job-calls.js";
 import { agentAsRead, noDeliveryUnderWay } from "../jobs/job-guard.js";
+import { takeBackUnstarted } from "../jobs/job-rules.js";
 import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/records.js";
-import { removeTreesLeft, sayTrees, takeBackUnstarted, treesLeftOf } from "../jobs/trees-left.js";
+import { removeTreesLeft, sayTrees, treesLeftOf } from "../jobs/trees-left.js";
 import { openStore } from "../store/index.js";
 import { pauseAt } from "../testbed-pause.js";
 import { planted, TESTBED_BUILD } from "../testbed-plant.js";

@@ -35,10 +35,10 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     const ctx: SpawnCtx = { io, store, sup, h, mux };
     // What an earlier spawn of the name left: a started job resumes at its view.
     const prior = await priorRecord(ctx, req);
-    if (prior && "job" in prior) return finish(ctx, prior.job, opts, "resumed", prior.pane);
-    // A tree an earlier close of the name left goes first, and one the attempt
-    // just taken back may have made: a new one may take its path.
-    sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, req.ws, name), prior?.takenBack);
+    if (prior) return finish(ctx, prior.job, opts, "resumed", prior.pane);
+    // A tree an earlier close of the name left goes first, and one an attempt
+    // taken back (just now, or by the rules) may have made: a new one may take its path.
+    sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, req.ws, name));
     const { hello } = await sup.ready(h.reg, ["job", "channel"]);
     sameInstance(opts.host, h.reg.name, h.instance, hello.instance, h.profile !== undefined);
     // The start's JobSpec, key and msgId are fixed first: the record holds them.

@@ -27,6 +27,8 @@ export interface Notice {
   where?: string;
   /** The pid of a live mu still at a pending effect or a collect: `next` is refused, or races it, until it ends. */
   by?: number;
+  /** For a tree left on its host by the taking back of a spawn that never started, not by a close. */
+  leftBy?: "spawn";
 }
 
 export function printNotices(io: Io, notices: Notice[]): void {
@@ -85,7 +87,7 @@ export function printNotices(io: Io, notices: Notice[]): void {
     }
     if (n.kind === "tree-left") {
       io.out(
-        `owed: the removal of the tree ${n.where ?? ""}, left by the close of ${n.subject.slice("agent:".length)} (job ${n.key}) since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
+        `owed: the removal of the tree ${n.where ?? ""}, left by ${n.leftBy === "spawn" ? "a spawn" : "the close"} of ${n.subject.slice("agent:".length)} (job ${n.key})${n.leftBy === "spawn" ? " that never started," : ""} since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
       );
       continue;
     }

@@ -5,6 +5,7 @@ import { getHost } from "../../hosts/records.js";
 import { admit, claimTask, deadlineMarginMs } from "../../jobs/admission.js";
 import { resolveAgent } from "../../jobs/job-calls.js";
 import { agentAsRead } from "../../jobs/job-guard.js";
+import { takeBackUnstarted } from "../../jobs/job-rules.js";
 import {
   type AgentRow,
   agentOf,
@@ -16,13 +17,7 @@ import {
   putReceipt,
 } from "../../jobs/records.js";
 import type { SitePlan } from "../../jobs/site.js";
-import {
-  removerOf,
-  removingRefusal,
-  type TreeLeft,
-  takeBackUnstarted,
-  treesLeftOf,
-} from "../../jobs/trees-left.js";
+import { removerOf, removingRefusal, type TreeLeft, treesLeftOf } from "../../jobs/trees-left.js";
 import { anotherLive } from "../../ports/another-live.js";
 import type { ProcessId } from "../../ports/types.js";
 import type { Store } from "../../store/index.js";
@@ -60,10 +55,7 @@ export interface Prior {
  * to resume at its view or at its readiness, nothing (a new spawn may go
  * on), or a refusal.
  */
-export async function priorRecord(
-  ctx: SpawnCtx,
-  req: SpawnRequest,
-): Promise<Prior | { takenBack: string } | undefined> {
+export async function priorRecord(ctx: SpawnCtx, req: SpawnRequest): Promise<Prior | undefined> {
   const { io, store, sup } = ctx;
   const { ws, name } = req;
   await resolveAgent(io, store, sup, ws, name, req.next);
@@ -83,7 +75,7 @@ export async function priorRecord(
         takeBackUnstarted(db, cur, io.ports.clock.now());
       }
     });
-    return { takenBack: stale.key };
+    return undefined;
   }
   if (!before.job) return undefined;
   const job = before.job;
