@@ -127,21 +127,22 @@ function worktreeRace(r: Rand, w: Script, cut?: Rand): void {
   w.verb("host add wt --plugin sim --repo seeded", false);
   const agents = ["a1", "a2"];
   // Now and then one spawn is cut short once the script that makes its tree
-  // ran: mu dies there, or the answer is lost. Its close must take the tree
-  // away with the record (a tree nothing names is a leak).
+  // ran: mu dies there, the answer is lost, or mu dies with its start
+  // journaled and never sent. Its close must take the tree away with the
+  // record (a tree nothing names is a leak).
   const cutShort = cut && cut() < 0.3;
-  if (cut && cutShort)
+  if (cut && cutShort) {
+    const which = pick(cut, [0, 1]);
+    // Each spawn runs two scripts: the commit's check, then the tree's.
+    const tree = { on: "link.exec", call: 2 + 2 * which };
     w.setFaults([
-      {
-        on: "link.exec",
-        // Each spawn runs two scripts: the commit's check, then the tree's.
-        call: pick(cut, [2, 4]),
-        do: pick(cut, [
-          { killMu: "after" as const },
-          { error: { kind: "unknown-outcome" as const, applied: true as const } },
-        ]),
-      },
+      pick<Fault>(cut, [
+        { ...tree, do: { killMu: "after" } },
+        { ...tree, do: { error: { kind: "unknown-outcome", applied: true } } },
+        { on: "job.start", call: 1 + which, do: { killMu: "before" } },
+      ]),
     ]);
+  }
   for (const a of agents)
     w.steps.push({ mu: `agent spawn ${a} --host wt --worktree`, cwd: "local" } as Step);
   // Each agent's work: a commit of its own in its tree, if its spawn made one.
