@@ -2,9 +2,10 @@ import { EFFECT_MS } from "../../effects/resolve.js";
 import { runEffect } from "../../effects/run-effect.js";
 import { RefusedError, UnknownOutcomeError } from "../../errors.js";
 import { jobTarget } from "../../jobs/job-calls.js";
-import { recordStarted, rollBackSpawn, startReplyProblem } from "../../jobs/job-rules.js";
-import { agentSubject, type JobRecord, jobOf } from "../../jobs/records.js";
-import { removeSite, type SitePlan } from "../../jobs/site.js";
+import { recordStarted, startReplyProblem, takeBackUnstarted } from "../../jobs/job-rules.js";
+import { agentSubject, type JobRecord, jobByKey, jobOf } from "../../jobs/records.js";
+import type { SitePlan } from "../../jobs/site.js";
+import { removeTreesLeft, sayTrees } from "../../jobs/trees-left.js";
 import type { JobSeam } from "../../protocol/declaration.js";
 import type { OpenLink } from "../../seams/link.js";
 import { pauseAt } from "../../testbed-pause.js";
@@ -90,13 +91,19 @@ export async function startJob(
           }
         },
         done: (db, r) => recordStarted(db, key, (r ?? {}) as never, io.ports.clock.now()),
-        failed: (db) => rollBackSpawn(db, key),
+        // A start that definitely failed takes the record back, owing its tree's removal.
+        failed: (db) => {
+          const j = jobByKey(db, key);
+          if (j) takeBackUnstarted(db, j, io.ports.clock.now());
+        },
       },
       req.next,
     );
   } catch (err) {
+    // Removed through its row, so a mu killed first, or a removal that fails,
+    // leaves it listed; a record another mu took back owes its own.
     if (site && !(err instanceof UnknownOutcomeError))
-      await removeSite(site.link, site.plan.repo, site.plan.tree);
+      sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), key);
     if (atStart && err instanceof UnknownOutcomeError) {
       throw new UnknownOutcomeError(
         "spawn.first-delivery-unknown",
