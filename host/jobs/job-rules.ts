@@ -69,17 +69,6 @@ export function recordStarted(db: Database, key: string, r: Started, now: number
  * receipt. A forgotten one (mu agent forget) may have started: its first
  * delivery's receipt is kept, as unknown, rather than deleted.
  */
-/**
- * Takes back a spawn that never started. Its site step may have made a tree
- * (a spawn killed there or after, one whose tree script went unanswered, a
- * start proven never to have happened), so one is owed its removal in the
- * same commit; a tree never made is removed as one already gone.
- */
-export function takeBackUnstarted(db: Database, j: JobRecord, now: number): void {
-  rollBackSpawn(db, j.key);
-  if (j.site && j.siteSha) oweRemoval(db, j, j.site, j.siteSha, now, "spawn");
-}
-
 export function rollBackSpawn(
   db: Database,
   key: string,
@@ -106,6 +95,17 @@ export function rollBackSpawn(
       state: "unknown",
       createdAt: j.createdAt,
     });
+}
+
+/**
+ * Takes back a spawn that never started. Its site step may have made a tree
+ * (a spawn killed there or after, one whose tree script went unanswered, a
+ * start proven never to have happened), so one is owed its removal in the
+ * same commit; a tree never made is removed as one already gone.
+ */
+export function takeBackUnstarted(db: Database, j: JobRecord, now: number): void {
+  rollBackSpawn(db, j.key);
+  if (j.site && j.siteSha) oweRemoval(db, j, j.site, j.siteSha, now, "spawn");
 }
 
 /**

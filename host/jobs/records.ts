@@ -85,7 +85,7 @@ function toJob(r: unknown[]): JobRecord {
     firstInc: r[13] === null ? null : Number(r[13]),
     owesCollect: Number(r[14]) === 1,
     site: r[15] === null ? null : String(r[15]),
-    siteSha: r[24] === null || r[24] === undefined ? null : String(r[24]),
+    siteSha: r[24] === null ? null : String(r[24]),
     localRepo: r[16] === null ? null : String(r[16]),
     collectFailures: Number(r[17]),
     nextCollectAt: r[18] === null ? null : Number(r[18]),

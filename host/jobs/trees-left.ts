@@ -110,9 +110,9 @@ export function removingRefusal(t: TreeLeft, by: ProcessId | undefined): Refused
 }
 
 /**
- * Lets go of the trees closes of the name left, for a host gone for good
- * (every removal fails): the rows go in one commit, refused while another
- * live mu removes one. The trees stay, if they are still there.
+ * Lets go of the trees the name is still owed the removal of, for a host
+ * gone for good (every removal fails): the rows go in one commit, refused
+ * while another live mu removes one. The trees stay, if they are still there.
  */
 export function letGoTreesLeft(
   io: Io,

@@ -6,7 +6,7 @@ import { findAgent } from "../jobs/agent-host.js";
 import { fencedRead, jobTarget, resolveAgent } from "../jobs/job-calls.js";
 import { jobRules, rollBackSpawn } from "../jobs/job-rules.js";
 import { agentOf, agentSubject, jobByKey, jobOf, putAgent } from "../jobs/records.js";
-import { letGoTreesLeft } from "../jobs/trees-left.js";
+import { letGoTreesLeft, whose } from "../jobs/trees-left.js";
 import { anotherLive } from "../ports/another-live.js";
 import { openStore } from "../store/index.js";
 import { pauseAt } from "../testbed-pause.js";
@@ -43,13 +43,14 @@ export async function agentAbandon(
       if (err instanceof RefusedError && err.code.startsWith("effect.guard.")) throw err;
       if (!(err instanceof MuError)) throw err;
     }
-    // A name whose job is gone may still hold trees its closes left: on a
-    // host gone for good no close removes them, so they are let go instead.
+    // A name whose job is gone may still be owed the removal of trees (its
+    // closes' or an unstarted spawn's): on a host gone for good no close
+    // removes them, so they are let go instead.
     if (!before) {
       const trees = await letGoTreesLeft(io, store, ws, name);
       for (const t of trees)
         io.out(
-          `forgot the tree ${t.site} an earlier close of ${ws}/${name} left on ${t.host}; if it is still there, remove it yourself (mu host exec)\n`,
+          `forgot the tree ${t.site} ${whose(t)} left on ${t.host}; if it is still there, remove it yourself (mu host exec)\n`,
         );
       if (trees.length > 0) return;
     }

@@ -101,8 +101,9 @@ export async function startJob(
     );
   } catch (err) {
     // Removed through its row, so a mu killed first, or a removal that fails,
-    // leaves it listed; a record another mu took back owes its own.
-    if (site && !(err instanceof UnknownOutcomeError))
+    // leaves it listed; a record another mu took back is that mu's to finish.
+    const takenBack = err instanceof RefusedError && err.code === "spawn.taken-back";
+    if (site && !takenBack && !(err instanceof UnknownOutcomeError))
       sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), key);
     if (atStart && err instanceof UnknownOutcomeError) {
       throw new UnknownOutcomeError(
