@@ -20,6 +20,8 @@ export const PAUSE_POINTS = {
   "spawn.started": true,
   /** A close's job.stop answer is recorded (the job stopped, owing its collect); the close has not begun the collect. */
   "close.stopped": true,
+  /** A verb has read a tree a close of the name left; it has not yet claimed it for its removal. */
+  "trees.read": true,
 } as const;
 
 export type PausePointName = keyof typeof PAUSE_POINTS;

@@ -126,3 +126,21 @@ describe("mu's lock on the virtual clock", () => {
     await held.release();
   });
 });
+
+describe("the virtual process table", () => {
+  it("gives processes started within one clock tick the same start time, as /proc does", async () => {
+    const w = virtualWorld();
+    const a = w.processes.start();
+    const b = w.processes.start();
+    expect(a.start).toBe(b.start);
+    expect(a.pid).not.toBe(b.pid);
+    // Only the pair names a process: a start time alone would take b for a.
+    expect(w.processes.alive(a)).toBe(true);
+    expect(w.processes.alive({ pid: a.pid, start: "t0" })).toBe(false);
+    w.processes.end(a.pid);
+    expect(w.processes.alive(a)).toBe(false);
+    expect(w.processes.alive(b)).toBe(true);
+    await w.clock.advance(10);
+    expect(w.processes.start().start).not.toBe(a.start);
+  });
+});

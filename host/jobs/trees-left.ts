@@ -7,6 +7,8 @@ import { anotherLive } from "../ports/another-live.js";
 import type { ProcessId } from "../ports/types.js";
 import { openLink } from "../seams/link.js";
 import type { Store } from "../store/index.js";
+import { pauseAt } from "../testbed-pause.js";
+import { TESTBED_BUILD } from "../testbed-plant.js";
 import type { JobRecord } from "./records.js";
 import { removeCollectedSite, siteRepo, TreeMovedOn } from "./site.js";
 
@@ -151,6 +153,11 @@ export async function removeTreesLeft(
 ): Promise<TreeOutcome[]> {
   const out: TreeOutcome[] = [];
   for (const read of await store.read((db) => treesLeftOf(db, ws, name))) {
+    // The host is read only when paused there, so the point costs other runs nothing.
+    if (TESTBED_BUILD && io.ports.env.MU_TESTBED_PAUSE === "trees.read") {
+      const { reg } = await store.read((db) => findLinkHost(db, read.host));
+      await pauseAt("trees.read", io.ports, sup, reg);
+    }
     const t = await store.write((db) => {
       const cur = treesWhere(db, "job_key = ?", [read.jobKey])[0];
       if (!cur) return undefined;

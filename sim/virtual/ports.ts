@@ -140,17 +140,21 @@ export class VirtualProcesses implements Liveness {
   private readonly live = new Map<number, { start: string; pgid: number }>();
   current: ProcessId;
 
-  constructor() {
+  constructor(private readonly clock?: Clock) {
     // As on a real machine, low pids belong to processes that never exit
     // (init is pid 1): a pid read wrong from a file name finds them alive.
     this.live.set(1, { start: "v1", pgid: 1 });
     this.current = this.start();
   }
 
-  /** A new process (a mu invocation, a plugin): its pid and start time. */
+  /**
+   * A new process (a mu invocation, a plugin): its pid and start time. As
+   * /proc's start time counts clock ticks, processes started within one
+   * 10 ms tick share it: only the pair tells two processes apart.
+   */
   start(pgid?: number): ProcessId {
     const pid = this.next++;
-    const start = `v${pid}`;
+    const start = this.clock ? `t${Math.floor(this.clock.now() / 10)}` : `v${pid}`;
     this.live.set(pid, { start, pgid: pgid ?? pid });
     return { pid, start };
   }
@@ -195,7 +199,7 @@ export function virtualWorld(seed = 1): VirtualWorld {
   const random = seededRandom(seed);
   const clock = new VirtualClock();
   const fs = new VirtualFs();
-  const processes = new VirtualProcesses();
+  const processes = new VirtualProcesses(clock);
   return {
     clock,
     fs,
