@@ -152,9 +152,11 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // 9: the commit a --worktree spawn made its tree from, so taking back a
   // spawn that never started can owe that tree's removal with the same HEAD
-  // guard a collected tree has; and which of the two left a tree.
-  `ALTER TABLE jobs ADD COLUMN site_sha TEXT;
-   ALTER TABLE trees_left ADD COLUMN left_by TEXT NOT NULL DEFAULT 'close';`,
+  // guard a collected tree has.
+  `ALTER TABLE jobs ADD COLUMN site_sha TEXT;`,
+  // 10: which left a tree on its host: a close after its collect, or the
+  // taking back of a spawn that never started.
+  `ALTER TABLE trees_left ADD COLUMN left_by TEXT NOT NULL DEFAULT 'close';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
