@@ -70,11 +70,15 @@ export function claimTask(db: Database, id: string, by: string): void {
     const closed =
       (agentOf(db, ws, name)?.state ?? "closed") === "closed" &&
       (job === undefined || job.state === "stopped");
-    throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${owner}`, {
-      hint: closed
-        ? `${owner} is closed; to go on with the task, spawn it again: mu agent spawn ${name} --host <host> --task ${id} -w ${ws}; or pick another task`
-        : "pick another task",
-    });
+    const again = `spawn it again: mu agent spawn ${name} --host <host> --task ${id} -w ${ws}; or pick another task`;
+    // A stopped job still owes its close's final collect, and a spawn of its
+    // name is refused until that close is finished.
+    const hint = !closed
+      ? "pick another task"
+      : job
+        ? `${owner}'s close is unfinished (its job owes its final collect); to go on with the task, finish it: mu agent close ${name} -w ${ws}, then ${again}`
+        : `${owner} is closed; to go on with the task, ${again}`;
+    throw new RefusedError("task.claimed", "task", `task '${id}' is claimed by ${owner}`, { hint });
   }
   db.run("UPDATE tasks SET state = 'claimed', claimed_by = ? WHERE id = ?", [by, id]);
 }
