@@ -51,11 +51,12 @@ const first = opt("--first", undefined)
   .map((f) => f.replace(/^(\.\/)?scenarios\//, "").replace(/\.ya?ml$/, ""))
   .join(",");
 const [runFile] = args;
-if (!runFile || !Number.isInteger(workers) || workers < 1) {
-  process.stderr.write(
+const help = runFile === "-h" || runFile === "--help";
+if (help || !runFile || !existsSync(runFile) || !Number.isInteger(workers) || workers < 1) {
+  (help ? process.stdout : process.stderr).write(
     "usage: node scripts/mutation-recheck.mjs RUN.json [--file PATH]... [--ids ID,ID...] [--first SCENARIO,...] [--workers N] [--keep NAME] [--limit-ms MS]\n",
   );
-  process.exit(2);
+  process.exit(help ? 0 : 2);
 }
 
 const run = JSON.parse(readFileSync(runFile, "utf8"));
