@@ -105,7 +105,14 @@ describe("retention on a database from before it", () => {
     expect(await dump(path, "SELECT id FROM tasks ORDER BY id")).toEqual([
       [["t1"], ["t2"], ["t3"]],
     ]);
-    expect(await dump(path, owned)).toEqual(ownedBefore);
+    // A column a later migration added comes last, null in the rows written before it.
+    const ownedAfter = await dump(path, owned);
+    const width = (i: number) => ownedBefore[i]?.[0]?.length ?? 0;
+    expect(ownedAfter.map((rows, i) => rows.map((r) => r.slice(0, width(i))))).toEqual(ownedBefore);
+    expect(ownedAfter.flatMap((rows, i) => rows.flatMap((r) => r.slice(width(i))))).toEqual([
+      null,
+      null,
+    ]);
     expect(await dump(path, "SELECT msg_id FROM receipts ORDER BY msg_id")).toEqual([
       [["send-gone-3"], ["send-gone-9"], ["send-live-1"], ["send-live-2"], ["send-pend-1"]],
     ]);
