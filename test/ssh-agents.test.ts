@@ -3,7 +3,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
-import { git, harnessArgs, muAt, plugin, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
+import {
+  git,
+  harnessArgs,
+  muAt,
+  oneCommitCheckout,
+  plugin,
+  pluginArgv,
+  sshd,
+  useSshd,
+} from "./ssh-kit.js";
 import type { Wire } from "./ssh-wire.js";
 
 // mu-plugin-ssh's job and channel seams against a real sshd on 127.0.0.1,
@@ -271,12 +280,7 @@ describe("mu-plugin-ssh agents through the real mu (sim mux, fake harness)", {
   beforeAll(() => {
     st = tempState();
     env = { ...st.env, MU_MUX: "sim" };
-    local = join(st.dir, "checkout");
-    mkdirSync(local);
-    git(local, "init", "-q", "-b", "main");
-    writeFileSync(join(local, "a.txt"), "one\n");
-    git(local, "add", "a.txt");
-    git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+    local = oneCommitCheckout(st.dir);
     const argv = pluginArgv(harnessArgs);
     const add = muAt(local, ["plugin", "add", "ssh", "--", ...argv], env);
     expect(add.stderr).toBe("");

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
 import { packageRoot } from "../host/package-root.js";
@@ -81,6 +81,17 @@ export function git(cwd: string, ...args: string[]): string {
     encoding: "utf8",
     env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
   }).trim();
+}
+
+/** A checkout at `<dir>/checkout` on branch main with one commit: where the tests' mu runs. */
+export function oneCommitCheckout(dir: string): string {
+  const local = join(dir, "checkout");
+  mkdirSync(local);
+  git(local, "init", "-q", "-b", "main");
+  writeFileSync(join(local, "a.txt"), "one\n");
+  git(local, "add", "a.txt");
+  git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+  return local;
 }
 
 export const fakeHarness = join(packageRoot(), "test/fixtures/fake-harness");

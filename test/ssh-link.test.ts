@@ -13,6 +13,7 @@ import {
   exec,
   git,
   muAt,
+  oneCommitCheckout,
   plugin,
   pluginArgv,
   readPids,
@@ -366,12 +367,7 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
 
   beforeAll(() => {
     st = tempState();
-    local = join(st.dir, "checkout");
-    mkdirSync(local);
-    git(local, "init", "-q", "-b", "main");
-    writeFileSync(join(local, "a.txt"), "one\n");
-    git(local, "add", "a.txt");
-    git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+    local = oneCommitCheckout(st.dir);
     const add = muAt(local, ["plugin", "add", "ssh", "--", ...pluginArgv()], st.env);
     expect(add.stderr).toBe("");
     expect(add.code).toBe(0);

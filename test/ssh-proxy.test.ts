@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fault } from "../sim/plugin/fault-types.js";
 import { World } from "../sim/plugin/world.js";
 import { processesOf, simLauncher } from "../sim/runner/sandbox.js";
 import { tempState } from "./helpers.js";
-import { git, harnessArgs, muAt, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
+import { harnessArgs, muAt, oneCommitCheckout, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
 
 // The replay table's rows against the REAL ssh plugin: the fault
 // proxy (mu-plugin-sim --proxy) stands between the real mu and mu-plugin-ssh,
@@ -50,12 +50,7 @@ describe("the fault proxy in front of the real ssh plugin", { timeout: 300_000 }
   beforeAll(() => {
     st = tempState();
     env = { ...st.env, MU_MUX: "sim" };
-    local = join(st.dir, "checkout");
-    mkdirSync(local);
-    git(local, "init", "-q", "-b", "main");
-    writeFileSync(join(local, "a.txt"), "one\n");
-    git(local, "add", "a.txt");
-    git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+    local = oneCommitCheckout(st.dir);
     world = World.create(join(st.dir, "world"), { preset: "link-only", instance: "proxy" });
     // Registered as `sim`, the name the proxy's executable carries; the proxy
     // answers the handshake under that name, not the real plugin's `ssh`.

@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
-import { git, muAt, plugin, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
+import { git, muAt, oneCommitCheckout, plugin, pluginArgv, sshd, useSshd } from "./ssh-kit.js";
 
 // mu-plugin-ssh against a remote whose shell is not what a script expects:
 // it prints a greeting before every command (as a start-up file with an
@@ -16,12 +16,7 @@ describe("mu-plugin-ssh and the remote's shell", { timeout: 180_000 }, () => {
 
   beforeAll(() => {
     st = tempState();
-    local = join(st.dir, "checkout");
-    mkdirSync(local);
-    git(local, "init", "-q", "-b", "main");
-    writeFileSync(join(local, "a.txt"), "one\n");
-    git(local, "add", "a.txt");
-    git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+    local = oneCommitCheckout(st.dir);
   });
 
   afterAll(() => st?.done());

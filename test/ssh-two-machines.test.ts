@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempState } from "./helpers.js";
-import { git, harnessArgs, muAt, sshd, track, useSshd } from "./ssh-kit.js";
+import { harnessArgs, muAt, oneCommitCheckout, sshd, track, useSshd } from "./ssh-kit.js";
 import { sshPluginBin, Wire } from "./ssh-wire.js";
 
 // Two machines in one state dir: mu-plugin-ssh registered twice, once as
@@ -46,12 +46,7 @@ describe("two registrations of mu-plugin-ssh, one through a link, in one state d
 
   beforeAll(() => {
     env = { ...st.env, MU_MUX: "sim" };
-    local = join(st.dir, "checkout");
-    mkdirSync(local);
-    git(local, "init", "-q", "-b", "main");
-    writeFileSync(join(local, "a.txt"), "one\n");
-    git(local, "add", "a.txt");
-    git(local, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+    local = oneCommitCheckout(st.dir);
     const one = [sshPluginBin, ...reach(sshd.home), ...harnessArgs];
     const two = [link, ...reach(home2), ...harnessArgs];
     for (const [name, argv] of [
