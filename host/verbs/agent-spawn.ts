@@ -48,8 +48,7 @@ export async function agentSpawn(io: Io, name: string, opts: SpawnOptions): Prom
     // 3. The site.
     const link = await makeSpawnSite(ctx, req, start.key, plan);
     // 4. job.start, journaled.
-    const site = plan && link ? { plan, link } : undefined;
-    const started = await startJob(ctx, req, start, rec, site);
+    const started = await startJob(ctx, req, start, rec, link !== undefined);
     await finish(ctx, started, opts, "spawned");
   });
 }

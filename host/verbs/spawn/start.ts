@@ -7,7 +7,6 @@ import { agentSubject, type JobRecord, jobByKey, jobOf } from "../../jobs/record
 import type { SitePlan } from "../../jobs/site.js";
 import { removeTreesLeft, sayTrees } from "../../jobs/trees-left.js";
 import type { JobSeam } from "../../protocol/declaration.js";
-import type { OpenLink } from "../../seams/link.js";
 import { pauseAt } from "../../testbed-pause.js";
 import { TESTBED_BUILD } from "../../testbed-plant.js";
 import {
@@ -61,7 +60,8 @@ export async function startJob(
   req: SpawnRequest,
   start: StartPlan,
   rec: Recorded,
-  site: { plan: SitePlan; link: OpenLink } | undefined,
+  /** Whether the spawn made a tree (--worktree): a start that failed owes its removal. */
+  withSite: boolean,
 ): Promise<JobRecord> {
   const { io, store, sup, h } = ctx;
   const { ws, name } = req;
@@ -103,7 +103,7 @@ export async function startJob(
     // Removed through its row, so a mu killed first, or a removal that fails,
     // leaves it listed; a record another mu took back is that mu's to finish.
     const takenBack = err instanceof RefusedError && err.code === "spawn.taken-back";
-    if (site && !takenBack && !(err instanceof UnknownOutcomeError))
+    if (withSite && !takenBack && !(err instanceof UnknownOutcomeError))
       sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), key);
     if (atStart && err instanceof UnknownOutcomeError) {
       throw new UnknownOutcomeError(
