@@ -26,6 +26,7 @@ import {
   seenTarget,
 } from "./scenario.js";
 import { damage, seed, stateDirProblems, stateDirReads } from "./state-dir.js";
+import { readTraces, traceDirOf } from "./trace-expect.js";
 import { changeWorlds } from "./via-proxy.js";
 import { runVirtualOnly } from "./virtual-only.js";
 
@@ -65,9 +66,13 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     ...step.env,
   };
   const bin = env.MU_TESTBED_PLANT || env.MU_TESTBED_PAUSE ? testbedBin() : muBin();
+  const cwd = step.cwd === undefined ? box.root : resolve(box.root, expand(box, step.cwd));
+  if (env.MU_TRACE_DIR) env.MU_TRACE_DIR = expand(box, env.MU_TRACE_DIR);
+  const traced = traceDirOf(env, cwd);
+  if (traced) box.traceDirs.add(traced);
   const child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
     env,
-    cwd: step.cwd === undefined ? box.root : resolve(box.root, expand(box, step.cwd)),
+    cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
   const done = collect(child);
@@ -133,6 +138,7 @@ async function checkExpect(box: Sandbox, want: ExpectStep["expect"]): Promise<st
         intents: () => intentsLeft(box),
         mu: (args) => readInProcess(box, args),
         ...stateDirReads(box),
+        traces: () => readTraces(box.traceDirs),
       },
       want,
     )),

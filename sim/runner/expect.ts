@@ -2,6 +2,7 @@ import type { World } from "../plugin/world.js";
 import { messageCounts } from "./counts.js";
 import type { Ran } from "./ran.js";
 import type { ExpectStep } from "./scenario.js";
+import { checkTrace } from "./trace-expect.js";
 
 // An expect step's checks on what the world and mu's journal hold, the same
 // on both engines: each engine says how to read its world, its intents and
@@ -16,6 +17,8 @@ export interface Observed {
   archive(): { name: string; bytes: Uint8Array | null }[];
   /** The DB file's bytes as mu left them, null when there is none. */
   db(): Uint8Array | null;
+  /** The lines of the traces the steps so far wrote. */
+  traces(): readonly string[];
 }
 
 /** The DB's archive files' prefix: the segments and their temps. */
@@ -123,6 +126,7 @@ export async function checkWorld(o: Observed, want: ExpectStep["expect"]): Promi
     if (!new RegExp(want.archive).test(text))
       problems.push(`the archive beside the DB does not match ${want.archive}:\n${text}`);
   }
+  problems.push(...checkTrace(o.traces(), want.trace));
   if (want.dbFreePages !== undefined) {
     // SQLite's header counts the pages a delete freed and nothing reused yet (offset 36).
     const bytes = o.db();

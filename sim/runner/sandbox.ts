@@ -34,6 +34,8 @@ export interface Sandbox {
   vars: Record<string, string>;
   /** When the sandbox was made, in /proc's ticks since boot (at 100 a second, one early). */
   startTicks?: number;
+  /** The directories the traced mu steps so far wrote their traces in. */
+  traceDirs: Set<string>;
 }
 
 export function makeSandbox(
@@ -59,6 +61,7 @@ export function makeSandbox(
     env,
     vars: {},
     startTicks,
+    traceDirs: new Set(),
   };
 }
 

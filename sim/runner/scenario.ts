@@ -113,6 +113,8 @@ export interface ExpectStep {
     cleanExits?: number;
     /** Each commit is reachable from a ref in the repository at `repo` (under the scenario's root). */
     reachable?: { repo: string; commits: string[] };
+    /** The traces the steps asked for so far (MU_TRACE_DIR), line by line: each `holds` pattern matches a line, no `lacks` pattern does. */
+    trace?: { holds?: string[]; lacks?: string[] };
   };
 }
 
@@ -178,8 +180,9 @@ export function describeStep(step: Step): string {
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;
   if ("join" in step) return "join the background mu";
+  // A trace's patterns are long; the failure itself names the one that missed.
   return `expect ${Object.entries(step.expect)
-    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .map(([k, v]) => (k === "trace" ? "trace" : `${k}: ${JSON.stringify(v)}`))
     .join(", ")}`;
 }
 

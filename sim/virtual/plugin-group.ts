@@ -58,10 +58,10 @@ export class PluginGroup {
     if (m) m.ignoresTerm = true;
   }
 
-  /** The leader exits with `code`; its helpers run on. */
-  exitLeader(code: number): void {
+  /** The leader exits with `code`, or dies by `signal` as Node reports it; its helpers run on. */
+  exitLeader(code: number | null, signal: string | null = null): void {
     if (!this.leaderAlive) return;
-    this.end(this.pgid, () => this.settle({ code, signal: null }));
+    this.end(this.pgid, () => this.settle({ code, signal }));
   }
 
   /** A helper that ignores SIGTERM and stdin's end; after lingerMs it exits by itself. */
@@ -82,7 +82,7 @@ export class PluginGroup {
       });
     for (const [pid, m] of [...this.members]) {
       if (signal === "SIGTERM" && m.ignoresTerm) continue;
-      if (pid === this.pgid) this.exitLeader(signal === "SIGKILL" ? 137 : 143);
+      if (pid === this.pgid) this.exitLeader(null, signal);
       else this.end(pid);
     }
   }

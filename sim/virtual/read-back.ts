@@ -6,6 +6,7 @@ import { openStore } from "../../host/store/index.js";
 import { dbPath } from "../../host/store/paths.js";
 import { viewReadyMs } from "../../host/view/mux.js";
 import { danglingRecords as namesGone } from "../runner/dangling.js";
+import { type Args, argv } from "../runner/scenario.js";
 import type { virtualMux } from "./mux.js";
 import type { VirtualWorld } from "./ports.js";
 
@@ -98,6 +99,27 @@ export async function readBack(w: VirtualWorld): Promise<{
 }
 
 /** The records that name what is gone (sim/runner/dangling.ts), as the run left them. */
+type ReadBack = Awaited<ReturnType<typeof readBack>>;
+
+/**
+ * The records a power cut in a verb lost: only those the verb does not
+ * itself act on, since its own commits may or may not have happened (a
+ * re-acquire replaces a released host, a close removes its job).
+ */
+export function lostToCut(before: ReadBack, after: ReadBack, mu: Args): string[] {
+  const lost: string[] = [];
+  const words = argv(mu);
+  const verb = `'${String(mu)}'`;
+  const named = new Set(words);
+  for (const h of before.hosts)
+    if (!named.has(h.name) && !after.hosts.some((x) => x.key === h.key))
+      lost.push(`host ${h.key}, recorded before ${verb}, is gone after a power cut`);
+  for (const j of before.jobs)
+    if (!after.jobs.some((x) => x.key === j.key) && !words.includes("close"))
+      lost.push(`job ${j.key}, recorded before ${verb}, is gone after a power cut`);
+  return lost;
+}
+
 export async function danglingRecords(w: VirtualWorld): Promise<string[]> {
   try {
     return await w.clock.run(openStore(w.ports()).read(namesGone));

@@ -21,7 +21,14 @@ import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
 import { virtualWorld } from "./ports.js";
 import { readyForRuns } from "./preload.js";
 import { VirtualMu } from "./process.js";
-import { danglingRecords, deadTemps, readBack, viewDied, viewsKilledBeside } from "./read-back.js";
+import {
+  danglingRecords,
+  deadTemps,
+  lostToCut,
+  readBack,
+  viewDied,
+  viewsKilledBeside,
+} from "./read-back.js";
 import { makeRealDir, type RealDir, shStep, treesOnHosts } from "./real-side.js";
 import { virtualSpawner } from "./spawner.js";
 import { stateDirProblems, stateDirReads, stateDirStep } from "./state-dir.js";
@@ -121,17 +128,18 @@ async function runIn(
     let stdout = "";
     let stderr = "";
     const words = args.map((a) => expand(places, a));
+    const tapped = tapTrace(
+      words,
+      env,
+      proc.ports({
+        ...w.ports({ ...base, ...env }, resolve(places.root, expand(places, cwd ?? "."))),
+        spawner,
+        muxes,
+      }),
+      traces,
+    );
     const run = runCli(words, {
-      ports: tapTrace(
-        words,
-        env,
-        proc.ports({
-          ...w.ports({ ...base, ...env }, resolve(places.root, expand(places, cwd ?? "."))),
-          spawner,
-          muxes,
-        }),
-        traces,
-      ),
+      ports: tapped.ports,
       out: (t) => {
         if (proc.alive) stdout += t;
       },
@@ -139,15 +147,19 @@ async function runIn(
         if (proc.alive) stderr += t;
       },
     });
-    // A killed run's promise never settles (its ports stop answering), so
-    // the death itself ends the step.
+    // A killed run's promise never settles (its ports stop answering): its death ends the step.
     run.catch(() => {});
     const ended = Promise.race([run, proc.died.then(() => null)]);
     const code = await (drive ? w.clock.run(ended, s.hangAfterMs) : ended);
+    // A cut counts the verb's disk operations: the trace's read of the state must not move it.
+    if (code !== null && !cut && !proc.uncaught) {
+      const finished = Promise.race([tapped.finish(code), proc.died]);
+      await (drive ? w.clock.run(finished, s.hangAfterMs) : finished);
+    }
     groups.push(...mine);
-    if (proc.uncaught) {
-      // As Node reports an uncaught exception: its stack on stderr, exit 1.
-      const err = proc.uncaught;
+    // As Node reports an uncaught exception: its stack on stderr, exit 1.
+    const err = proc.uncaught;
+    if (err) {
       return { exit: 1, signal: null, stdout, stderr: `${stderr}${err.stack ?? String(err)}\n` };
     }
     if (!proc.alive) return { exit: null, signal: "SIGKILL", stdout, stderr };
@@ -158,9 +170,7 @@ async function runIn(
   };
   const log = new StepLog();
   const { exits } = log;
-  const deadViews: string[] = [];
-  const killedViews: string[] = [];
-  const lostCommits: string[] = [];
+  const [deadViews, killedViews, lostCommits]: [string[], string[], string[]] = [[], [], []];
   /** Records naming what is gone, looked for whenever no mu runs (the explorer's check). */
   const dangling = new Set<string>();
   const lookForDangling = async () => {
@@ -222,20 +232,7 @@ async function runIn(
       if (before) {
         w.fs.crashAfter(null);
         if (w.fs.down) w.fs.recover();
-        const after = await readBack(w);
-        // Only records the cut verb does not itself act on: its own commits
-        // may or may not have happened (a re-acquire replaces a released host).
-        const named = new Set(argv(step.mu));
-        for (const h of before.hosts)
-          if (!named.has(h.name) && !after.hosts.some((x) => x.key === h.key))
-            lostCommits.push(
-              `host ${h.key}, recorded before '${String(step.mu)}', is gone after a power cut`,
-            );
-        for (const j of before.jobs)
-          if (!after.jobs.some((x) => x.key === j.key) && !argv(step.mu).includes("close"))
-            lostCommits.push(
-              `job ${j.key}, recorded before '${String(step.mu)}', is gone after a power cut`,
-            );
+        lostCommits.push(...lostToCut(before, await readBack(w), step.mu));
       }
       record(exits.length, r);
       if (background.length > 0) sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
@@ -260,13 +257,15 @@ async function runIn(
       const observed: Observed = {
         world,
         intents: () => w.clock.run(openStore(w.ports()).read((db) => allIntents(db))),
-        mu: (args) => mu(args, s.env ?? {}),
+        // The runner's own read, untraced as on the real engine.
+        mu: (args) => mu(args, { ...s.env, MU_TRACE_DIR: "" }),
         ...stateDirReads(w, DB),
+        traces: () => traces,
       };
       const want = (st as ExpectStep).expect;
       for (const p of stateDirProblems(w, DB, want, snapshot)) problem(i, p);
-      const found = [...(await checkWorld(observed, want)), ...checkReachable(places, want)];
-      for (const p of found) problem(i, p);
+      for (const p of [...(await checkWorld(observed, want)), ...checkReachable(places, want)])
+        problem(i, p);
     }
   }
   await lookForDangling();
