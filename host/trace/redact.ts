@@ -21,9 +21,13 @@ const FREE_TEXT = new Set([
   // A spawn's --command goes out as the job spec's cmd. A view's command is
   // kept: it is a typed reply field, and a replayed spawn must open the view.
   "cmd",
+  // What an agent's dialog asks (a boolean elsewhere, which stays).
+  "pending",
 ]);
 /** Keys whose value is a map of free-text values (a JobSpec's env, --param's map). */
 const FREE_MAPS = new Set(["env", "params"]);
+/** Keys whose value is a list of free texts: the keys an answer types into a dialog. */
+const FREE_LISTS = new Set(["keys"]);
 
 const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|CANARY/i;
 /** Shorter values would mask ordinary words; nothing that short is a real secret. */
@@ -98,6 +102,8 @@ export class Redactor {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
       if (FREE_TEXT.has(k) && typeof x === "string") out[k] = this.text(x);
+      else if (FREE_LISTS.has(k) && Array.isArray(x))
+        out[k] = x.map((y) => (typeof y === "string" ? this.text(y) : this.any(y)));
       else if (FREE_MAPS.has(k) && x !== null && typeof x === "object" && !Array.isArray(x))
         out[k] = Object.fromEntries(
           Object.entries(x).map(([n, y]) => [
