@@ -86,13 +86,14 @@ export function edgeProbes(w: Script, r: Rand, c: ProbeCtx): void {
   if (on[2]) {
     calm();
     // A traced spawn carrying a command line and a first prompt, then a
-    // traced message: neither text may be in the trace in clear.
+    // traced message and answer: none of their text may be in the trace in clear.
     const traced = { MU_TRACE_DIR: TRACE_DIR };
     w.aside(
       `agent spawn t --host ${c.host} --command secret-command-${c.next()}${send("secret-prompt")}`,
       traced,
     );
     w.aside(`agent send t secret-message-${c.next()}`, traced);
+    w.aside(`agent answer t secret-answer-${c.next()} Enter`, traced);
     w.aside("agent close t");
     w.aside("agent forget t");
   }

@@ -3,7 +3,7 @@ import { argv, type LoadedScenario } from "../runner/scenario.js";
 // What a trace may hold: a person asks for a trace to show how mu talked to a
 // plugin, not what they told their agents. Unless MU_TRACE_CONTENT=1, no
 // free text a traced step carried (a spawn's command line or first prompt,
-// a message, a command's instructions) may be in the trace as written.
+// a message, a command's instructions, an answer's keys) may be in the trace as written.
 
 /** Options whose value is free text. */
 const TEXT_OPTIONS = ["--command", "--send", "--instructions"];
@@ -21,6 +21,9 @@ function textsOf(words: string[]): string[] {
     const text = words[3];
     if (text !== undefined && !text.startsWith("-")) texts.push(text);
   }
+  // An answer's keys, each: what a person types into an agent's dialog.
+  if (words[0] === "agent" && words[1] === "answer")
+    texts.push(...words.slice(3).filter((k) => !k.startsWith("-")));
   // Short words could be in a trace for other reasons (a name, a flag).
   return texts.filter((t) => t.length >= 8);
 }
