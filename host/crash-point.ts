@@ -33,6 +33,8 @@ export const CRASH_POINTS = {
   "view.recorded": true,
   /** A close's collect is pinned under its ref and the job's record deleted; the tree is not yet removed. */
   "close.collected": true,
+  /** A spawn that did not come up stopped its job, deleted its record and owed its tree's removal; the tree is not yet removed. */
+  "spawn.dropped": true,
 } as const;
 
 export type CrashPointName = keyof typeof CRASH_POINTS;

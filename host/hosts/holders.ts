@@ -3,7 +3,7 @@ import { stuckForGood, type Witness } from "../effects/forgettable.js";
 import { type Intent, intentsFor, intentsWhere } from "../effects/journal.js";
 import { pendingVerb } from "../effects/settle-verb.js";
 import { allAgents, allJobs } from "../jobs/records.js";
-import { allTreesLeft } from "../jobs/trees-left.js";
+import { allTreesLeft, whose } from "../jobs/trees-left.js";
 import type { SeamName } from "../protocol/declaration.js";
 import { listProfiles } from "./profiles.js";
 import { listHosts } from "./records.js";
@@ -69,7 +69,7 @@ function treeHolders(db: Database, on: (t: { host: string; plugin: string }) => 
   return allTreesLeft(db)
     .filter(on)
     .map((t) => ({
-      what: `the tree ${t.site} ${t.leftBy === "spawn" ? `a spawn of ${t.workstream}/${t.agent} that never started` : `a close of ${t.workstream}/${t.agent}`} left`,
+      what: `the tree ${t.site} ${t.leftBy === "close" ? `a close of ${t.workstream}/${t.agent}` : whose(t)} left`,
       name: t.site,
       free: closeVerb(t.workstream, t.agent),
       kind: "tree" as const,

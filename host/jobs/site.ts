@@ -144,29 +144,19 @@ export class SiteInDoubt extends UnavailableError {
   }
 }
 
-/** Removes the tree; a tree already gone is fine. */
-export async function removeSite(l: OpenLink, repo: string, tree: string): Promise<void> {
-  await linkRun(
-    l,
-    "link.exec",
-    {
-      script: `git -C ${onHost(repo)} worktree remove --force ${onHost(tree)} 2>/dev/null || rm -rf ${onHost(tree)}`,
-      cwd: ".",
-    },
-    SITE_TIMEOUT_MS,
-  );
-}
-
 /**
  * Removes a collected tree, but only while its HEAD is still the commit the
- * collect pinned: a tree that moved on since holds work no ref names yet, so
- * it stays and the error says why. A tree already gone is fine: false.
+ * collect pinned (or, for a spawn's tree, the one it was made from): a tree
+ * that moved on since holds work no ref names yet, so it stays and the error
+ * says why. A tree already gone is fine: false.
  */
 export async function removeCollectedSite(
   l: OpenLink,
   repo: string,
   tree: string,
   sha: string,
+  /** What `sha` is, for the line about a tree that moved on. */
+  shaIs = "the collected commit",
 ): Promise<boolean> {
   const t = onHost(tree);
   const r = await linkRun(
@@ -176,7 +166,7 @@ export async function removeCollectedSite(
       script: [
         `if [ ! -e ${t} ]; then echo gone; exit 0; fi`,
         `if [ -e ${t}/.git ]; then h=$(git -C ${t} rev-parse --verify --quiet HEAD) || h=; else h=; fi`,
-        `if [ -n "$h" ] && [ "$h" != ${q(sha)} ]; then echo "its HEAD is now $h, not the collected commit" >&2; exit 3; fi`,
+        `if [ -n "$h" ] && [ "$h" != ${q(sha)} ]; then echo "its HEAD is now $h, not "${q(shaIs)} >&2; exit 3; fi`,
         `git -C ${onHost(repo)} worktree remove --force ${t} 2>/dev/null || rm -rf ${t}`,
       ].join("\n"),
       cwd: ".",

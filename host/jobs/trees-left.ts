@@ -32,8 +32,11 @@ export interface TreeLeft {
   /** The mu removing it now, as an intent's resolver marks it. */
   resolver: ProcessId | null;
   createdAt: number;
-  /** A close after its collect, or the taking back of a spawn that never started. */
-  leftBy: "close" | "spawn";
+  /**
+   * A close after its collect, the taking back of a spawn that never
+   * started, or a spawn that stopped the job it started when it did not come up.
+   */
+  leftBy: "close" | "spawn" | "spawn-stopped";
 }
 
 const COLS =
@@ -51,7 +54,7 @@ function treesWhere(db: Database, where: string, args: string[]): TreeLeft[] {
     sha: String(r[6]),
     resolver: r[7] === null ? null : { pid: Number(r[7]), start: String(r[8]) },
     createdAt: Number(r[9]),
-    leftBy: r[10] === "spawn" ? "spawn" : "close",
+    leftBy: r[10] === "spawn" || r[10] === "spawn-stopped" ? r[10] : "close",
   }));
 }
 
@@ -80,9 +83,13 @@ export function oweRemoval(
 
 /** Who left the tree, as the lines about it say. */
 export const whose = (t: TreeLeft): string =>
-  t.leftBy === "spawn"
-    ? `a spawn of ${t.workstream}/${t.agent} that never started`
-    : `an earlier close of ${t.workstream}/${t.agent}`;
+  t.leftBy === "close"
+    ? `an earlier close of ${t.workstream}/${t.agent}`
+    : `a spawn of ${t.workstream}/${t.agent} ${spawnThat(t.leftBy)}`;
+
+/** What became of a spawn that left a tree: its job never ran, or ran and was stopped. */
+export const spawnThat = (leftBy: "spawn" | "spawn-stopped"): string =>
+  leftBy === "spawn" ? "that never started" : "that did not come up";
 
 /** A provider's machine reported gone took its trees with it. */
 export function dropTreesOn(db: Database, host: string): void {
@@ -187,7 +194,9 @@ async function removeOne(io: Io, sup: Supervisor, store: Store, t: TreeLeft): Pr
     const h = await store.read((db) => findLinkHost(db, t.host));
     const repo = siteRepo(h);
     if (!repo) throw new Error(`host '${t.host}' names no repository now`);
-    const was = await removeCollectedSite(await openLink(io, sup, t.host, h), repo, t.site, t.sha);
+    const link = await openLink(io, sup, t.host, h);
+    const shaIs = t.leftBy === "close" ? "the collected commit" : "the commit it was made from";
+    const was = await removeCollectedSite(link, repo, t.site, t.sha, shaIs);
     return { t, done: "removed", was };
   } catch (err) {
     const why = (err as Error).message;
@@ -199,8 +208,10 @@ async function removeOne(io: Io, sup: Supervisor, store: Store, t: TreeLeft): Pr
  * Says what became of each tree. A failed removal of `own` (the tree of the
  * job this close just collected) is a line, the close done; one an earlier
  * verb left is thrown (exit 5), since removing it was what the verb owed.
- * A tree that moved on stays, said on a line, except before a spawn, which
- * is refused (exit 4): its own tree would replace that one.
+ * A tree that moved on stays, said on a line, except one an earlier verb
+ * left before a spawn, which is refused (exit 4): its own tree would
+ * replace that one. A spawn's own (its job ran, then was stopped) makes way
+ * for nothing, so it is a line too.
  */
 export function sayTrees(
   io: Io,
@@ -215,7 +226,7 @@ export function sayTrees(
     if (o.done === "removed") {
       if (t.jobKey !== own && o.was)
         io.out(`removed the tree ${t.site} on ${t.host}, left by ${whose(t)}\n`);
-    } else if (o.done === "moved" && verb === "spawn") {
+    } else if (o.done === "moved" && verb === "spawn" && t.jobKey !== own) {
       // The new tree would take its path, and with it a commit no ref names.
       throw new RefusedError(
         "spawn.tree-moved",

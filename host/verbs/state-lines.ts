@@ -1,4 +1,5 @@
 import type { Io } from "../cli/io.js";
+import { spawnThat } from "../jobs/trees-left.js";
 import { spawnAgainOrClose } from "./spawn/remedy.js";
 
 // What `mu state` prints: one line per notice, each naming what is owed and
@@ -27,8 +28,8 @@ export interface Notice {
   where?: string;
   /** The pid of a live mu still at a pending effect or a collect: `next` is refused, or races it, until it ends. */
   by?: number;
-  /** For a tree left on its host by the taking back of a spawn that never started, not by a close. */
-  leftBy?: "spawn";
+  /** For a tree left on its host by a spawn, not by a close: one that never started, or one whose job was stopped when it did not come up. */
+  leftBy?: "spawn" | "spawn-stopped";
 }
 
 export function printNotices(io: Io, notices: Notice[]): void {
@@ -87,7 +88,7 @@ export function printNotices(io: Io, notices: Notice[]): void {
     }
     if (n.kind === "tree-left") {
       io.out(
-        `owed: the removal of the tree ${n.where ?? ""}, left by ${n.leftBy === "spawn" ? "a spawn" : "the close"} of ${n.subject.slice("agent:".length)} (job ${n.key})${n.leftBy === "spawn" ? " that never started," : ""} since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
+        `owed: the removal of the tree ${n.where ?? ""}, left by ${n.leftBy ? "a spawn" : "the close"} of ${n.subject.slice("agent:".length)} (job ${n.key})${n.leftBy ? ` ${spawnThat(n.leftBy)},` : ""} since ${new Date(n.since).toISOString()}; ${atIt(n)}: ${n.next}\n`,
       );
       continue;
     }

@@ -258,7 +258,7 @@ export function stateNotices(
       where: `${t.site} on ${t.host}`,
       next: closeCommand(t.workstream, t.agent),
       ...(at ? { by: at.pid } : {}),
-      ...(t.leftBy === "spawn" ? { leftBy: "spawn" as const } : {}),
+      ...(t.leftBy !== "close" ? { leftBy: t.leftBy } : {}),
     };
   });
   return [

@@ -1,6 +1,5 @@
 import { rollBackSpawn } from "../../jobs/job-rules.js";
-import type { JobRecord } from "../../jobs/records.js";
-import { makeSite, removeSite, SiteInDoubt, type SitePlan, siteRepo } from "../../jobs/site.js";
+import { makeSite, SiteInDoubt, type SitePlan } from "../../jobs/site.js";
 import { type OpenLink, openLink } from "../../seams/link.js";
 import type { SpawnCtx, SpawnRequest } from "./context.js";
 
@@ -26,18 +25,4 @@ export async function makeSpawnSite(
     throw err;
   }
   return link;
-}
-
-/** Removes a stopped job's tree; says what was left behind, or "". */
-export async function dropSpawnSite(ctx: SpawnCtx, j: JobRecord): Promise<string> {
-  const { io, sup, h } = ctx;
-  try {
-    if (j.site) {
-      const repo = siteRepo(h);
-      if (repo) await removeSite(await openLink(io, sup, j.host, h), repo, j.site);
-    }
-  } catch (err) {
-    return `; its tree ${j.site} was left on ${j.host} (${(err as Error).message})`;
-  }
-  return "";
 }

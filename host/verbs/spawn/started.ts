@@ -1,3 +1,4 @@
+import { crashPoint } from "../../crash-point.js";
 import { RefusedError, UnavailableError, UnknownOutcomeError } from "../../errors.js";
 import {
   forgetLeftView,
@@ -6,14 +7,15 @@ import {
   jobTarget,
   stopJob,
 } from "../../jobs/job-calls.js";
-import { agentOf, deleteJob, type JobRecord } from "../../jobs/records.js";
+import { agentOf, deleteJob, type JobRecord, jobByKey } from "../../jobs/records.js";
+import { oweRemoval, removeTreesLeft, sayTrees } from "../../jobs/trees-left.js";
 import type { SpawnCtx } from "./context.js";
 import { closeCommand, closedMeanwhile, spawnAgainCommand, spawnAgainOrClose } from "./remedy.js";
-import { dropSpawnSite } from "./site.js";
 
 // A spawned job that may run: what the view and readiness steps share, and
 // how either undoes the spawn. A failure after the start stops the job
-// before the tree and the record go, so nothing is left half-done.
+// before the record goes, and the tree's removal is owed in that commit, so
+// nothing is left half-done or on a host with nothing naming it.
 
 export interface Started {
   j: JobRecord;
@@ -21,7 +23,7 @@ export interface Started {
   target: JobTarget;
   /** The channel the plugin names now. */
   channel: string;
-  /** Stops the job, then lets the tree and the record go; always throws. */
+  /** Stops the job, then lets the record go, owing its tree's removal, and removes it; always throws. */
   fail(pane: string | null, why: string): Promise<never>;
 }
 
@@ -86,13 +88,22 @@ async function undo(
       },
     );
   }
-  // Stopped, so nothing is owed: the tree and the record go.
-  const left = await dropSpawnSite(ctx, j);
-  await store.write((db) => deleteJob(db, j.key));
+  // Stopped: the record goes, and in the same commit the tree's removal is
+  // owed, so a mu killed before the removal, or a removal that fails, leaves
+  // the tree listed by mu state for the next close or spawn of the name.
+  await store.write((db) => {
+    const cur = jobByKey(db, j.key);
+    if (!cur) return;
+    deleteJob(db, cur.key);
+    if (cur.site && cur.siteSha)
+      oweRemoval(db, cur, cur.site, cur.siteSha, io.ports.clock.now(), "spawn-stopped");
+  });
+  await crashPoint("spawn.dropped", io.ports);
+  if (j.site) sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), j.key);
   throw new UnavailableError(
     "spawn.failed",
     "agent",
-    `${ws}/${name} did not come up: ${why}; the job was stopped${left}`,
+    `${ws}/${name} did not come up: ${why}; the job was stopped`,
     {
       hint: "see the plugin's and the backend's state, then spawn again",
     },
