@@ -65,7 +65,7 @@ const BREAKS = [
     broken: "late-effect",
     fails: "host.inflight",
     headline:
-      /^inFlightMs is 1000, yet a host\.lookup sent \d+ ms after the acquire was sent answered none, and the machine came up \d+ ms after the acquire was sent$/,
+      /^inFlightMs is 100, yet a host\.lookup sent \d+ ms after the acquire was sent answered none, and the machine came up \d+ ms after the acquire was sent$/,
   },
 ] as const;
 

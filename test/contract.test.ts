@@ -214,7 +214,9 @@ describe.concurrent("each broken sim variant fails exactly its check", () => {
         w.done();
       }
     },
-    // Ignoring EOF costs every start the whole 5 s grace: over 4 min at load 12.
+    // Ignoring EOF costs the handshake's two starts and eof's the whole 5 s
+    // grace (the later starts are killed at once); a loaded machine slows
+    // every start, and the variants run at once.
     600_000,
   );
 });

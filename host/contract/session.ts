@@ -41,6 +41,8 @@ export interface RunContext {
   noLauncher?: string;
   /** Every job key the starts asked for, so the end of the run can clear them. */
   made: Made;
+  /** Set once `eof` saw the plugin outlive the stop sequence: later starts are not given the grace. */
+  outlivesStop?: true;
 }
 
 export interface StartLog {
@@ -166,7 +168,11 @@ export class Session {
 
   close(): Promise<void> {
     this.scan();
-    return finish(this.sup, this.log);
+    // Once eof has failed, each later start would wait out the whole grace
+    // to be killed all the same (minutes over a run, for the most common
+    // plugin bug) and prove nothing eof has not. A kill at the end of a start
+    // is no harder on the plugin than the replay checks' kills.
+    return finish(this.sup, this.log, this.ctx.outlivesStop ? 0 : undefined);
   }
 
   /** Ends this start as mu's death would: SIGKILL to the whole group, no stop sequence. */
@@ -192,8 +198,8 @@ export async function inSession<T>(
   }
 }
 
-async function finish(sup: Supervisor, log: StartLog): Promise<void> {
-  await sup.close();
+async function finish(sup: Supervisor, log: StartLog, graceMs?: number): Promise<void> {
+  await sup.close(graceMs);
   log.wire.end();
   // The group is empty now, so whatever still carries the marker left it.
   // (Its own group is still excluded: a member mu's kill has not reaped yet

@@ -89,18 +89,22 @@ export class PluginProcess {
   /**
    * The stop sequence: $/cancel each pending call, shutdown, close stdin,
    * wait at most one grace for the group to empty, kill the group. Callers
-   * racing to stop share one run; the first cause is the one recorded.
+   * racing to stop share one run; the first cause (and grace) is the one used.
    */
-  stop(cause: StopRecord["cause"], detail: string): Promise<StopRecord> {
-    this.stopping ??= this.runStop(cause, detail);
+  stop(cause: StopRecord["cause"], detail: string, graceMs = GRACE_MS): Promise<StopRecord> {
+    this.stopping ??= this.runStop(cause, detail, graceMs);
     return this.stopping;
   }
 
-  private async runStop(cause: StopRecord["cause"], detail: string): Promise<StopRecord> {
+  private async runStop(
+    cause: StopRecord["cause"],
+    detail: string,
+    graceMs: number,
+  ): Promise<StopRecord> {
     this.state = "stopping";
     this.conn.beginStop(cause === "exited" ? "exited" : "stopped");
     this.child.closeInput();
-    const emptied = await this.waitEmpty(GRACE_MS);
+    const emptied = await this.waitEmpty(graceMs);
     if (!emptied) {
       this.child.killGroup("SIGKILL");
       await this.waitEmpty(GRACE_MS);

@@ -7,7 +7,7 @@ import { ErrorReply, NoAnswer } from "./call-errors.js";
 import type { CallOptions } from "./connection.js";
 import { NOT_JSON } from "./envelope.js";
 import { checkLoadRules } from "./load-rules.js";
-import { PluginProcess, type ResultChecks, type StopRecord } from "./plugin-process.js";
+import { GRACE_MS, PluginProcess, type ResultChecks, type StopRecord } from "./plugin-process.js";
 import { type Stoppable, type TermSignal, terminator } from "./terminator.js";
 import { checkTrust } from "./trust.js";
 
@@ -274,9 +274,9 @@ export class Supervisor implements Stoppable {
     );
   }
 
-  /** Stops every plugin (the normal exit of a verb). */
-  async close(): Promise<void> {
-    await this.stopAll("normal", "mu is done");
+  /** Stops every plugin (the normal exit of a verb); only `mu plugin check` asks another grace. */
+  async close(graceMs = GRACE_MS): Promise<void> {
+    await this.stopAll("normal", "mu is done", graceMs);
     terminator.remove(this);
   }
 
@@ -284,8 +284,12 @@ export class Supervisor implements Stoppable {
     return this.stopAll("signal", `mu got ${signal}`);
   }
 
-  private async stopAll(cause: StopRecord["cause"], detail: string): Promise<void> {
-    await Promise.all([...this.procs].map((p) => p.stop(cause, detail)));
+  private async stopAll(
+    cause: StopRecord["cause"],
+    detail: string,
+    graceMs = GRACE_MS,
+  ): Promise<void> {
+    await Promise.all([...this.procs].map((p) => p.stop(cause, detail, graceMs)));
   }
 
   killNow(): void {

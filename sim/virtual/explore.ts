@@ -87,7 +87,9 @@ function kept(steps: LoadedScenario["steps"], i: number): boolean {
 /**
  * Drops steps, one at a time from the end, for as long as the run still
  * breaks the invariant it first broke: another one (a liveness check that
- * fails only because its set-up was dropped) is not the same finding.
+ * fails only because its set-up was dropped) is not the same finding. Then
+ * drops each wait (`elapseMs`) and each of the world's own faults the run
+ * breaks exactly the same without.
  */
 export async function shrink(s: LoadedScenario, broken?: string): Promise<LoadedScenario> {
   let cur = s;
@@ -97,6 +99,8 @@ export async function shrink(s: LoadedScenario, broken?: string): Promise<Loaded
     line.replace(/^step \d+ /, "step ").replace(/-[0-9a-f]{12,16}\b/g, "-*");
   const still = (b: string[]) =>
     broken === undefined ? b.length > 0 : b.map(bare).includes(bare(broken));
+  const same = (a: string[], b: string[]) =>
+    JSON.stringify(a.map(bare).sort()) === JSON.stringify(b.map(bare).sort());
   for (let changed = true; changed; ) {
     changed = false;
     // The first step registers the plugin; everything else may go, but what kept() keeps.
@@ -107,6 +111,32 @@ export async function shrink(s: LoadedScenario, broken?: string): Promise<Loaded
         cur = next;
         changed = true;
       }
+    }
+    // A wait that let a late answer or a lingering helper end, and a
+    // nemesis's slow exit or lingering helper, are real time the written
+    // file sleeps through on the real engine (over a minute after a late
+    // answer); once the steps they served are gone they show nothing. Each
+    // goes only where every line the run breaks stays as it was: a settle
+    // cut short would add a failure of the shrink's own making.
+    let was: string[] | undefined;
+    const lighter = async (next: LoadedScenario) => {
+      was ??= await check(cur);
+      const got = await check(next);
+      if (!same(got, was)) return;
+      cur = next;
+      was = got;
+      changed = true;
+    };
+    for (let i = cur.steps.length - 1; i >= 1; i--) {
+      const st = cur.steps[i];
+      if (!st || !("world" in st) || !st.elapseMs) continue;
+      const { elapseMs: _wait, ...rest } = st;
+      await lighter({ ...cur, steps: cur.steps.map((x, j) => (j === i ? rest : x)) });
+    }
+    for (let i = (cur.world?.faults?.length ?? 0) - 1; i >= 0; i--) {
+      const { faults = [], ...world } = cur.world ?? {};
+      const left = faults.filter((_, j) => j !== i);
+      await lighter({ ...cur, world: left.length > 0 ? { ...world, faults: left } : world });
     }
   }
   return cur;
