@@ -51,7 +51,7 @@ export async function state(io: Io, opts: { json?: boolean }): Promise<void> {
   // Retention moved these and nothing above depends on them; say where they went.
   if (archived > 0) {
     io.out(
-      `archived: ${archived} settled receipts of ended jobs, in ${segmentGlob(store.path)} (nothing there is owed)\n`,
+      `archived: ${archived} settled ${archived === 1 ? "receipt" : "receipts"} of ended jobs, in ${segmentGlob(store.path)} (nothing there is owed)\n`,
     );
   }
 }
