@@ -181,7 +181,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   } else if ("seed" in step) {
     await seed(box, step.seed);
   } else if ("install" in step) {
-    install(box, step.install.as, step.install.mode, step.install.kind, step.install.owner);
+    install(box, step.install);
   } else {
     problems = await checkExpect(box, step.expect);
   }

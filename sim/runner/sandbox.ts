@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
 import { liveProcesses } from "../../host/ports/proc-scan.js";
 import { World, type WorldConfig } from "../plugin/world.js";
+import type { InstallStep } from "./scenario.js";
 import { proxiedWorlds } from "./via-proxy.js";
 
 // One scenario's private corner of the machine: state dir, home, world,
@@ -67,14 +68,12 @@ export function makeSandbox(
 
 export const simLauncher = () => join(packageRoot(), "sim/bin/mu-plugin-sim");
 
-/** A launcher copy that imports the built sim by absolute path, so it runs from anywhere. */
-export function install(
-  box: Sandbox,
-  as: string,
-  mode = "0755",
-  kind: "file" | "directory" | "symlink" | "removed" = "file",
-  owner?: "other",
-): string {
+/**
+ * A launcher copy that imports the built sim by absolute path, so it runs
+ * from anywhere; or, given its bytes, a file holding just those.
+ */
+export function install(box: Sandbox, spec: InstallStep["install"]): string {
+  const { as, mode = "0755", kind = "file", owner } = spec;
   const path = join(box.root, "bin", as);
   // Giving a file away takes root here; the virtual engine models it.
   if (owner !== undefined)
@@ -90,11 +89,27 @@ export function install(
   const target = kind === "symlink" ? join(box.root, "bin", `.target-${as}`) : path;
   writeFileSync(
     target,
-    `#!/usr/bin/env node\nimport ${JSON.stringify(join(packageRoot(), "dist/sim/main.js"))};\n`,
+    installBytes(spec) ??
+      `#!/usr/bin/env node\nimport ${JSON.stringify(join(packageRoot(), "dist/sim/main.js"))};\n`,
   );
   chmodSync(target, Number.parseInt(mode, 8));
   if (kind === "symlink") symlinkSync(target, path);
   return path;
+}
+
+/**
+ * The bytes an install step gives its file, the same on both engines, or
+ * undefined for the launcher's own text.
+ */
+export function installBytes(spec: InstallStep["install"]): Buffer | undefined {
+  const once =
+    spec.hex !== undefined
+      ? Buffer.from(spec.hex, "hex")
+      : spec.text !== undefined
+        ? Buffer.from(spec.text, "utf8")
+        : undefined;
+  // alloc repeats a fill buffer to the length asked; an empty one fills nothing.
+  return once && (once.length === 0 ? once : Buffer.alloc(once.length * (spec.repeat ?? 1), once));
 }
 
 /** What a scenario's ${…} names: a sandbox's, or the virtual engine's stand-ins. */

@@ -46,6 +46,11 @@ export interface InstallStep {
     kind?: "file" | "directory" | "symlink" | "removed";
     /** other: the file belongs to another user (the virtual engine only). */
     owner?: "other";
+    /** The file's bytes in place of the launcher's: UTF-8 text, or hex for bytes that are not. */
+    text?: string;
+    hex?: string;
+    /** How many times those bytes follow one another: a big file without a big scenario. */
+    repeat?: number;
   };
 }
 

@@ -222,15 +222,15 @@ export class VirtualFs implements FileSystem {
   }
 
   /**
-   * Lays out an executable from outside (an install step): a file, a
-   * directory, or a symlink to a file, owned by mu's user or another; or
-   * deletes what an earlier one laid out.
+   * Lays out a file from outside (an install step): a launcher or the bytes given, a
+   * directory, or a symlink to a file, mu's user's or another's; or deletes one again.
    */
   install(
     path: string,
     mode: number,
     kind: "file" | "directory" | "symlink" | "removed",
     owner?: "other",
+    bytes: Uint8Array | string = "#!/usr/bin/env node\n",
   ): void {
     if (kind === "removed") {
       this.foreign.delete(path);
@@ -243,7 +243,7 @@ export class VirtualFs implements FileSystem {
       return;
     }
     const target = kind === "symlink" ? join(dirname(path), `.target-${basename(path)}`) : path;
-    this.vol.writeFileSync(target, "#!/usr/bin/env node\n", { mode });
+    this.vol.writeFileSync(target, bytes, { mode });
     this.vol.chmodSync(target, mode);
     if (kind === "symlink") this.vol.symlinkSync(target, path);
     if (owner === "other") this.foreign.add(target);

@@ -4,7 +4,7 @@ import { vouchPath } from "../../host/store/vouch.js";
 import { BESIDE_TEXT, damagedDb } from "../runner/db-damage.js";
 import { isArchiveFile, newestSegment, type Observed } from "../runner/expect.js";
 import { lockDamage } from "../runner/judge.js";
-import { expand, type Places } from "../runner/sandbox.js";
+import { expand, installBytes, type Places } from "../runner/sandbox.js";
 import type { DamageStep, ExpectStep, InstallStep, SeedStep } from "../runner/scenario.js";
 import { seedRows } from "../runner/seed.js";
 import type { VirtualWorld } from "./ports.js";
@@ -30,7 +30,8 @@ export async function stateDirStep(
   }
   if ("install" in st) {
     const { as, mode = "0755", kind = "file", owner } = st.install;
-    w.fs.install(expand(places, `\${bin:${as}}`), Number.parseInt(mode, 8), kind, owner);
+    const path = expand(places, `\${bin:${as}}`);
+    w.fs.install(path, Number.parseInt(mode, 8), kind, owner, installBytes(st.install));
     return undefined;
   }
   // pid 1 never exits on the virtual engine, as init on a real machine.
