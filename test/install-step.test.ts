@@ -41,7 +41,7 @@ describe("an install step's own bytes", () => {
     expect(virtual).toEqual(real);
   });
 
-  it("a big file from a short step: a million and one bytes", () => {
+  it("a big file from a short step: one MiB and one byte", () => {
     const { real, virtual } = onBoth({ as: "big", text: "#", repeat: 1_048_577 });
     expect(real.length).toBe(1_048_577);
     expect(real.equals(Buffer.alloc(1_048_577, "#"))).toBe(true);

@@ -98,7 +98,6 @@ export async function readBack(w: VirtualWorld): Promise<{
   }
 }
 
-/** The records that name what is gone (sim/runner/dangling.ts), as the run left them. */
 type ReadBack = Awaited<ReturnType<typeof readBack>>;
 
 /**
@@ -120,6 +119,7 @@ export function lostToCut(before: ReadBack, after: ReadBack, mu: Args): string[]
   return lost;
 }
 
+/** The records that name what is gone (sim/runner/dangling.ts), as the run left them. */
 export async function danglingRecords(w: VirtualWorld): Promise<string[]> {
   try {
     return await w.clock.run(openStore(w.ports()).read(namesGone));
