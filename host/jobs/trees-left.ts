@@ -181,10 +181,7 @@ export async function removeTreesLeft(
     // Another mu removed it since the read.
     if (!t) continue;
     const o = await removeOne(io, sup, store, t);
-    // A tree that moved on keeps its row: mu state lists it, a spawn of the
-    // name is refused rather than make its own tree over that commit, and
-    // the row goes once the person has saved the work and removed the tree.
-    if (o.done === "removed")
+    if (o.done !== "failed")
       await store.write((db) => db.run("DELETE FROM trees_left WHERE job_key = ?", [t.jobKey]));
     out.push(o);
   }
@@ -239,7 +236,7 @@ export function sayTrees(
       );
     } else if (o.done === "moved")
       io.err(
-        `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); mu state lists it: save that commit, remove the tree with mu host exec, then run ${again(t)}\n`,
+        `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); remove it with mu host exec\n`,
       );
     else if (t.jobKey === own)
       io.err(
