@@ -101,11 +101,19 @@ export async function readBack(w: VirtualWorld): Promise<{
 type ReadBack = Awaited<ReturnType<typeof readBack>>;
 
 /**
- * The records a power cut in a verb lost: only those the verb does not
- * itself act on, since its own commits may or may not have happened (a
- * re-acquire replaces a released host, a close removes its job).
+ * The machine restarted after a power cut in a verb, and the records that
+ * cut lost: only those the verb does not itself act on, since its own
+ * commits may or may not have happened (a re-acquire replaces a released
+ * host, a close removes its job).
  */
-export function lostToCut(before: ReadBack, after: ReadBack, mu: Args): string[] {
+export async function restartAfterCut(
+  w: VirtualWorld,
+  before: ReadBack,
+  mu: Args,
+): Promise<string[]> {
+  w.fs.crashAfter(null);
+  if (w.fs.down) w.fs.recover();
+  const after = await readBack(w);
   const lost: string[] = [];
   const words = argv(mu);
   const verb = `'${String(mu)}'`;

@@ -24,8 +24,8 @@ import { VirtualMu } from "./process.js";
 import {
   danglingRecords,
   deadTemps,
-  lostToCut,
   readBack,
+  restartAfterCut,
   viewDied,
   viewsKilledBeside,
 } from "./read-back.js";
@@ -170,7 +170,9 @@ async function runIn(
   };
   const log = new StepLog();
   const { exits } = log;
-  const [deadViews, killedViews, lostCommits]: [string[], string[], string[]] = [[], [], []];
+  const deadViews: string[] = [];
+  const killedViews: string[] = [];
+  const lostCommits: string[] = [];
   /** Records naming what is gone, looked for whenever no mu runs (the explorer's check). */
   const dangling = new Set<string>();
   const lookForDangling = async () => {
@@ -229,11 +231,7 @@ async function runIn(
       const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
       const before = cut ? await readBack(w) : undefined;
       const r = await mu(argv(step.mu), env, cut, step.cwd);
-      if (before) {
-        w.fs.crashAfter(null);
-        if (w.fs.down) w.fs.recover();
-        lostCommits.push(...lostToCut(before, await readBack(w), step.mu));
-      }
+      if (before) lostCommits.push(...(await restartAfterCut(w, before, step.mu)));
       record(exits.length, r);
       if (background.length > 0) sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
       if (opts.lenient && r.exit === 0) {
