@@ -4,6 +4,7 @@ import type { LinkHost } from "../hosts/link-host.js";
 import { linkRun, notACheckout, type OpenLink, type RunResult } from "../seams/link.js";
 import { pushRev } from "../seams/push.js";
 import { shQuote as q } from "../sh-quote.js";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 
 // A spawn's site: with --worktree the agent works in a git worktree on the
 // host, made from a commit of the caller's checkout. The commit is resolved
@@ -62,8 +63,16 @@ export function siteRepo(h: LinkHost): string | null {
   return h.profile ? h.profile.repo : PROVIDER_REPO;
 }
 
-/** Seeds the host's repository with the commit (push, or proof it is there) and makes the tree. */
-export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
+/** The ref a tree's commit that no ref named is kept under before a spawn takes its path. */
+export const keptRef = (p: SitePlan, sha: string): string =>
+  `refs/mu/kept/${p.tree.slice("mu/trees/".length)}/${sha}`;
+
+/**
+ * Seeds the host's repository with the commit (push, or proof it is there)
+ * and makes the tree. Returns the commit a tree found at its path held that
+ * no ref named, now kept under keptRef, if there was one.
+ */
+export async function makeSite(l: OpenLink, p: SitePlan): Promise<string | undefined> {
   if (l.link.push) await pushRev(l, p.localRepo, p.repo, p.sha, SITE_TIMEOUT_MS);
   else {
     const r = await linkRun(
@@ -94,7 +103,11 @@ export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
       {
         // One job per name, so a tree already at this path is a leftover: of
         // an attempt that never started, or of a close whose collect was done.
+        // Its HEAD may be a commit made after that collect, which only the
+        // tree names (its row gone with the line that said it stayed): a ref
+        // keeps it before the tree goes, or nothing goes at all.
         script: [
+          ...(TESTBED_BUILD && planted(l.io.ports.env, "tree-replaced-unkept") ? [] : keepHead(p)),
           `git -C ${onHost(p.repo)} worktree remove --force ${onHost(p.tree)} 2>/dev/null; rm -rf ${onHost(p.tree)}`,
           `git -C ${onHost(p.repo)} worktree prune`,
           `mkdir -p "$(dirname ${onHost(p.tree)})" && git -C ${onHost(p.repo)} worktree add --quiet --detach ${onHost(p.tree)} ${q(p.sha)}`,
@@ -121,7 +134,20 @@ export async function makeSite(l: OpenLink, p: SitePlan): Promise<void> {
       },
     );
   }
+  return /^kept ([0-9a-f]+)$/m.exec(r.stdout)?.[1];
 }
+
+/**
+ * The lines that keep the HEAD of a tree at the path under keptRef when no
+ * ref of the repository holds it, before that tree is removed; git's reason,
+ * and nothing removed, when the ref cannot be written.
+ */
+const keepHead = (p: SitePlan): string[] => [
+  `if [ -e ${onHost(p.tree)}/.git ] && h=$(git -C ${onHost(p.tree)} rev-parse --verify --quiet HEAD) && [ -z "$(git -C ${onHost(p.repo)} for-each-ref --count=1 --contains "$h")" ]; then`,
+  `  e=$(git -C ${onHost(p.repo)} update-ref ${q(keptRef(p, ""))}"$h" "$h" 2>&1) || { printf 'its HEAD %s is named by no ref and could not be kept (%s)\\n' "$h" "$(printf '%s' "$e" | head -n 1)" >&2; exit 3; }`,
+  `  echo "kept $h"`,
+  `fi`,
+];
 
 /** The codes of a link call that was sent and came back with no exit code. */
 const NO_EXIT_CODE = new Set(["call.unknown", "call.no-answer"]);

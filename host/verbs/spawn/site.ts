@@ -1,5 +1,5 @@
 import { rollBackSpawn } from "../../jobs/job-rules.js";
-import { makeSite, SiteInDoubt, type SitePlan } from "../../jobs/site.js";
+import { keptRef, makeSite, SiteInDoubt, type SitePlan } from "../../jobs/site.js";
 import { type OpenLink, openLink } from "../../seams/link.js";
 import type { SpawnCtx, SpawnRequest } from "./context.js";
 
@@ -18,7 +18,11 @@ export async function makeSpawnSite(
   if (!plan) return undefined;
   const link = await openLink(io, sup, req.opts.host, h);
   try {
-    await makeSite(link, plan);
+    const kept = await makeSite(link, plan);
+    if (kept)
+      io.err(
+        `mu: spawn: the tree ${plan.tree} on ${req.opts.host} held ${kept}, which no ref named; it is kept as ${keptRef(plan, kept)} in ${plan.repo} there\n`,
+      );
   } catch (err) {
     // A tree that may stand keeps its record: a close removes both.
     if (!(err instanceof SiteInDoubt)) await store.write((db) => rollBackSpawn(db, key));
