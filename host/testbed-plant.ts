@@ -50,6 +50,9 @@ export const PLANTS = [
   // forget --abandon sweeping the name's panes after the commit that freed
   // the name: a spawn of it by another mu in between loses its new view.
   "sweep-after-commit",
+  // A spawn's tree made over the one at its path without keeping that
+  // tree's HEAD, which no ref may name (work committed after its collect).
+  "tree-replaced-unkept",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

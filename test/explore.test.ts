@@ -148,6 +148,17 @@ const RACED: {
     verbs: 5,
     built: true,
   },
+  // A spawn cut short leaves a tree its close takes back; work committed in
+  // it meanwhile keeps the tree (moved on), and the name's next spawn makes
+  // its own tree there without keeping that commit.
+  {
+    plant: "tree-replaced-unkept",
+    races: [WORKTREE_RACE],
+    seeds: 20,
+    broken: /an agent's committed work was lost: a[12]'s work/,
+    verbs: 5,
+    built: true,
+  },
 ];
 
 describe("the explorer", () => {

@@ -168,6 +168,13 @@ function worktreeRace(r: Rand, w: Script, cut?: Rand): void {
   racing.push({ mu: `agent close ${second}` } as Step, { join: true });
   w.steps.push(...racing);
   w.endAgents(agents);
+  // Each name spawned again meets whatever tree its close left at the path
+  // (one that moved on stays): that tree's commit must not go with it.
+  for (const a of agents)
+    w.steps.push(
+      { mu: `agent spawn ${a} --host wt --worktree`, cwd: "local" } as Step,
+      { mu: `agent close ${a}` } as Step,
+    );
   w.verb("host rm wt", false);
 }
 

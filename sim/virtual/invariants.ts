@@ -162,6 +162,7 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
         broken.push(`a worktree outlived its agent and its host: ${t}`);
     }
   for (const l of o.lostCommits) broken.push(`a commit that returned was lost: ${l}`);
+  for (const l of o.lostWork ?? []) broken.push(`an agent's committed work was lost: ${l}`);
   // A mu that exited by itself has stopped its plugins: their groups emptied
   // or were killed. And it kills a group only when the grace ran out: a
   // plugin that exits in time is never cut short, nor reported as broken.

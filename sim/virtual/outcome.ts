@@ -71,6 +71,8 @@ export type VirtualOutcome =
       liveViews: string[];
       /** Worktrees still on the sim's machines at the end (real-side.ts). */
       treesOnHosts: string[];
+      /** An agent's committed work that no ref and no tree holds at the end (lost-work.ts). */
+      lostWork?: string[];
     };
 
 type Ran = Extract<VirtualOutcome, { ran: true }>;
@@ -97,6 +99,7 @@ export type RunFacts = Pick<
   | "deadTemps"
   | "liveViews"
   | "treesOnHosts"
+  | "lostWork"
 > & { failure: string | undefined };
 
 /** One run's outcome: the world's counts and notes, mu's records, and the run's own facts. */

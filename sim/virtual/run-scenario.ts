@@ -15,6 +15,7 @@ import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { runCollects } from "./collects.js";
 import { Interleaver } from "./interleave.js";
+import { lostWork } from "./lost-work.js";
 import { livePanes, type VirtualPane, virtualMux } from "./mux.js";
 import { outcomeOf, StepLog, type VirtualOutcome } from "./outcome.js";
 import { leftBehind, type PluginGroup, stillRunning } from "./plugin-group.js";
@@ -293,5 +294,6 @@ async function runIn(
     deadTemps: deadTemps(w),
     liveViews,
     treesOnHosts: real ? treesOnHosts(worldDir) : [],
+    lostWork: real && opts.lenient ? lostWork(places.root, worldDir) : [],
   });
 }
