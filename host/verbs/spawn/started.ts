@@ -1,5 +1,5 @@
 import { crashPoint } from "../../crash-point.js";
-import { RefusedError, UnavailableError, UnknownOutcomeError } from "../../errors.js";
+import { classify, RefusedError, UnavailableError, UnknownOutcomeError } from "../../errors.js";
 import {
   forgetLeftView,
   type JobTarget,
@@ -99,7 +99,15 @@ async function undo(
       oweRemoval(db, cur, cur.site, cur.siteSha, io.ports.clock.now(), "spawn-stopped");
   });
   await crashPoint("spawn.dropped", io.ports);
-  if (j.site) sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), j.key);
+  if (j.site) {
+    // Why the agent did not come up is this spawn's failure; what became of
+    // its tree (another mu removing it meanwhile) is a line before it.
+    try {
+      sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), j.key);
+    } catch (err) {
+      io.err(`${classify(err).line}\n`);
+    }
+  }
   throw new UnavailableError(
     "spawn.failed",
     "agent",
