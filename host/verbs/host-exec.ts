@@ -25,7 +25,7 @@ export async function hostExec(
   opts: ExecOptions,
 ): Promise<number> {
   const timeoutMs = timeoutOption(opts, "exec", io);
-  const script = await readScript(io, words, opts.file);
+  const script = await readScript(io, words, opts.file, name);
   const cwd = opts.cwd ?? ".";
   if (cwd === "" || cwd.includes("\0")) {
     throw new UsageError("host.exec.cwd", "usage", `--cwd '${cwd}' is not a directory name`, {
@@ -88,7 +88,12 @@ export interface ExecOptions extends LinkTimeout {
  * The script comes from the words or from --file (`-` is stdin), never both:
  * a file is the way round the kernel's limit on one argv word.
  */
-async function readScript(io: Io, words: string[], given: string | undefined): Promise<string> {
+async function readScript(
+  io: Io,
+  words: string[],
+  given: string | undefined,
+  host: string,
+): Promise<string> {
   // A lone `-` for the script is stdin too, as for most Unix tools: sh has no
   // command named `-`, so nothing meaningful is lost.
   const fromStdin = given === undefined && words.length === 1 && words[0] === "-";
@@ -130,7 +135,7 @@ async function readScript(io: Io, words: string[], given: string | undefined): P
       "host.exec.too-big",
       "usage",
       `${file === "-" ? "stdin" : `--file ${file}`} holds more than ${SCRIPT_READ_MAX} bytes, the most a script sent to a plugin can be`,
-      { hint: "commit it, 'mu host push' it, and run it there with a short script" },
+      { hint: `commit it, 'mu host push ${host}' it, and run it there with a short script` },
     );
   }
   try {
