@@ -425,6 +425,28 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     expect(git(bare, "rev-parse", `refs/mu/pushed/${rev}`)).toBe(rev);
   });
 
+  it("mu host push through a registration whose remote root is missing says so and what to do, and makes nothing", () => {
+    const nowhere = join(sshd.home, "nowhere");
+    const argv = pluginArgv().map((a, i, all) => (all[i - 1] === "--home" ? nowhere : a));
+    // A state of its own: the launcher's name allows one registration, as ssh.
+    const own = tempState();
+    try {
+      expect(muAt(local, ["plugin", "add", "ssh", "--", ...argv], own.env).code).toBe(0);
+      const add = ["host", "add", "nowhere", "--plugin", "ssh", "--repo", "work/repo"];
+      expect(muAt(local, add, own.env).code).toBe(0);
+      const p = muAt(local, ["host", "push", "nowhere"], own.env);
+      expect(p.stderr).toMatch(
+        new RegExp(
+          `^mu: [a-z]+: [^\\n]*the remote root '${nowhere}' is missing or not writable; create it on the remote or fix --home in the plugin's registration\\n$`,
+        ),
+      );
+      expect(p.code).toBe(5);
+      expect(existsSync(nowhere)).toBe(false);
+    } finally {
+      own.done();
+    }
+  });
+
   it("mu host check passes every step", () => {
     const r = muAt(local, ["host", "check", "box"], st.env);
     expect(r.stderr).toBe("");

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { JOBCTL, LOOP } from "./job-scripts.js";
 import type { Ran, RunOpts } from "./local-run.js";
 import { STATE, shLine } from "./remote-scripts.js";
-import { type Params, PluginError } from "./rpc.js";
+import { noRemoteRoot, type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
 
 // The job seam: one remote loop per job key, its state in files on the
@@ -122,12 +122,7 @@ export class Jobs {
         throw new PluginError("unknown-outcome", `mu-plugin-ssh: ${op} on the remote timed out`);
       throw classify(r.stderr, this.ssh.t.dest, r.code !== 255 || EFFECTS.has(op));
     }
-    if (a.tag === "JOB-NOROOT")
-      throw new PluginError(
-        "human",
-        `mu-plugin-ssh: the remote root '${this.root}' is missing or not writable`,
-        "create it on the remote or fix --home in the plugin's registration",
-      );
+    if (a.tag === "JOB-NOROOT") throw noRemoteRoot(this.root);
     return a;
   }
 

@@ -3,7 +3,7 @@ import { isAbsolute } from "node:path";
 import type { ExecResult } from "./exec-frame.js";
 import { type Ran, runLocal } from "./local-run.js";
 import { PUSH_FINISH, PUSH_PREP, shLine } from "./remote-scripts.js";
-import { fitReply, type Params, PluginError } from "./rpc.js";
+import { fitReply, noRemoteRoot, type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
 
 // link.fetch and link.push: real git over the shared connection. Every
@@ -140,6 +140,7 @@ export class LinkGit {
     const timedOut: ExecResult = { exitCode: null, stdout: "", stderr: "", partial: false };
     const prep = await this.step(PUSH_PREP, args, id, left(), signal);
     if (!prep) return timedOut;
+    if (prep.code === 5) throw noRemoteRoot(this.root);
     if (prep.code !== 0)
       throw new PluginError(
         "permanent",
@@ -165,6 +166,7 @@ export class LinkGit {
     if (r.exitCode !== 0 || said.includes("MU-SSH-BORN")) return r;
     const fin = await this.step(PUSH_FINISH, args, id, left(), signal);
     if (!fin) return timedOut;
+    if (fin.code === 5) throw noRemoteRoot(this.root);
     return { exitCode: fin.code ?? 1, stdout: "", stderr: fin.stderr, partial: false };
   }
 }

@@ -5,7 +5,7 @@ import { runLocal } from "./local-run.js";
 import { PERL_EXEC, PERL_PROBE } from "./perl-run.js";
 import { LAUNCH, PROBE } from "./reaper.js";
 import { EXEC, KILL, REACH, shLine } from "./remote-scripts.js";
-import { type Params, PluginError } from "./rpc.js";
+import { noRemoteRoot, type Params, PluginError } from "./rpc.js";
 import { classify, q, type Ssh } from "./ssh.js";
 
 // The link seam: link.exec through the remote wrapper, fetch and push (link-git.ts) with
@@ -127,12 +127,7 @@ export class Link {
     if (f?.result) return f.result;
     if (f?.tag === "NOCWD")
       throw new PluginError("permanent", `mu-plugin-ssh: no directory '${cwd}' on the remote`);
-    if (f?.tag === "NOROOT" || f?.tag === "NOWRITE")
-      throw new PluginError(
-        "human",
-        `mu-plugin-ssh: the remote root '${this.root}' is missing or not writable`,
-        "create it on the remote or fix --home in the plugin's registration",
-      );
+    if (f?.tag === "NOROOT" || f?.tag === "NOWRITE") throw noRemoteRoot(this.root);
     if (f?.tag === "SHORT")
       throw new PluginError(
         "retryable",

@@ -123,7 +123,8 @@ fi
  */
 export const PUSH_PREP = `
 root=$1 repo=$2 rev=$3
-cd -- "$root" && mkdir -p -- "$repo" && cd -- "$repo" || exit 3
+cd -- "$root" 2>/dev/null || exit 5
+mkdir -p -- "$repo" && cd -- "$repo" || exit 3
 if ! { test -e .git || { test -f HEAD && test -d objects; }; }; then git init -q || exit 3; fi
 if git cat-file -e "$rev^{commit}" 2>/dev/null; then
   git rev-parse -q --verify HEAD >/dev/null || [ "$(git rev-parse --is-bare-repository)" = true ] || git -c advice.detachedHead=false checkout -q --detach "$rev" || exit 4
@@ -137,7 +138,8 @@ exit 0
 /** A repository whose HEAD is unborn gets rev checked out, detached, so it has a HEAD to fetch and branch from (a bare one has no tree to check out into, and keeps the ref alone). */
 export const PUSH_FINISH = `
 root=$1 repo=$2 rev=$3
-cd -- "$root" && cd -- "$repo" || exit 3
+cd -- "$root" 2>/dev/null || exit 5
+cd -- "$repo" || exit 3
 git cat-file -e "$rev^{commit}" || exit 4
 git rev-parse -q --verify HEAD >/dev/null || [ "$(git rev-parse --is-bare-repository)" = true ] || git -c advice.detachedHead=false checkout -q --detach "$rev"
 `;

@@ -16,6 +16,14 @@ export class PluginError extends Error {
   }
 }
 
+/** The plugin's root on the remote (its --home) is not there, or cannot be written: a person's to fix. */
+export const noRemoteRoot = (root: string): PluginError =>
+  new PluginError(
+    "human",
+    `mu-plugin-ssh: the remote root '${root}' is missing or not writable`,
+    "create it on the remote or fix --home in the plugin's registration",
+  );
+
 export type Params = Record<string, unknown>;
 
 const calls = new AsyncLocalStorage<{ deadline: number }>();
