@@ -28,6 +28,11 @@ const words = [
   "thirteen",
   "fourteen",
   "fifteen",
+  "sixteen",
+  "seventeen",
+  "eighteen",
+  "nineteen",
+  "twenty",
 ];
 const text = (f: string) => readFileSync(join(packageRoot(), f), "utf8").replace(/\s+/g, " ");
 
