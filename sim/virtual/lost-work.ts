@@ -24,7 +24,7 @@ function gitDirs(dir: string, depth: number): string[] {
     .flatMap((d) => gitDirs(join(dir, d.name), depth - 1));
 }
 
-/** "<subject> (from <repo>)" for each work commit nothing holds any more. */
+/** "<subject> (in <git dir>)" for each work commit nothing holds any more. */
 export function lostWork(root: string, worldDir: string): string[] {
   const checkouts = gitDirs(root, 2).filter((g) => !g.startsWith(worldDir));
   const lost: string[] = [];
