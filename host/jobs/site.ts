@@ -1,4 +1,5 @@
 import { MuError, UnavailableError, UsageError } from "../errors.js";
+import { refPart } from "../git/fetch-place.js";
 import { checkoutOf, commitOf } from "../git/local.js";
 import type { LinkHost } from "../hosts/link-host.js";
 import { linkRun, notACheckout, type OpenLink, type RunResult } from "../seams/link.js";
@@ -22,6 +23,8 @@ export interface SitePlan {
   /** The host's repository, relative to its login directory (or absolute). */
   repo: string;
   tree: string;
+  ws: string;
+  name: string;
 }
 
 /** A path on the host as an absolute one for git -C, which moves the cwd. */
@@ -55,7 +58,7 @@ export function planSite(
       },
     );
   }
-  return { localRepo, sha, repo, tree: `mu/trees/${ws}/${name}` };
+  return { localRepo, sha, repo, tree: `mu/trees/${ws}/${name}`, ws, name };
 }
 
 /** The host's repository trees are made from: a profile's --repo, a provider machine's own. */
@@ -65,7 +68,7 @@ export function siteRepo(h: LinkHost): string | null {
 
 /** The ref a tree's commit that no ref named is kept under before a spawn takes its path. */
 export const keptRef = (p: SitePlan, sha: string): string =>
-  `refs/mu/kept/${p.tree.slice("mu/trees/".length)}/${sha}`;
+  `refs/mu/kept/${refPart(p.ws)}/${refPart(p.name)}/${sha}`;
 
 /**
  * Seeds the host's repository with the commit (push, or proof it is there)
