@@ -73,9 +73,13 @@ export const keptRef = (p: SitePlan, sha: string): string =>
 /**
  * Seeds the host's repository with the commit (push, or proof it is there)
  * and makes the tree. Returns the commit a tree found at its path held that
- * no ref named, now kept under keptRef, if there was one.
+ * no ref named, now kept under keptRef, and the git directory that holds
+ * that ref, if there was one.
  */
-export async function makeSite(l: OpenLink, p: SitePlan): Promise<string | undefined> {
+export async function makeSite(
+  l: OpenLink,
+  p: SitePlan,
+): Promise<{ sha: string; in: string } | undefined> {
   if (l.link.push) await pushRev(l, p.localRepo, p.repo, p.sha, SITE_TIMEOUT_MS);
   else {
     const r = await linkRun(
@@ -137,20 +141,26 @@ export async function makeSite(l: OpenLink, p: SitePlan): Promise<string | undef
       },
     );
   }
-  return /^kept ([0-9a-f]+)$/m.exec(r.stdout)?.[1];
+  const kept = /^kept ([0-9a-f]+) in (.+)$/m.exec(r.stdout);
+  return kept ? { sha: kept[1] as string, in: kept[2] as string } : undefined;
 }
 
 /**
  * The lines that keep the HEAD of a tree at the path under keptRef when no
- * ref of the repository holds it, before that tree is removed; git's reason,
- * and nothing removed, when the ref cannot be written.
+ * ref holds it, before that tree is removed; git's reason, and nothing
+ * removed, when the ref cannot be written. Asked of the tree itself, so the
+ * ref lands in the repository that holds the commit (a tree left by an
+ * earlier --repo of the host is another one's), which the line names.
  */
-const keepHead = (p: SitePlan): string[] => [
-  `if [ -e ${onHost(p.tree)}/.git ] && h=$(git -C ${onHost(p.tree)} rev-parse --verify --quiet HEAD) && [ -z "$(git -C ${onHost(p.repo)} for-each-ref --count=1 --contains "$h")" ]; then`,
-  `  e=$(git -C ${onHost(p.repo)} update-ref ${q(keptRef(p, ""))}"$h" "$h" 2>&1) || { printf 'its HEAD %s is named by no ref and could not be kept (%s)\\n' "$h" "$(printf '%s' "$e" | head -n 1)" >&2; exit 3; }`,
-  `  echo "kept $h"`,
-  `fi`,
-];
+const keepHead = (p: SitePlan): string[] => {
+  const t = onHost(p.tree);
+  return [
+    `if [ -e ${t}/.git ] && h=$(git -C ${t} rev-parse --verify --quiet HEAD) && [ -z "$(git -C ${t} for-each-ref --count=1 --contains "$h" 2>/dev/null)" ]; then`,
+    `  e=$(git -C ${t} update-ref ${q(keptRef(p, ""))}"$h" "$h" 2>&1) || { printf 'its HEAD %s is named by no ref and could not be kept (%s)\\n' "$h" "$(printf '%s' "$e" | head -n 1)" >&2; exit 3; }`,
+    `  echo "kept $h in $(git -C ${t} rev-parse --git-common-dir)"`,
+    `fi`,
+  ];
+};
 
 /** The codes of a link call that was sent and came back with no exit code. */
 const NO_EXIT_CODE = new Set(["call.unknown", "call.no-answer"]);

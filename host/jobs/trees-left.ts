@@ -232,11 +232,13 @@ export function sayTrees(
         "spawn.tree-moved",
         "agent",
         `the tree ${t.site} ${whose(t)} left on ${t.host} holds work no ref names (${o.why}), and this spawn's tree would take its path`,
-        { hint: `save that commit and remove the tree with mu host exec, then spawn again` },
+        {
+          hint: `spawn again to keep that commit under refs/mu/kept/ on ${t.host} and make the new tree, or first save it and remove the tree with mu host exec`,
+        },
       );
     } else if (o.done === "moved")
       io.err(
-        `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); remove it with mu host exec\n`,
+        `mu: ${verb}: the tree ${t.site} stays on ${t.host} (${o.why}); save that commit and remove it with mu host exec, or a spawn of ${t.workstream}/${t.agent} keeps it under refs/mu/kept/ first\n`,
       );
     else if (t.jobKey === own)
       io.err(

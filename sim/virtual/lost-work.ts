@@ -29,6 +29,8 @@ export function lostWork(root: string, worldDir: string): string[] {
   const checkouts = gitDirs(root, 2).filter((g) => !g.startsWith(worldDir));
   const lost: string[] = [];
   for (const g of gitDirs(join(worldDir, "machines"), 4)) {
+    // A tree removed by rm -rf is still listed until pruned, its HEAD with it.
+    git(["--git-dir", g, "worktree", "prune"]);
     const r = git(["--git-dir", g, "fsck", "--unreachable", "--no-reflogs", "--no-progress"]);
     for (const [, sha = ""] of r.stdout.matchAll(/^unreachable commit ([0-9a-f]+)$/gm)) {
       const subject = git(["--git-dir", g, "log", "-1", "--format=%s", sha]).stdout.trim();

@@ -21,7 +21,7 @@ export async function makeSpawnSite(
     const kept = await makeSite(link, plan);
     if (kept)
       io.err(
-        `mu: spawn: the tree ${plan.tree} on ${req.opts.host} held ${kept}, which no ref named; it is kept as ${keptRef(plan, kept)} in ${plan.repo} there\n`,
+        `mu: spawn: the tree ${plan.tree} on ${req.opts.host} held ${kept.sha}, which no ref named; it is kept as ${keptRef(plan, kept.sha)} in ${kept.in} there\n`,
       );
   } catch (err) {
     // A tree that may stand keeps its record: a close removes both.

@@ -100,8 +100,9 @@ async function undo(
   });
   await crashPoint("spawn.dropped", io.ports);
   if (j.site) {
-    // Why the agent did not come up is this spawn's failure; what became of
-    // its tree (another mu removing it meanwhile) is a line before it.
+    // Why the agent did not come up is this spawn's failure; whatever became
+    // of its tree (another mu removing it meanwhile, a removal that could
+    // not run) is a line before it, never in its place.
     try {
       sayTrees(io, "spawn", await removeTreesLeft(io, store, sup, ws, name), j.key);
     } catch (err) {
