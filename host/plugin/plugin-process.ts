@@ -83,7 +83,9 @@ export class PluginProcess {
   /** The plugin's first stderr line, masked and cut to 400 characters, for error messages. */
   get stderrLine(): string | undefined {
     const line = this.stderr.line;
-    return line === undefined ? undefined : this.secrets.mask(line).slice(0, STDERR_LINE_MAX);
+    if (line === undefined) return undefined;
+    const masked = this.stderr.cut ? this.secrets.maskCut(line) : this.secrets.mask(line);
+    return masked.slice(0, STDERR_LINE_MAX);
   }
 
   /**

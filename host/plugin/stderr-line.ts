@@ -5,6 +5,7 @@ export const STDERR_LINE_MAX = 400;
 export class FirstLine {
   private buf = "";
   private done = false;
+  private wasCut = false;
   // One decoder across chunks: a character split between two writes is
   // joined, not shown as two replacement characters.
   private readonly decoder = new TextDecoder("utf-8");
@@ -26,7 +27,13 @@ export class FirstLine {
     if (this.buf.length > this.keep) {
       this.buf = this.buf.slice(0, this.keep);
       this.done = true;
+      this.wasCut = true;
     }
+  }
+
+  /** Whether the line went on past what is kept: a secret may then end beyond it. */
+  get cut(): boolean {
+    return this.wasCut;
   }
 
   get line(): string | undefined {

@@ -96,7 +96,8 @@ export class Trace {
     const noteStderr = () => {
       if (stderrDone || stderr.line === undefined) return;
       stderrDone = true;
-      this.record("stderr", { p, line: this.redact.text(stderr.line, STDERR_LINE_MAX) });
+      const line = stderr.cut ? this.redact.maskCut(stderr.line) : stderr.line;
+      this.record("stderr", { p, line: this.redact.text(line, STDERR_LINE_MAX) });
     };
     const lines = (dir: "out" | "in", framer: LineFramer, chunk: Uint8Array) => {
       for (const f of framer.push(chunk)) {

@@ -66,6 +66,22 @@ export class Redactor {
   }
 
   /**
+   * A line cut short, masked: a secret that ran on past the cut left only its
+   * first characters at the end, which no whole-value mask finds, so the
+   * longest end that starts a secret is masked too.
+   */
+  maskCut(line: string): string {
+    const out = this.mask(line);
+    let tail = 0;
+    for (const s of this.secrets) {
+      for (let k = Math.min(s.length - 1, out.length); k > tail; k--) {
+        if (out.endsWith(s.slice(0, k))) tail = k;
+      }
+    }
+    return tail === 0 ? out : `${out.slice(0, out.length - tail)}[masked]`;
+  }
+
+  /**
    * Free text: masked, cut to max characters when given, then kept only
    * when content was asked for. The cut comes after the mask: cut first, a
    * secret across the cut would keep its first characters.

@@ -71,9 +71,13 @@ export function worldProblem(dir: string): string | null {
     }
     if (typeof act !== "object" || act === null) return `${where} has no action ("do")`;
     const keys = Object.keys(act);
-    // thenAnswer is no action of its own: it says how an invalid line is written.
+    // thenAnswer and splitAt are no actions of their own: they say how an
+    // invalid line or a stderr line is written.
     const unknown = keys.filter(
-      (k) => !ACTIONS.includes(k) && !(k === "thenAnswer" && "invalid" in act),
+      (k) =>
+        !ACTIONS.includes(k) &&
+        !(k === "thenAnswer" && "invalid" in act) &&
+        !(k === "splitAt" && "stderr" in act),
     );
     if (unknown.length > 0 || keys.length === 0) {
       return `${where}: unknown action ${JSON.stringify(unknown.join(", ") || "(none)")}; the actions: ${ACTIONS.join(", ")}`;

@@ -44,7 +44,13 @@ export type Action =
   | { ignoreShutdown: true }
   | { setInstance: string }
   | { advanceClockMs: number }
-  | { stderr: string }
+  /**
+   * Write a line to stderr. splitAt: byte offsets of its UTF-8 (the newline
+   * mu's reader ends it with included) where it is cut into writes made a
+   * moment apart, so mu reads it in pieces as a pipe may deliver it, even
+   * inside one character.
+   */
+  | { stderr: string; splitAt?: number[] }
   /**
    * Start a helper that leaves the plugin's group with setsid, so no group
    * kill reaches it. "holdsPipes": it keeps the plugin's stdout and stderr

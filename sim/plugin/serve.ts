@@ -194,7 +194,7 @@ export class SimPlugin {
       else if ("advanceClockMs" in a) {
         const c = this.world.config();
         this.world.setConfig({ ...c, clockOffsetMs: (c.clockOffsetMs ?? 0) + a.advanceClockMs });
-      } else if ("stderr" in a) this.io.err(`${a.stderr}\n`);
+      } else if ("stderr" in a) await this.writeStderr(`${a.stderr}\n`, a.splitAt ?? []);
       else if ("setsidHelper" in a) this.escapeGroup(a.setsidHelper === "holdsPipes");
       else if ("reply" in a) canned = { value: a.reply };
       else if ("patchReply" in a) patch = a.patchReply;
@@ -440,6 +440,17 @@ export class SimPlugin {
     // Its trees go with it, as the gone status that follows says.
     if (handle !== undefined) this.machines.remove({ host: { handle } });
     return null;
+  }
+
+  /** A stderr line, in writes cut at the given byte offsets and made a moment apart. */
+  private async writeStderr(text: string, splitAt: number[]): Promise<void> {
+    const bytes = Buffer.from(text, "utf8");
+    let from = 0;
+    for (const at of [...splitAt, bytes.length]) {
+      if (from > 0) await new Promise<void>((r) => this.io.setTimer(5, r));
+      this.io.err(bytes.subarray(from, at));
+      from = at;
+    }
   }
 
   private invalid(kind: InvalidKind, id: number): void {

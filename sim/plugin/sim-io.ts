@@ -11,7 +11,7 @@ export interface SimIo {
   /** The plugin process's pid: the real one, or its entry in the virtual engine's table. */
   pid: number;
   out(line: string | Buffer): void;
-  err(text: string): void;
+  err(text: string | Buffer): void;
   /** Ends the plugin process. */
   exit(code: number): void;
   /** Kills mu, the plugin's parent, with SIGKILL (a fault). */
