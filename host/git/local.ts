@@ -1,4 +1,6 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
+import { constants } from "node:os";
+import { UnavailableError } from "../errors.js";
 import { shQuote as q } from "../sh-quote.js";
 
 // The git mu runs on its own side: resolving a rev in the caller's checkout,
@@ -6,11 +8,10 @@ import { shQuote as q } from "../sh-quote.js";
 // These are quick local reads (except the template), so they run
 // synchronously where that keeps the caller simple.
 
+/** How a template ended: its exit code (null when mu's timeout killed it) and its stderr. */
 export interface LocalRun {
   exitCode: number | null;
-  stdout: string;
   stderr: string;
-  partial: boolean;
 }
 
 export interface GitRun {
@@ -21,15 +22,28 @@ export interface GitRun {
 
 /** git run synchronously in `cwd`; `input`, when given, is its stdin. */
 export function git(cwd: string, args: string[], input?: string): GitRun {
-  const r = spawnSync("git", ["-C", cwd, ...args], { encoding: "utf8", input });
-  if (r.error) return { ok: false, out: "", err: r.error.message };
-  return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
+  return ran("git", spawnSync("git", ["-C", cwd, ...args], { encoding: "utf8", input }));
 }
 
 /** A short sh script run synchronously, its words as $1, $2, …: a few file moves beside git. */
 export function sh(script: string, words: string[]): GitRun {
-  const r = spawnSync("/bin/sh", ["-c", script, "sh", ...words], { encoding: "utf8" });
-  if (r.error) return { ok: false, out: "", err: r.error.message };
+  return ran("/bin/sh", spawnSync("/bin/sh", ["-c", script, "sh", ...words], { encoding: "utf8" }));
+}
+
+// A program that could not be started is no answer about the checkout: said
+// as git's own "not a checkout" or "no such commit", it would send the user
+// looking in the wrong place.
+function ran(program: string, r: SpawnSyncReturns<string>): GitRun {
+  if (r.error) {
+    throw new UnavailableError(
+      "git.unrunnable",
+      "git",
+      `${program} did not run (${r.error.message})`,
+      {
+        hint: "check that it is installed and on mu's PATH, then run mu again",
+      },
+    );
+  }
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
 
@@ -41,8 +55,9 @@ export function checkoutOf(cwd: string): string | null {
 
 /** The full sha `rev` names as a commit in `repo`, or null. */
 export function commitOf(repo: string, rev: string): string | null {
+  // --verify prints the one full sha it resolved, or nothing and fails.
   const r = git(repo, ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
-  return r.ok && /^[0-9a-f]{40,64}$/.test(r.out) ? r.out : null;
+  return r.ok ? r.out : null;
 }
 
 /** Runs a --fetch template with sh in `cwd`, killing its group after timeoutMs. */
@@ -57,13 +72,10 @@ export function runTemplate(
       cwd,
       env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      // mu reads a template's exit code and stderr; its stdout says nothing mu uses.
+      stdio: ["ignore", "ignore", "pipe"],
     });
-    let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (b: Buffer) => {
-      stdout += b.toString();
-    });
     child.stderr.on("data", (b: Buffer) => {
       stderr += b.toString();
     });
@@ -78,13 +90,19 @@ export function runTemplate(
     }, timeoutMs);
     child.on("error", (err) => {
       clearTimeout(timer);
-      done({ exitCode: 127, stdout, stderr: `${stderr}${err.message}\n`, partial: false });
+      done({ exitCode: 127, stderr: `${stderr}${err.message}\n` });
     });
-    child.on("close", (code) => {
+    child.on("close", (code, signal) => {
       clearTimeout(timer);
-      done({ exitCode: timedOut ? null : code, stdout, stderr, partial: false });
+      // Killed by a signal not mu's own (a template that kills itself, the
+      // OOM killer): said as a shell says it, never as mu's timeout.
+      done({ exitCode: timedOut ? null : (code ?? 128 + signalNumber(signal)), stderr });
     });
   });
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  return signal === null ? 0 : (constants.signals[signal] ?? 0);
 }
 
 /** Fills a --fetch template's {host} and {remoteCwd}, each quoted for sh. */

@@ -138,7 +138,7 @@ export async function linkRun(
 export function failed(
   l: OpenLink,
   what: string,
-  r: RunResult,
+  r: Pick<RunResult, "exitCode" | "stderr">,
   timeoutMs: number,
   look: string,
   flag?: string,
@@ -199,7 +199,7 @@ export async function fetchInto(
     ? localRepo
     : openFetchPlace(localRepo, `${l.io.ports.liveness.self().pid}-${l.io.ports.random.hex(8)}`);
   try {
-    let r: RunResult;
+    let r: Pick<RunResult, "exitCode" | "stderr">;
     if (l.link.fetch) {
       r = await linkRun(l, "link.fetch", { remoteCwd, localRepo: place }, timeoutMs);
     } else {

@@ -42,6 +42,8 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     if (!("mu" in st)) continue;
     if (st.signal) return "a signal sent to a real mu process";
     const env = { ...s.env, ...st.env };
+    // In-process, mu's git and sh are found on the engine's own PATH.
+    if (env.PATH !== undefined) return "a PATH of the scenario's own";
     const words = argv(st.mu);
     if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")
       return "agents' views in tmux, which runs real processes";
