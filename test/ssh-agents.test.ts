@@ -119,6 +119,16 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       runs: 2,
       lastError: expect.stringMatching(/exited 3: cannot: fail now/),
     });
+    // Two turns past afterRuns: a watch or lastRun is of the last settled
+    // turn, so its runs and its text are of one turn, as mu's line shows them.
+    const behind = (await w.call("channel.watch", { afterRuns: 0 })).result as { watchId: string };
+    for (const o of [
+      (await w.note(behind.watchId)).params.observation as Record<string, unknown>,
+      (await w.call("channel.lastRun", { afterRuns: 0 })).result as Record<string, unknown>,
+    ]) {
+      expect(o).toMatchObject({ runs: 2, lastError: expect.stringMatching(/cannot: fail now/) });
+      expect(String(o.lastText ?? "")).not.toMatch(/answer to: hello/);
+    }
 
     // fresh: a new incarnation whose first turn is the text.
     const fr = await w.call("channel.fresh", { text: "again", msgId: "m3", force: false });
@@ -186,28 +196,19 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       firstPrompt: true,
     });
     await busy();
+    // The interrupt's text is slow too, so the killed turn stays the last
+    // settled one while the next runs: an observation is of the last settled turn.
     const int = await w.call("channel.interrupt", {
-      text: "quick",
+      text: "slow two",
       msgId: "i1",
       timeoutMs: 10_000,
     });
     expect(int.result).toMatchObject({ wasBusy: true, msgId: "i1", runs: 1, incarnation: 1 });
-    const wa = (await w.call("channel.watch", { afterRuns: 1 })).result as { watchId: string };
-    expect((await w.note(wa.watchId)).params.observation).toMatchObject({
-      runs: 2,
-      lastText: expect.stringMatching(/^answer to: quick/),
-    });
+    const wa = (await w.call("channel.watch", { afterRuns: 0 })).result as { watchId: string };
     // The killed turn reads as interrupted, not as a harness that failed with 137.
-    expect((await w.call("channel.lastRun", { afterRuns: 0 })).result).toMatchObject({
+    expect((await w.note(wa.watchId)).params.observation).toMatchObject({
+      runs: 1,
       lastError: expect.stringMatching(/^interrupted: /),
-    });
-
-    await w.call("channel.send", {
-      text: "slow two",
-      msgId: "s2",
-      mode: "followUp",
-      force: false,
-      firstPrompt: false,
     });
     await busy();
     const ab = await w.call("channel.abort", { timeoutMs: 20_000 });
@@ -218,9 +219,22 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       aborted: true,
       pending: false,
     });
-    expect((await w.call("channel.lastRun", { afterRuns: 2 })).result).toMatchObject({
-      runs: 3,
+    expect((await w.call("channel.lastRun", { afterRuns: 1 })).result).toMatchObject({
+      runs: 2,
       lastError: expect.stringMatching(/^aborted: mu agent abort/),
+    });
+    // After both, a plain send is answered as usual.
+    await w.call("channel.send", {
+      text: "quick",
+      msgId: "s2",
+      mode: "followUp",
+      force: false,
+      firstPrompt: false,
+    });
+    const wq = (await w.call("channel.watch", { afterRuns: 2 })).result as { watchId: string };
+    expect((await w.note(wq.watchId)).params.observation).toMatchObject({
+      runs: 3,
+      lastText: expect.stringMatching(/^answer to: quick/),
     });
     expect((await w.call("job.stop", { key })).result).toBeNull();
     await w.close();

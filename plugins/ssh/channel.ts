@@ -34,10 +34,13 @@ export class Channel {
     private readonly name: string,
   ) {}
 
-  /** The channel's state (of incarnation `inc`, else the current one), with turn `turn`'s text. */
+  /**
+   * The channel's state (of incarnation `inc`, else the current one), with
+   * the text of turn `turn`: none for 0, the last settled one for "last".
+   */
   private async state(
     key: string,
-    turn: number,
+    turn: 0 | "last",
     inc: number | undefined,
     signal?: AbortSignal,
   ): Promise<State | undefined> {
@@ -61,7 +64,7 @@ export class Channel {
     inc: number,
     signal: AbortSignal,
   ): Promise<State | "again" | undefined> {
-    if (this.awaiting >= MAX_AWAITS) return this.state(key, after + 1, inc, signal);
+    if (this.awaiting >= MAX_AWAITS) return this.state(key, "last", inc, signal);
     this.awaiting++;
     try {
       const r = await this.jobs.ctl(
@@ -106,7 +109,9 @@ export class Channel {
   async lastRun(p: Params, signal: AbortSignal): Promise<unknown> {
     const after = Number(p.afterRuns ?? 0);
     const inc = typeof p.inc === "number" ? p.inc : undefined;
-    const s = await this.state(keyOf(p), after + 1, inc, signal);
+    // The last settled turn, not the first past afterRuns: the observation's
+    // runs counts every settled turn, and its text must be of the turn it counts last.
+    const s = await this.state(keyOf(p), "last", inc, signal);
     if (!s || s.runs <= after) return null;
     return observation(s, after);
   }

@@ -74,13 +74,16 @@ cut_turn() {
   put "$m" "$1"
   kill -KILL "-$(cat "$C/turn")" 2>/dev/null || rm -f "$m"
 }
-# The channel's state (state and await ops): $1 turn, $2 incarnation or "", $3 cap.
+# The channel's state (state and await ops): $1 turn (0 for none, last for
+# the last settled: the one the runs read here count), $2 incarnation or "", $3 cap.
 state_of() {
   n=$1 want=$2 cap=$3
   [ -e "$j/pid" ] || { echo MU-CH-NOJOB; exit 0; }
   cur=$(cat "$j/inc"); inc=\${want:-$cur}; C=$j/c/$inc
   [ -d "$C" ] || { echo "MU-CH-NOINC $cur"; exit 0; }
-  head="$cur $inc $(cat "$C/runs") $(cat "$C/state") $(cat "$C/since")"
+  r=$(cat "$C/runs")
+  [ "$n" = last ] && n=$r
+  head="$cur $inc $r $(cat "$C/state") $(cat "$C/since")"
   if [ "$n" -gt 0 ] && [ -e "$C/code.$n" ]; then
     why=$(cat "$C/why.$n" 2>/dev/null)
     size=$(wc -c < "$C/out.$n" 2>/dev/null | tr -d ' ')
@@ -93,8 +96,8 @@ state_of() {
 }
 # A watch's wait on the remote, one session instead of a poll a turn: $1
 # runs already seen, $2 incarnation, $3 cap, $4 seconds at most. Answers as
-# state (turn $1 + 1) once a turn past $1 settled or the incarnation moved
-# on; MU-CH-WAITED when the time is up. The blank line each nap is how a
+# state (the last settled turn) once a turn past $1 settled or the
+# incarnation moved on; MU-CH-WAITED when the time is up. The blank line each nap is how a
 # watch cancelled by the plugin ends here: the write fails.
 await_turn() {
   after=$1 want=$2 cap=$3 i=0
@@ -103,7 +106,7 @@ await_turn() {
     echo
     sleep 0.1
   done
-  state_of $((after + 1)) "$want" "$cap"
+  state_of last "$want" "$cap"
 }
 newinc() {
   mkdir -p "$j/c/$1/r" && put "$j/c/$1/runs" 0 && put "$j/c/$1/state" idle &&
