@@ -1,12 +1,23 @@
 import { canonical } from "../plugin/load-rules.js";
 import type { InitializeResult } from "../protocol/declaration.js";
-import { type Agent, onAgent, runsNow, send, untilRuns } from "./channel-kit.js";
+import {
+  type Agent,
+  deliver,
+  newMsgId,
+  onAgent,
+  runsNow,
+  sendParams,
+  untilRuns,
+} from "./channel-kit.js";
 import type { RunContext, Session } from "./session.js";
 import { CheckFailed, must, type Outcome } from "./verdict.js";
 
 // Two sends, one after the other settled: each send's baseline is the real
 // count of settled turns, runs grows by exactly one per turn, and the reads
-// mu builds on (readStates, baseline, lastRun) agree with that count.
+// mu builds on (readStates, baseline, lastRun) agree with that count. A
+// lastRun two turns behind is of the last settled turn, as one a turn behind
+// is: mu prints an observation's runs beside its text, so both must be of
+// one turn. The two prompts differ, so a text of the first turn shows.
 
 async function readStates(a: Agent, runs: number, when: string): Promise<void> {
   const r = (await must(
@@ -37,9 +48,27 @@ async function lastRun(a: Agent, afterRuns: number, want: "settled" | "null"): P
     );
 }
 
+/** lastRun past `behind`, more than a turn back, must answer what lastRun past the count less one does. */
+async function lastOfMany(a: Agent, behind: number, runs: number): Promise<void> {
+  const ask = async (afterRuns: number) =>
+    (await must(
+      "channel.lastRun",
+      a.s.call("channel.lastRun", { target: a.j.target, afterRuns }),
+    )) as { runs?: number; lastText?: string; lastError?: string } | null;
+  const back = await ask(behind);
+  const last = await ask(runs - 1);
+  const same = (x: typeof back) => [x?.runs, x?.lastText ?? null, x?.lastError ?? null];
+  if (JSON.stringify(same(back)) !== JSON.stringify(same(last)))
+    throw new CheckFailed(
+      `channel.lastRun past ${behind}, ${runs - behind} turns back, answered another turn than past ${runs - 1}: an observation is of the last settled turn, its runs and its text alike`,
+      [`past ${behind}: ${canonical(back)}`, `past ${runs - 1}: ${canonical(last)}`],
+    );
+}
+
 /** Sends one prompt; its baseline must be `before`, and one turn later runs must be before+1. */
 async function oneTurn(a: Agent, before: number, which: string): Promise<void> {
-  const d = await send(a);
+  const text = `mu plugin check: reply with one word (the ${which} turn)`;
+  const d = await deliver(a, "channel.send", sendParams(a, newMsgId(), { text }));
   if (d.baseline !== undefined && d.baseline !== before)
     throw new CheckFailed(
       `the ${which} channel.send answered baseline ${d.baseline}, where ${before} turns had settled`,
@@ -68,6 +97,7 @@ export async function channelTurns(
     await oneTurn(a, b0 + 1, "second");
     await readStates(a, b0 + 2, "after two turns");
     await lastRun(a, b0 + 2, "null");
-    return `two sends answered baselines ${b0} and ${b0 + 1}; runs went ${b0}, ${b0 + 1}, ${b0 + 2}; readStates and lastRun agree`;
+    await lastOfMany(a, b0, b0 + 2);
+    return `two sends answered baselines ${b0} and ${b0 + 1}; runs went ${b0}, ${b0 + 1}, ${b0 + 2}; readStates and lastRun agree, two turns back as one`;
   });
 }
