@@ -447,6 +447,18 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     }
   });
 
+  it("mu host push to a --repo that cannot be made under the root says which path, why, and what to do", () => {
+    writeFileSync(join(sshd.home, "blocker"), "a file where a directory should be\n");
+    const add = ["host", "add", "blocked", "--plugin", "ssh", "--repo", "blocker/repo"];
+    expect(muAt(local, add, st.env).code).toBe(0);
+    const p = muAt(local, ["host", "push", "blocked"], st.env);
+    expect(p.stderr).toMatch(
+      /^mu: [a-z]+: [^\n]*the push could not make or enter the repository 'blocker\/repo' under '[^']+' on the remote \(mkdir: [^\n]*Not a directory\); make that path a directory the ssh user can write, or push to another --repo; the plugin says a retry will not help[^\n]*\n$/,
+    );
+    expect(p.code).toBe(5);
+    expect(muAt(local, ["host", "rm", "blocked"], st.env).code).toBe(0);
+  });
+
   it("mu host check passes every step", () => {
     const r = muAt(local, ["host", "check", "box"], st.env);
     expect(r.stderr).toBe("");

@@ -141,6 +141,11 @@ export class LinkGit {
     const prep = await this.step(PUSH_PREP, args, id, left(), signal);
     if (!prep) return timedOut;
     if (prep.code === 5) throw noRemoteRoot(this.root);
+    if (prep.code === 3)
+      throw new PluginError(
+        "permanent",
+        `mu-plugin-ssh: the push could not make or enter the repository '${repo}' under '${this.root}' on the remote (${firstLine(prep.stderr) || "no reason given"}); make that path a directory the ssh user can write, or push to another --repo`,
+      );
     if (prep.code !== 0)
       throw new PluginError(
         "permanent",
