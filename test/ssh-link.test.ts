@@ -453,7 +453,7 @@ describe("mu-plugin-ssh through the real mu", { timeout: 180_000 }, () => {
     expect(muAt(local, add, st.env).code).toBe(0);
     const p = muAt(local, ["host", "push", "blocked"], st.env);
     expect(p.stderr).toMatch(
-      /^mu: [a-z]+: [^\n]*the push could not make or enter the repository 'blocker\/repo' under '[^']+' on the remote \(mkdir: [^\n]*Not a directory\); make that path a directory the ssh user can write, or push to another --repo; the plugin says a retry will not help[^\n]*\n$/,
+      /^mu: [a-z]+: [^\n]*the push could not make or enter the directory '\/[^']+\/blocker\/repo' on the remote \(mkdir: [^\n]*Not a directory\); make it a directory the ssh user can write, or push to another repository path; the plugin says a retry will not help[^\n]*\n$/,
     );
     expect(p.code).toBe(5);
     expect(muAt(local, ["host", "rm", "blocked"], st.env).code).toBe(0);

@@ -60,7 +60,9 @@ async function lastOfMany(a: Agent, behind: number, runs: number): Promise<void>
   const same = (x: typeof back) => [x?.runs, x?.lastText ?? null, x?.lastError ?? null];
   if (JSON.stringify(same(back)) !== JSON.stringify(same(last)))
     throw new CheckFailed(
-      `channel.lastRun past ${behind}, ${runs - behind} turns back, answered another turn than past ${runs - 1}: an observation is of the last settled turn, its runs and its text alike`,
+      back === null
+        ? `channel.lastRun past ${behind}, ${runs - behind} turns back, answered null after ${runs - behind} turns past it settled`
+        : `channel.lastRun past ${behind}, ${runs - behind} turns back, answered another turn than past ${runs - 1}: an observation is of the last settled turn, its runs and its text alike`,
       [`past ${behind}: ${canonical(back)}`, `past ${runs - 1}: ${canonical(last)}`],
     );
 }

@@ -34,11 +34,15 @@ function localCommit(nonce: string, into?: string): { dir: string; rev: string }
     );
   if (!into) git("init", "--quiet");
   git("commit", "--quiet", "--allow-empty", "--no-verify", "-m", `mu-check ${nonce}`);
-  const rev = commitOf(dir, "HEAD");
-  if (rev === null) {
-    if (!into) rmSync(dir, { recursive: true, force: true });
-    throw new Error("git could not make a local commit for the check (is git installed?)");
+  let rev: string | null = null;
+  try {
+    rev = commitOf(dir, "HEAD");
+  } finally {
+    // A directory of the check's own goes with a failure, even one of git not starting.
+    if (rev === null && !into) rmSync(dir, { recursive: true, force: true });
   }
+  if (rev === null)
+    throw new Error("git could not make a local commit for the check (is git installed?)");
   return { dir, rev };
 }
 

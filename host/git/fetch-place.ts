@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { firstLine, UnavailableError } from "../errors.js";
 import { commitOf, git, sh } from "./local.js";
@@ -65,9 +66,17 @@ export function openFetchPlace(repo: string, id: string): string {
   return path;
 }
 
-/** Removes a place; it holds nothing the checkout needs once its tip is pinned. */
+/**
+ * Removes a place; it holds nothing the checkout needs once its tip is pinned.
+ * Best effort: it runs in a finally, where a failure of its own would hide
+ * the fetch's outcome.
+ */
 export function closeFetchPlace(path: string): void {
-  sh('rm -rf "$1"', [path]);
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // A place left behind holds borrowed objects only; git never reads it.
+  }
 }
 
 /** The commit a fetch left in its place's own FETCH_HEAD, or null. */
@@ -117,10 +126,17 @@ export function pinRef(repo: string, ref: string, sha: string, why: string): voi
 
 /** Drops `ref` when `sha` already contains its commit, and only if it still names that commit. */
 export function dropIfContained(repo: string, ref: string, sha: string): void {
-  const old = commitOf(repo, ref);
-  if (old === null) return;
-  if (!git(repo, ["merge-base", "--is-ancestor", old, sha]).ok) return;
-  git(repo, ["update-ref", "-d", ref, old]);
+  // A tidy-up after the collect is recorded: a git that cannot start now
+  // leaves the ref, which holds nothing the final ref does not, and must
+  // not turn a finished close into a failed one.
+  try {
+    const old = commitOf(repo, ref);
+    if (old === null) return;
+    if (!git(repo, ["merge-base", "--is-ancestor", old, sha]).ok) return;
+    git(repo, ["update-ref", "-d", ref, old]);
+  } catch {
+    return;
+  }
 }
 
 /**

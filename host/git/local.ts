@@ -32,15 +32,21 @@ export function sh(script: string, words: string[]): GitRun {
 
 // A program that could not be started is no answer about the checkout: said
 // as git's own "not a checkout" or "no such commit", it would send the user
-// looking in the wrong place.
+// looking in the wrong place. One that started and then failed on the way
+// (more output than spawnSync holds) is a failed run like any other.
 function ran(program: string, r: SpawnSyncReturns<string>): GitRun {
+  if (r.error && r.pid > 0) return { ok: false, out: "", err: r.error.message };
   if (r.error) {
+    const code = (r.error as NodeJS.ErrnoException).code ?? "unknown error";
+    const missing = code === "ENOENT";
     throw new UnavailableError(
       "git.unrunnable",
       "git",
-      `${program} did not run (${r.error.message})`,
+      missing ? `${program} was not found` : `${program} could not be started (${code})`,
       {
-        hint: "check that it is installed and on mu's PATH, then run mu again",
+        hint: missing
+          ? `install ${program}, or put it on mu's PATH, then run mu again`
+          : "the system refused to start a process; run mu again once it has room",
       },
     );
   }

@@ -84,7 +84,7 @@ export class PluginProcess {
   get stderrLine(): string | undefined {
     const line = this.stderr.line;
     if (line === undefined) return undefined;
-    const masked = this.stderr.cut ? this.secrets.maskCut(line) : this.secrets.mask(line);
+    const masked = this.stderr.whole ? this.secrets.mask(line) : this.secrets.maskCut(line);
     return masked.slice(0, STDERR_LINE_MAX);
   }
 

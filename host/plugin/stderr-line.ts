@@ -5,7 +5,7 @@ export const STDERR_LINE_MAX = 400;
 export class FirstLine {
   private buf = "";
   private done = false;
-  private wasCut = false;
+  private complete = false;
   // One decoder across chunks: a character split between two writes is
   // joined, not shown as two replacement characters.
   private readonly decoder = new TextDecoder("utf-8");
@@ -23,17 +23,22 @@ export class FirstLine {
     if (nl !== -1) {
       this.buf = this.buf.slice(0, nl);
       this.done = true;
+      this.complete = true;
     }
     if (this.buf.length > this.keep) {
       this.buf = this.buf.slice(0, this.keep);
       this.done = true;
-      this.wasCut = true;
+      this.complete = false;
     }
   }
 
-  /** Whether the line went on past what is kept: a secret may then end beyond it. */
-  get cut(): boolean {
-    return this.wasCut;
+  /**
+   * Whether what is held is the whole line: a newline ended it within what
+   * is kept. Else it is only the line's start (cut, still arriving, or the
+   * plugin ended mid-line), and a secret may run on past it.
+   */
+  get whole(): boolean {
+    return this.complete;
   }
 
   get line(): string | undefined {

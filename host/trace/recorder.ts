@@ -96,7 +96,7 @@ export class Trace {
     const noteStderr = () => {
       if (stderrDone || stderr.line === undefined) return;
       stderrDone = true;
-      const line = stderr.cut ? this.redact.maskCut(stderr.line) : stderr.line;
+      const line = stderr.whole ? stderr.line : this.redact.maskCut(stderr.line);
       this.record("stderr", { p, line: this.redact.text(line, STDERR_LINE_MAX) });
     };
     const lines = (dir: "out" | "in", framer: LineFramer, chunk: Uint8Array) => {

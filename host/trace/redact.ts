@@ -66,19 +66,36 @@ export class Redactor {
   }
 
   /**
-   * A line cut short, masked: a secret that ran on past the cut left only its
-   * first characters at the end, which no whole-value mask finds, so the
-   * longest end that starts a secret is masked too.
+   * The start of a longer line, masked: a secret that ran on past its end
+   * left only its first characters there, which no whole-value mask finds.
+   * The places to hide are found on the line as it is (every whole secret,
+   * and the longest end that starts one), then each run of overlapping
+   * places becomes one [masked]: found after a mask, a start whose first
+   * characters are another, shorter secret would no longer look like one.
    */
   maskCut(line: string): string {
-    const out = this.mask(line);
-    let tail = 0;
+    const hide: [number, number][] = [];
     for (const s of this.secrets) {
-      for (let k = Math.min(s.length - 1, out.length); k > tail; k--) {
-        if (out.endsWith(s.slice(0, k))) tail = k;
+      for (let i = line.indexOf(s); i !== -1; i = line.indexOf(s, i + 1))
+        hide.push([i, i + s.length]);
+      for (let k = Math.min(s.length - 1, line.length); k > 0; k--) {
+        if (line.endsWith(s.slice(0, k))) {
+          hide.push([line.length - k, line.length]);
+          break;
+        }
       }
     }
-    return tail === 0 ? out : `${out.slice(0, out.length - tail)}[masked]`;
+    hide.sort((x, y) => x[0] - y[0]);
+    let out = "";
+    let at = 0;
+    for (const [from, to] of hide) {
+      if (from < at) at = Math.max(at, to);
+      else {
+        out += `${line.slice(at, from)}[masked]`;
+        at = to;
+      }
+    }
+    return out + line.slice(at);
   }
 
   /**

@@ -25,10 +25,14 @@ export class LinkGit {
     private readonly endRun: EndRun,
   ) {}
 
+  /** A path on the remote as the login's directory sees it: under the root unless absolute. */
+  private remotePath(path: string): string {
+    return isAbsolute(path) || this.root === "." ? path : `${this.root}/${path}`;
+  }
+
   /** A remote path as git's scp-like syntax names it. */
   private gitUrl(path: string): string {
-    const full = isAbsolute(path) || this.root === "." ? path : `${this.root}/${path}`;
-    return `${this.ssh.t.dest}:${full}`;
+    return `${this.ssh.t.dest}:${this.remotePath(path)}`;
   }
 
   /** A call that ran out of time or was cancelled: nothing of it may still run when it answers. */
@@ -141,10 +145,17 @@ export class LinkGit {
     const prep = await this.step(PUSH_PREP, args, id, left(), signal);
     if (!prep) return timedOut;
     if (prep.code === 5) throw noRemoteRoot(this.root);
+    const where = this.remotePath(repo);
+    const why = firstLine(prep.stderr) || "no reason given";
     if (prep.code === 3)
       throw new PluginError(
         "permanent",
-        `mu-plugin-ssh: the push could not make or enter the repository '${repo}' under '${this.root}' on the remote (${firstLine(prep.stderr) || "no reason given"}); make that path a directory the ssh user can write, or push to another --repo`,
+        `mu-plugin-ssh: the push could not make or enter the directory '${where}' on the remote (${why}); make it a directory the ssh user can write, or push to another repository path`,
+      );
+    if (prep.code === 6)
+      throw new PluginError(
+        "permanent",
+        `mu-plugin-ssh: git init failed in '${where}' on the remote (${why}); check that git is installed there and the directory is writable`,
       );
     if (prep.code !== 0)
       throw new PluginError(

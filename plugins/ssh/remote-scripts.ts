@@ -125,7 +125,7 @@ export const PUSH_PREP = `
 root=$1 repo=$2 rev=$3
 cd -- "$root" 2>/dev/null || exit 5
 mkdir -p -- "$repo" && cd -- "$repo" || exit 3
-if ! { test -e .git || { test -f HEAD && test -d objects; }; }; then git init -q || exit 3; fi
+if ! { test -e .git || { test -f HEAD && test -d objects; }; }; then git init -q || exit 6; fi
 if git cat-file -e "$rev^{commit}" 2>/dev/null; then
   git rev-parse -q --verify HEAD >/dev/null || [ "$(git rev-parse --is-bare-repository)" = true ] || git -c advice.detachedHead=false checkout -q --detach "$rev" || exit 4
   echo MU-SSH-HAS

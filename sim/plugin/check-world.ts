@@ -82,6 +82,21 @@ export function worldProblem(dir: string): string | null {
     if (unknown.length > 0 || keys.length === 0) {
       return `${where}: unknown action ${JSON.stringify(unknown.join(", ") || "(none)")}; the actions: ${ACTIONS.join(", ")}`;
     }
+    const split = splitProblem(act as { stderr?: unknown; splitAt?: unknown });
+    if (split) return `${where}: ${split}`;
   }
   return null;
+}
+
+/** splitAt must cut the stderr line (its newline included) at rising offsets inside it. */
+function splitProblem(act: { stderr?: unknown; splitAt?: unknown }): string | null {
+  if (act.splitAt === undefined) return null;
+  const size = Buffer.byteLength(`${String(act.stderr)}\n`);
+  const at = act.splitAt;
+  const rising =
+    Array.isArray(at) &&
+    at.every((n, i) => Number.isInteger(n) && n > (i === 0 ? 0 : at[i - 1]) && n < size);
+  return rising
+    ? null
+    : `splitAt is ${JSON.stringify(at)}; give rising byte offsets between 1 and ${size - 1}, the line's bytes with its newline`;
 }
