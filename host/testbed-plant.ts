@@ -53,6 +53,10 @@ export const PLANTS = [
   // A spawn's tree made over the one at its path without keeping that
   // tree's HEAD, which no ref may name (work committed after its collect).
   "tree-replaced-unkept",
+  // A plugin's first stderr line, held past the shown cut, masked as if it
+  // were whole: a secret that ran past what mu held keeps its first
+  // characters, which a longer secret masked before it pulls into view.
+  "cut-masked-whole",
 ] as const;
 
 export type Plant = (typeof PLANTS)[number];

@@ -100,6 +100,14 @@ const FOUND: { plant: string; seeds: number; broken: RegExp; verbs: number }[] =
     broken: /no longer usable: |the model allows 3 \(the model\)/,
     verbs: 2,
   },
+  // A plugin's stderr line cut inside a secret that a longer one before it,
+  // masked, pulled into view.
+  {
+    plant: "cut-masked-whole",
+    seeds: 40,
+    broken: /part of the canary is in mu's output/,
+    verbs: 1,
+  },
 ];
 
 // A race mu would lose, planted (host/testbed-plant.ts) and found among the

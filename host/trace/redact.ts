@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { planted, TESTBED_BUILD } from "../testbed-plant.js";
 
 // What a trace may keep of a message. mu's rule for its own records holds
 // here too: typed fields stay, free text becomes its length and a short
@@ -40,12 +41,15 @@ export function digest(text: string): string {
 
 export class Redactor {
   private readonly secrets: string[];
+  /** The testbed's plant: a cut line masked as if whole. */
+  private readonly cutAsWhole: boolean;
 
   constructor(
     env: Readonly<Record<string, string | undefined>>,
     readonly content: boolean,
   ) {
     this.secrets = secretValues(env);
+    this.cutAsWhole = TESTBED_BUILD && planted(env, "cut-masked-whole");
   }
 
   /** More secrets, from an environment a plugin was started with. */
@@ -74,6 +78,7 @@ export class Redactor {
    * characters are another, shorter secret would no longer look like one.
    */
   maskCut(line: string): string {
+    if (this.cutAsWhole) return this.mask(line);
     const hide: [number, number][] = [];
     for (const s of this.secrets) {
       for (let i = line.indexOf(s); i !== -1; i = line.indexOf(s, i + 1))

@@ -71,27 +71,43 @@ export function worldProblem(dir: string): string | null {
     }
     if (typeof act !== "object" || act === null) return `${where} has no action ("do")`;
     const keys = Object.keys(act);
-    // thenAnswer and splitAt are no actions of their own: they say how an
-    // invalid line or a stderr line is written.
+    // thenAnswer, splitAt, unended and at are no actions of their own: they
+    // say how an invalid line, a stderr line or a leaked canary is written.
     const unknown = keys.filter(
       (k) =>
         !ACTIONS.includes(k) &&
         !(k === "thenAnswer" && "invalid" in act) &&
-        !(k === "splitAt" && "stderr" in act),
+        !((k === "splitAt" || k === "unended") && "stderr" in act) &&
+        !(k === "at" && (act as { leakCanary?: unknown }).leakCanary === "stderr"),
     );
     if (unknown.length > 0 || keys.length === 0) {
       return `${where}: unknown action ${JSON.stringify(unknown.join(", ") || "(none)")}; the actions: ${ACTIONS.join(", ")}`;
     }
-    const split = splitProblem(act as { stderr?: unknown; splitAt?: unknown });
+    const split = splitProblem(act as { stderr?: unknown; splitAt?: unknown; unended?: unknown });
     if (split) return `${where}: ${split}`;
+    const at = (act as { at?: unknown }).at;
+    if (at !== undefined && !offsets(at))
+      return `${where}: at is ${JSON.stringify(at)}; give the canary's character offsets, whole numbers from 0, rising`;
   }
   return null;
 }
 
+function offsets(at: unknown): boolean {
+  return (
+    Array.isArray(at) &&
+    at.length > 0 &&
+    at.every((n, i) => Number.isInteger(n) && n >= (i === 0 ? 0 : at[i - 1] + 1))
+  );
+}
+
 /** splitAt must cut the stderr line (its newline included) at rising offsets inside it. */
-function splitProblem(act: { stderr?: unknown; splitAt?: unknown }): string | null {
+function splitProblem(act: {
+  stderr?: unknown;
+  splitAt?: unknown;
+  unended?: unknown;
+}): string | null {
   if (act.splitAt === undefined) return null;
-  const size = Buffer.byteLength(`${String(act.stderr)}\n`);
+  const size = Buffer.byteLength(`${String(act.stderr)}${act.unended ? "" : "\n"}`);
   const at = act.splitAt;
   const rising =
     Array.isArray(at) &&

@@ -48,9 +48,10 @@ export type Action =
    * Write a line to stderr. splitAt: byte offsets of its UTF-8 (the newline
    * mu's reader ends it with included) where it is cut into writes made a
    * moment apart, so mu reads it in pieces as a pipe may deliver it, even
-   * inside one character.
+   * inside one character. unended: no newline after it, as a plugin that
+   * stops mid-line leaves its last line.
    */
-  | { stderr: string; splitAt?: number[] }
+  | { stderr: string; splitAt?: number[]; unended?: true }
   /**
    * Start a helper that leaves the plugin's group with setsid, so no group
    * kill reaches it. "holdsPipes": it keeps the plugin's stdout and stderr
@@ -65,7 +66,12 @@ export type Action =
    * the group is killed, so only the EPIPE tells mu the plugin is unreachable.
    */
   | { closeStdin: true | "runOn" }
-  | { leakCanary: "stderr" | "reply" }
+  /**
+   * The canary the plugin was given, in a reply or on stderr. at: character
+   * offsets of one stderr line, filled with x, where the canary is written
+   * (a later one over an earlier one), so a test can put it across mu's cut.
+   */
+  | { leakCanary: "stderr" | "reply"; at?: number[] }
   | { reply: unknown }
   /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */
   | { patchReply: Record<string, unknown> }

@@ -194,7 +194,8 @@ export class SimPlugin {
       else if ("advanceClockMs" in a) {
         const c = this.world.config();
         this.world.setConfig({ ...c, clockOffsetMs: (c.clockOffsetMs ?? 0) + a.advanceClockMs });
-      } else if ("stderr" in a) await this.writeStderr(`${a.stderr}\n`, a.splitAt ?? []);
+      } else if ("stderr" in a)
+        await this.writeStderr(`${a.stderr}${a.unended ? "" : "\n"}`, a.splitAt ?? []);
       else if ("setsidHelper" in a) this.escapeGroup(a.setsidHelper === "holdsPipes");
       else if ("reply" in a) canned = { value: a.reply };
       else if ("patchReply" in a) patch = a.patchReply;
@@ -225,7 +226,8 @@ export class SimPlugin {
         canned = r;
       } else if ("leakCanary" in a) {
         const canary = this.io.env.MU_PLUGIN_CANARY ?? "";
-        if (a.leakCanary === "stderr") this.io.err(`canary ${canary}\n`);
+        if (a.leakCanary === "stderr")
+          this.io.err(`${a.at ? canaryLine(canary, a.at) : `canary ${canary}`}\n`);
         else leak = canary;
       }
     }
@@ -494,4 +496,11 @@ export class SimPlugin {
     // Ignore stdin's end, SIGTERM included: only a SIGKILL of the group ends us.
     this.io.ignoreTermination();
   }
+}
+
+/** A line of x with the canary written at each character offset, then a few words more. */
+function canaryLine(canary: string, at: readonly number[]): string {
+  let line = "";
+  for (const i of at) line = line.padEnd(i, "x").slice(0, i) + canary;
+  return `${line} and more`;
 }

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -70,11 +70,17 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   if (env.MU_TRACE_DIR) env.MU_TRACE_DIR = expand(box, env.MU_TRACE_DIR);
   const traced = traceDirOf(env, cwd);
   if (traced) box.traceDirs.add(traced);
+  const input =
+    step.stdinFile === undefined ? undefined : openSync(expand(box, step.stdinFile), "r");
   const child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
     env,
     cwd,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [input ?? (step.stdin === undefined ? "ignore" : "pipe"), "pipe", "pipe"],
   });
+  if (input !== undefined) closeSync(input);
+  // mu may stop reading before the end (a script past its limit): that is no failure of the step's.
+  child.stdin?.on("error", () => {});
+  child.stdin?.end(step.stdin);
   const done = collect(child);
   if (step.signal) {
     const { send, afterSeen, then } = step.signal;
@@ -156,7 +162,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     if (step.background) {
       box.background.push(
         runMu(box, step).then((r) => ({
-          problems: checkMu(expandPatterns(box, step), r),
+          problems: checkMu(expandPatterns(box, step), r, true, { ...box.env, ...step.env }),
           step: name,
         })),
       );
@@ -164,7 +170,10 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     }
     const r = await runMu(box, step);
     Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
-    problems = [...checkMu(expandPatterns(box, step), r), ...capture(box, step.capture, r)];
+    problems = [
+      ...checkMu(expandPatterns(box, step), r, true, { ...box.env, ...step.env }),
+      ...capture(box, step.capture, r),
+    ];
   } else if ("sh" in step) {
     const r = await runSh(box, step);
     Object.assign(rec, { exit: r.exit, stdout: r.stdout, stderr: r.stderr });

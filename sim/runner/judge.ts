@@ -27,9 +27,43 @@ export function capture(box: Places, want: Record<string, string> | undefined, r
   return problems;
 }
 
-/** What a mu step's run got wrong; `judgeExit` false leaves its exit code alone (the explorer judges invariants). */
-export function checkMu(step: MuStep, r: Ran, judgeExit = true): string[] {
+/**
+ * How much of a secret gives it away: a line cut inside one leaks its first
+ * characters, and a mask that missed it leaks some run of the rest.
+ */
+const CANARY_PIECE = 12;
+
+/** The canary itself if the text holds it, else the first run of CANARY_PIECE of its characters that it holds. */
+export function canaryPiece(canary: string, text: string): string | undefined {
+  if (text.includes(canary)) return canary;
+  for (let i = 0; i + CANARY_PIECE <= canary.length; i++) {
+    const piece = canary.slice(i, i + CANARY_PIECE);
+    if (text.includes(piece)) return piece;
+  }
+  return undefined;
+}
+
+/**
+ * What a mu step's run got wrong; `judgeExit` false leaves its exit code
+ * alone (the explorer judges invariants). `env`: the step's; none of the
+ * plugin's MU_PLUGIN_CANARY may be in mu's own messages (stderr: its
+ * errors, with a plugin's stderr line and error text quoted in them).
+ * stdout is left alone: `mu host exec` and `mu agent read` pass on what a
+ * command or an agent wrote, as it was.
+ */
+export function checkMu(
+  step: MuStep,
+  r: Ran,
+  judgeExit = true,
+  env: Readonly<Record<string, string | undefined>> = {},
+): string[] {
   const problems: string[] = [];
+  const canary = env.MU_PLUGIN_CANARY;
+  const leaked = canary ? canaryPiece(canary, r.stderr) : undefined;
+  if (leaked !== undefined)
+    problems.push(
+      `mu's stderr holds ${leaked === canary ? "the plugin's canary" : `part of the plugin's canary ('${leaked}')`}`,
+    );
   if (judgeExit && step.signalled !== undefined) {
     if (r.signal !== step.signalled)
       problems.push(`ended by ${r.signal ?? `exit ${r.exit}`}, expected ${step.signalled}`);

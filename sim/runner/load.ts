@@ -53,6 +53,13 @@ export function loadScenarioAs(file: string, id: string): LoadedScenario {
       `${file}: step ${late + 1} captures from a background run, which no later step could read; capture in a step that is not in the background`,
     );
   }
+  const both = s.steps.findIndex(
+    (st) => "mu" in st && st.stdin !== undefined && st.stdinFile !== undefined,
+  );
+  if (both !== -1)
+    throw new ScenarioFileError(
+      `${file}: step ${both + 1} gives both stdin and stdinFile; give mu one stdin`,
+    );
   for (const id of s.proves) {
     const why = unknownProof(id);
     if (why) throw new ScenarioFileError(`${file}: ${why}`);

@@ -20,6 +20,10 @@ export interface MuStep {
   afterSeen?: string;
   cwd?: string;
   capture?: Record<string, string>;
+  /** What mu reads on stdin: this text, then its end. */
+  stdin?: string;
+  /** Or this file (placeholders expanded) as mu's stdin, a device such as /dev/zero among them. */
+  stdinFile?: string;
 }
 
 export interface ShStep {

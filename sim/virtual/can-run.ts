@@ -41,6 +41,8 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
       return "a script that reads mu's own files or signals a process by pid";
     if (!("mu" in st)) continue;
     if (st.signal) return "a signal sent to a real mu process";
+    // An in-process mu reads the engine's own stdin.
+    if (st.stdin !== undefined || st.stdinFile !== undefined) return "mu's stdin fed by the step";
     const env = { ...s.env, ...st.env };
     // In-process, mu's git and sh are found on the engine's own PATH.
     if (env.PATH !== undefined) return "a PATH of the scenario's own";

@@ -1,4 +1,5 @@
 import { MAX_LINE_BYTES } from "../../host/plugin/framing.js";
+import { STDERR_LINE_MAX } from "../../host/plugin/stderr-line.js";
 import type { Rand, Script } from "./workload-script.js";
 
 // Probes at the edges of what the agent workloads otherwise reach, each a
@@ -9,8 +10,9 @@ import type { Rand, Script } from "./workload-script.js";
 // provoke (a registration under another plugin's executable, a view that
 // dies after a slow start, a traced invocation, a plugin that stops while a
 // wait still watches, a channel that restarts before a wait, a retention
-// pass while a job runs) is judged by the model (sim/model/edges.ts) and the
-// trace invariant (trace-check.ts).
+// pass while a job runs, a secret across the cut of a plugin's stderr
+// line) is judged by the model (sim/model/edges.ts), the trace invariant
+// (trace-check.ts) and the canary check (invariants.ts).
 
 /** Where a traced step writes its trace: the virtual engine keeps the lines in memory. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the runner expands these, not JavaScript
@@ -21,7 +23,7 @@ export const TRACE_DIR = "${root}/trace";
  * at-start kind and a pending start's verb a kind without lookup to show
  * most: those two are drawn more often.
  */
-const SHARES = [0.3, 0.3, 0.3, 0.3, 0.3, 0.5, 0.3, 0.6];
+const SHARES = [0.3, 0.3, 0.3, 0.3, 0.3, 0.5, 0.3, 0.6, 0.3];
 
 const DAY_MS = 86_400_000;
 
@@ -56,6 +58,7 @@ export function edgeProbes(w: Script, r: Rand, c: ProbeCtx): void {
   const first = (what: string) => (c.atStart ? send(what) : "");
   // Drawn up front, so which probes a seed runs does not depend on the world.
   const on = SHARES.map((share) => r() < share);
+  const canaryPast = 1 + Math.floor(r() * 8);
   // Each probe starts in calm: no fault of the workload's left, and the late
   // answers of a plugin that outlived a killed mu waited out.
   const calm = () => w.clear();
@@ -148,6 +151,22 @@ export function edgeProbes(w: Script, r: Rand, c: ProbeCtx): void {
     w.aside("state");
     w.aside("agent close g");
     w.aside("agent forget g");
+  }
+  if (on[8]) {
+    calm();
+    // A plugin that fails its handshake with the canary twice on its first
+    // stderr line: once at the start, once beginning just past the 400
+    // characters mu shows and running past what it holds (400 and the
+    // longest secret). Masking the first pulls the second's start into view
+    // unless mu masks the held end too. Traced with content, so the trace's
+    // copy of the line is judged as well.
+    const at = STDERR_LINE_MAX + canaryPast;
+    w.setFaults([
+      { on: "initialize", times: "always", do: { leakCanary: "stderr", at: [0, at] } },
+      { on: "initialize", times: "always", do: { crash: "before" } },
+    ]);
+    w.aside(`host check ${c.host}`, { MU_TRACE_DIR: TRACE_DIR, MU_TRACE_CONTENT: "1" });
+    calm();
   }
   if (on[5] && c.atStart) {
     calm();

@@ -1,4 +1,5 @@
 import { modelDivergence } from "../model/oracle.js";
+import { canaryPiece } from "../runner/judge.js";
 import type { LoadedScenario } from "../runner/scenario.js";
 import { workstreamOf } from "./read-back.js";
 import type { VirtualOutcome } from "./run-scenario.js";
@@ -201,10 +202,20 @@ export function invariants(o: Ran, s: LoadedScenario): string[] {
 
   const canary = s.env?.MU_PLUGIN_CANARY;
   if (canary) {
-    if (o.sent.includes(canary)) broken.push("the canary is in a message mu sent the plugin");
-    if (o.output.includes(canary)) broken.push("the canary is in mu's output");
-    if (o.dbBytes && Buffer.from(o.dbBytes).includes(canary))
-      broken.push("the canary is in mu's database");
+    const db = o.dbBytes ? Buffer.from(o.dbBytes).toString("latin1") : "";
+    const places: [string, string][] = [
+      ["a message mu sent the plugin", o.sent],
+      ["mu's output", o.output],
+      ["mu's database", db],
+      ["a trace", (o.traces ?? []).join("\n")],
+    ];
+    for (const [where, text] of places) {
+      const piece = canaryPiece(canary, text);
+      if (piece !== undefined)
+        broken.push(
+          piece === canary ? `the canary is in ${where}` : `part of the canary is in ${where}`,
+        );
+    }
   }
 
   // A step ends by SIGKILL only where something was set to kill it.

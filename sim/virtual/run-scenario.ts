@@ -220,7 +220,7 @@ async function runIn(
           mu(argv(step.mu), env, undefined, step.cwd, false).then((r) => {
             if (at >= 0) record(at, r);
             sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
-            return checkMu(expandPatterns(places, step), r, !opts.lenient).map(
+            return checkMu(expandPatterns(places, step), r, !opts.lenient, env).map(
               (p) => `${name}: ${p}`,
             );
           }),
@@ -239,7 +239,7 @@ async function runIn(
         const dead = await viewDied(w, muxes, argv(step.mu), { ...s.env, ...step.env });
         if (dead) deadViews.push(`'${String(step.mu)}' exited 0, but ${dead}`);
       }
-      for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient)) problem(i, p);
+      for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient, env)) problem(i, p);
       for (const p of capture(places, step.capture, r)) problem(i, p);
       if (!opts.lenient) for (const p of outlived.splice(0)) problem(i, p);
       continue;
