@@ -177,7 +177,12 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       job: { kind: "ssh", key },
       agent: { workstream: "main", name: "a", incarnation: 1 },
     };
-    expect((await w.call("job.start", { key, spec: spec() })).error).toBeUndefined();
+    // The remote is this machine: the harness logs each prompt it was given.
+    const logDir = tempState();
+    const prompts = join(logDir.dir, "prompts");
+    const logged = { ...spec(), env: { ...spec().env, FAKE_PROMPT_LOG: prompts } };
+    const ran = () => readFileSync(prompts, "utf8").trimEnd().split("\n");
+    expect((await w.call("job.start", { key, spec: logged })).error).toBeUndefined();
     const busy = async () => {
       for (;;) {
         const r = (await w.call("channel.readStates", { targets: ["main/a"] })).result as Record<
@@ -223,6 +228,8 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       runs: 2,
       lastError: expect.stringMatching(/^aborted: mu agent abort/),
     });
+    // The turn the abort killed was the interrupt's text, run next.
+    expect(ran()).toEqual(["slow one", "slow two"]);
     // After both, a plain send is answered as usual.
     await w.call("channel.send", {
       text: "quick",
@@ -236,8 +243,10 @@ describe("mu-plugin-ssh job and channel (fake one-shot harness)", { timeout: 180
       runs: 3,
       lastText: expect.stringMatching(/^answer to: quick/),
     });
+    expect(ran()).toEqual(["slow one", "slow two", "quick"]);
     expect((await w.call("job.stop", { key })).result).toBeNull();
     await w.close();
+    logDir.done();
   });
 
   it("job.checkSteps looks for the harness's tool on the remote, inside an sh -c wrapper too", async () => {
