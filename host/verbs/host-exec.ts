@@ -113,6 +113,7 @@ async function readScript(
   }
   // One byte past the most mu can ever send tells "too big" from "fits"
   // without holding more: the file may be endless (/dev/zero, a pipe).
+  const source = file === "-" ? "stdin" : `--file ${file}`;
   let bytes: Uint8Array | null;
   try {
     bytes =
@@ -121,7 +122,7 @@ async function readScript(
         : await io.ports.fs.readHead(resolve(io.ports.cwd, file), SCRIPT_READ_MAX + 1);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new UsageError("host.exec.file", "usage", `cannot read --file ${file} (${code})`, {
+    throw new UsageError("host.exec.file", "usage", `cannot read ${source} (${code})`, {
       hint: "give a readable file, or - for stdin",
     });
   }
@@ -134,7 +135,7 @@ async function readScript(
     throw new UsageError(
       "host.exec.too-big",
       "usage",
-      `${file === "-" ? "stdin" : `--file ${file}`} holds more than ${SCRIPT_READ_MAX} bytes, the most a script sent to a plugin can be`,
+      `${source} holds more than ${SCRIPT_READ_MAX} bytes, the most a script sent to a plugin can be`,
       { hint: `commit it, 'mu host push ${host}' it, and run it there with a short script` },
     );
   }
@@ -142,7 +143,7 @@ async function readScript(
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     // The script travels as JSON text: bytes that are not UTF-8 would arrive changed.
-    throw new UsageError("host.exec.file", "usage", `--file ${file} is not UTF-8 text`, {
+    throw new UsageError("host.exec.file", "usage", `${source} is not UTF-8 text`, {
       hint: "convert it to UTF-8",
     });
   }
