@@ -87,16 +87,22 @@ export function worldProblem(dir: string): string | null {
     if (split) return `${where}: ${split}`;
     const at = (act as { at?: unknown }).at;
     if (at !== undefined && !offsets(at))
-      return `${where}: at is ${JSON.stringify(at)}; give the canary's character offsets, whole numbers from 0, rising`;
+      return `${where}: at is ${JSON.stringify(at)}; give the canary's character offsets, whole numbers from 0 to ${MAX_AT}, rising`;
+    const unended = (act as { unended?: unknown }).unended;
+    if (unended !== undefined && unended !== true)
+      return `${where}: unended is ${JSON.stringify(unended)}; it is true or left out`;
   }
   return null;
 }
+
+/** How far into its line a leaked canary may be put: a line's length is the sim's to bound. */
+const MAX_AT = 100_000;
 
 function offsets(at: unknown): boolean {
   return (
     Array.isArray(at) &&
     at.length > 0 &&
-    at.every((n, i) => Number.isInteger(n) && n >= (i === 0 ? 0 : at[i - 1] + 1))
+    at.every((n, i) => Number.isInteger(n) && n >= (i === 0 ? 0 : at[i - 1] + 1) && n <= MAX_AT)
   );
 }
 

@@ -67,11 +67,13 @@ export type Action =
    */
   | { closeStdin: true | "runOn" }
   /**
-   * The canary the plugin was given, in a reply or on stderr. at: character
+   * The canary the plugin was given, on stderr or in a reply. at: character
    * offsets of one stderr line, filled with x, where the canary is written
-   * (a later one over an earlier one), so a test can put it across mu's cut.
+   * (a later one over an earlier one, " and more" after the last), so a
+   * test can put it across mu's cut.
    */
-  | { leakCanary: "stderr" | "reply"; at?: number[] }
+  | { leakCanary: "stderr"; at?: number[] }
+  | { leakCanary: "reply" }
   | { reply: unknown }
   /** Apply the call as usual, then deep-merge this into its result (null deletes a key). */
   | { patchReply: Record<string, unknown> }

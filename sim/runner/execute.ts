@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { runCli } from "../../host/cli/run.js";
 import { allIntents } from "../../host/effects/journal.js";
@@ -55,6 +55,18 @@ async function waitSeen(box: Sandbox, method: string): Promise<void> {
   for (let i = 0; i < 1500 && !seen(box, method); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
+/**
+ * A step's stdinFile, opened for mu: a file or a device. A FIFO is refused,
+ * since opening one waits for a writer and would stall every scenario.
+ */
+function openInput(box: Sandbox, file: string): number {
+  const path = resolve(box.root, expand(box, file));
+  const st = statSync(path);
+  if (!st.isFile() && !st.isCharacterDevice())
+    throw new Error(`stdinFile ${path} is neither a file nor a device`);
+  return openSync(path, "r");
+}
+
 async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   // A clean environment: nothing of the user's mu state may leak into a run.
   const env: Record<string, string> = {
@@ -70,14 +82,17 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   if (env.MU_TRACE_DIR) env.MU_TRACE_DIR = expand(box, env.MU_TRACE_DIR);
   const traced = traceDirOf(env, cwd);
   if (traced) box.traceDirs.add(traced);
-  const input =
-    step.stdinFile === undefined ? undefined : openSync(expand(box, step.stdinFile), "r");
-  const child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
-    env,
-    cwd,
-    stdio: [input ?? (step.stdin === undefined ? "ignore" : "pipe"), "pipe", "pipe"],
-  });
-  if (input !== undefined) closeSync(input);
+  const input = step.stdinFile === undefined ? undefined : openInput(box, step.stdinFile);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
+      env,
+      cwd,
+      stdio: [input ?? (step.stdin === undefined ? "ignore" : "pipe"), "pipe", "pipe"],
+    });
+  } finally {
+    if (input !== undefined) closeSync(input);
+  }
   // mu may stop reading before the end (a script past its limit): that is no failure of the step's.
   child.stdin?.on("error", () => {});
   child.stdin?.end(step.stdin);

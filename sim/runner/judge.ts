@@ -28,27 +28,37 @@ export function capture(box: Places, want: Record<string, string> | undefined, r
 }
 
 /**
- * How much of a secret gives it away: a line cut inside one leaks its first
- * characters, and a mask that missed it leaks some run of the rest.
+ * How much of a secret gives it away: a mask that missed it leaks some run
+ * of its characters; CANARY_PIECE of them in a row, anywhere, is one.
  */
-const CANARY_PIECE = 12;
+export const CANARY_PIECE = 12;
+/**
+ * A line cut inside a secret leaks its first characters. The canary's own
+ * start (`canary-`) says nothing; one character more is its random part.
+ */
+const CANARY_START = 8;
 
-/** The canary itself if the text holds it, else the first run of CANARY_PIECE of its characters that it holds. */
+/**
+ * The canary itself if the text holds it, else the first part of it the
+ * text holds: a run of CANARY_PIECE of its characters, or its first
+ * CANARY_START or more.
+ */
 export function canaryPiece(canary: string, text: string): string | undefined {
   if (text.includes(canary)) return canary;
   for (let i = 0; i + CANARY_PIECE <= canary.length; i++) {
     const piece = canary.slice(i, i + CANARY_PIECE);
     if (text.includes(piece)) return piece;
   }
-  return undefined;
+  const start = canary.slice(0, CANARY_START);
+  return start.length === CANARY_START && text.includes(start) ? start : undefined;
 }
 
 /**
  * What a mu step's run got wrong; `judgeExit` false leaves its exit code
  * alone (the explorer judges invariants). `env`: the step's; none of the
- * plugin's MU_PLUGIN_CANARY may be in mu's own messages (stderr: its
- * errors, with a plugin's stderr line and error text quoted in them).
- * stdout is left alone: `mu host exec` and `mu agent read` pass on what a
+ * plugin's MU_PLUGIN_CANARY may be in mu's own messages (its `mu: ` lines
+ * on stderr, a plugin's stderr line and error text quoted in them). The
+ * rest is left alone: `mu host exec` and `mu agent read` pass on what a
  * command or an agent wrote, as it was.
  */
 export function checkMu(
@@ -59,10 +69,11 @@ export function checkMu(
 ): string[] {
   const problems: string[] = [];
   const canary = env.MU_PLUGIN_CANARY;
-  const leaked = canary ? canaryPiece(canary, r.stderr) : undefined;
+  const own = r.stderr.split("\n").filter((l) => l.startsWith("mu: "));
+  const leaked = canary ? canaryPiece(canary, own.join("\n")) : undefined;
   if (leaked !== undefined)
     problems.push(
-      `mu's stderr holds ${leaked === canary ? "the plugin's canary" : `part of the plugin's canary ('${leaked}')`}`,
+      `mu's own lines hold ${leaked === canary ? "the plugin's canary" : `part of the plugin's canary ('${leaked}')`}`,
     );
   if (judgeExit && step.signalled !== undefined) {
     if (r.signal !== step.signalled)

@@ -60,6 +60,13 @@ export function loadScenarioAs(file: string, id: string): LoadedScenario {
     throw new ScenarioFileError(
       `${file}: step ${both + 1} gives both stdin and stdinFile; give mu one stdin`,
     );
+  const fed = s.steps.findIndex(
+    (st) => "mu" in st && (st.stdin !== undefined || st.stdinFile !== undefined),
+  );
+  if (fed !== -1 && s.virtualOnly !== undefined)
+    throw new ScenarioFileError(
+      `${file}: step ${fed + 1} feeds mu's stdin, which only the real engine does, yet the file is virtualOnly; drop one of them`,
+    );
   for (const id of s.proves) {
     const why = unknownProof(id);
     if (why) throw new ScenarioFileError(`${file}: ${why}`);

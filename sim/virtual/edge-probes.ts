@@ -1,5 +1,7 @@
 import { MAX_LINE_BYTES } from "../../host/plugin/framing.js";
 import { STDERR_LINE_MAX } from "../../host/plugin/stderr-line.js";
+import { CANARY_PIECE } from "../runner/judge.js";
+import { canaryFor } from "./invariants.js";
 import type { Rand, Script } from "./workload-script.js";
 
 // Probes at the edges of what the agent workloads otherwise reach, each a
@@ -46,6 +48,15 @@ const OTHER_WORLD = JSON.stringify({
 
 const bigText = (n: number) => `big-${"x".repeat(n - 4)}`;
 
+/**
+ * How far past the 400 shown the stderr probe's second canary may start:
+ * mu holds 400 and the longest secret's length (the canary is an explorer
+ * run's only secret), so from one past 400 it runs on past what mu holds;
+ * once the first canary is masked, the line is shorter by the canary less
+ * [masked], and the second must still show CANARY_PIECE of its characters.
+ */
+const CANARY_PAST_MAX = canaryFor(0).length - "[masked]".length - CANARY_PIECE;
+
 export interface ProbeCtx {
   host: string;
   /** The kind takes its first prompt with the start. */
@@ -58,7 +69,7 @@ export function edgeProbes(w: Script, r: Rand, c: ProbeCtx): void {
   const first = (what: string) => (c.atStart ? send(what) : "");
   // Drawn up front, so which probes a seed runs does not depend on the world.
   const on = SHARES.map((share) => r() < share);
-  const canaryPast = 1 + Math.floor(r() * 8);
+  const canaryPast = 1 + Math.floor(r() * CANARY_PAST_MAX);
   // Each probe starts in calm: no fault of the workload's left, and the late
   // answers of a plugin that outlived a killed mu waited out.
   const calm = () => w.clear();
