@@ -194,6 +194,19 @@ export interface VirtualWorld {
   ports(env?: Record<string, string>, cwd?: string): Ports;
 }
 
+/**
+ * The clock moved by MU_CLOCK_OFFSET_MS; left as it is when the value is
+ * not valid, which mu's check of its variables then refuses as a real mu
+ * does (the ports are built here, before that check runs).
+ */
+function offsetOrAsIs(clock: VirtualClock, env: Readonly<Record<string, string | undefined>>) {
+  try {
+    return withClockOffset(clock, env);
+  } catch {
+    return clock;
+  }
+}
+
 /** A world whose randomness follows `seed`: the same seed, the same keys. */
 export function virtualWorld(seed = 1): VirtualWorld {
   const random = seededRandom(seed);
@@ -205,7 +218,7 @@ export function virtualWorld(seed = 1): VirtualWorld {
     fs,
     processes,
     ports: (env = {}, cwd = "/") => ({
-      clock: withClockOffset(clock, env),
+      clock: offsetOrAsIs(clock, env),
       fs,
       liveness: processes,
       random,
