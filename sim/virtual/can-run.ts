@@ -46,6 +46,9 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     const env = { ...s.env, ...st.env };
     // In-process, mu's git and sh are found on the engine's own PATH.
     if (env.PATH !== undefined) return "a PATH of the scenario's own";
+    // The engine places mu's database itself, by MU_DB_PATH.
+    if (env.MU_DB_PATH !== undefined || env.MU_STATE_DIR !== undefined)
+      return "mu's database placed by the scenario's own MU_DB_PATH or MU_STATE_DIR";
     const words = argv(st.mu);
     if ((words[0] === "agent" || words[0] === "wait") && env.MU_MUX !== "sim")
       return "agents' views in tmux, which runs real processes";
