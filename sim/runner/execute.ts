@@ -173,11 +173,12 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
   let problems: string[] = [];
   const rec: StepRecord = { step: name, ok: true };
   if ("mu" in step) {
+    const env = { ...box.env, ...step.env };
     if (step.afterSeen) await waitSeen(box, step.afterSeen);
     if (step.background) {
       box.background.push(
         runMu(box, step).then((r) => ({
-          problems: checkMu(expandPatterns(box, step), r, true, { ...box.env, ...step.env }),
+          problems: checkMu(expandPatterns(box, step), r, true, env),
           step: name,
         })),
       );
@@ -186,7 +187,7 @@ async function runStep(box: Sandbox, step: Step): Promise<StepRecord> {
     const r = await runMu(box, step);
     Object.assign(rec, { exit: r.exit, signal: r.signal, stdout: r.stdout, stderr: r.stderr });
     problems = [
-      ...checkMu(expandPatterns(box, step), r, true, { ...box.env, ...step.env }),
+      ...checkMu(expandPatterns(box, step), r, true, env),
       ...capture(box, step.capture, r),
     ];
   } else if ("sh" in step) {

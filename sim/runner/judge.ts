@@ -54,31 +54,31 @@ export function canaryPiece(canary: string, text: string): string | undefined {
 }
 
 /**
- * What a mu step's run got wrong; `judgeExit` false leaves its exit code
- * alone (the explorer judges invariants). `env`: the step's; none of the
- * plugin's MU_PLUGIN_CANARY may be in mu's own messages (its `mu: ` lines
- * on stderr, a plugin's stderr line and error text quoted in them). The
- * rest is left alone: `mu host exec` and `mu agent read` pass on what a
- * command or an agent wrote, as it was.
+ * What a mu step's run got wrong. `asScenario` false is the explorer's
+ * run, whose invariants judge the exit code and the canary themselves.
+ * `env`: the step's; none of the plugin's MU_PLUGIN_CANARY may be in mu's
+ * own messages (its `mu: ` lines on stderr, a plugin's stderr line and
+ * error text quoted in them). The rest is left alone: `mu host exec` and
+ * `mu agent read` pass on what a command or an agent wrote, as it was.
  */
 export function checkMu(
   step: MuStep,
   r: Ran,
-  judgeExit = true,
+  asScenario = true,
   env: Readonly<Record<string, string | undefined>> = {},
 ): string[] {
   const problems: string[] = [];
-  const canary = env.MU_PLUGIN_CANARY;
-  const own = r.stderr.split("\n").filter((l) => l.startsWith("mu: "));
-  const leaked = canary ? canaryPiece(canary, own.join("\n")) : undefined;
+  const canary = asScenario ? env.MU_PLUGIN_CANARY : undefined;
+  const own = () => r.stderr.split("\n").filter((l) => l.startsWith("mu: "));
+  const leaked = canary ? canaryPiece(canary, own().join("\n")) : undefined;
   if (leaked !== undefined)
     problems.push(
       `mu's own lines hold ${leaked === canary ? "the plugin's canary" : `part of the plugin's canary ('${leaked}')`}`,
     );
-  if (judgeExit && step.signalled !== undefined) {
+  if (asScenario && step.signalled !== undefined) {
     if (r.signal !== step.signalled)
       problems.push(`ended by ${r.signal ?? `exit ${r.exit}`}, expected ${step.signalled}`);
-  } else if (judgeExit) {
+  } else if (asScenario) {
     const want = step.exit ?? 0;
     if (r.exit !== want) problems.push(`exit ${r.exit ?? r.signal}, expected ${want}`);
   }
