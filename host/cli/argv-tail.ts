@@ -3,18 +3,23 @@ import { UsageError } from "../errors.js";
 
 // Commander copies the words after `--` with one spread call, and a spread of
 // ~100,000 words overflows the stack. mu hands commander a single stand-in word
-// for them and puts the real words back just before the verb's action runs.
-// NUL cannot occur in an argv word, so the stand-in cannot be typed.
+// for most of them and puts the real words back just before the verb's action
+// runs. NUL cannot occur in an argv word, so the stand-in cannot be typed.
 const STAND_IN = "\0mu:words-after-dashes";
 // Only a long tail is set aside: a short one parses as commander always did
 // (`mu agent send -- bob hi` puts every word in its own argument).
 const LONG_TAIL = 1000;
+// The first words of a long tail stay in place, more than any verb has
+// arguments: commander then fills each argument, the host of `mu host exec --
+// box ...` among them, and counts too many, as it does for a short tail.
+const KEPT = 8;
 
 /** Splits argv at its first `--`: what commander parses, and the words kept aside. */
 export function setTailAside(argv: string[]): { parsed: string[]; tail: string[] } {
   const at = argv.indexOf("--");
   if (at === -1 || argv.length - at - 1 <= LONG_TAIL) return { parsed: argv, tail: [] };
-  return { parsed: [...argv.slice(0, at + 1), STAND_IN], tail: argv.slice(at + 1) };
+  const from = at + 1 + KEPT;
+  return { parsed: [...argv.slice(0, from), STAND_IN], tail: argv.slice(from) };
 }
 
 /** A preAction hook that swaps the stand-in back for the words it stood for. */
@@ -32,13 +37,11 @@ export function restoreTail(tail: string[]) {
         }
         args[i] = out;
       } else if (v === STAND_IN) {
-        // A single-word argument: only one word may stand there.
-        if (tail.length > 1) {
-          throw new UsageError("cli.too-many", "usage", "too many arguments", {
-            hint: `see: mu ${commandPath(action)} --help`,
-          });
-        }
-        args[i] = tail[0];
+        // A single-word argument past the kept words: more words than the
+        // verb takes (a verb that allows extra arguments would get here).
+        throw new UsageError("cli.too-many", "usage", "too many arguments", {
+          hint: `see: mu ${commandPath(action)} --help`,
+        });
       }
     }
   };

@@ -94,7 +94,8 @@ export async function buildProgram(
   }
   addTopVerbs(program, run);
 
-  for (const cmd of allCommands(program)) configure(cmd, io, state, namespaces.has(cmd));
+  for (const cmd of allCommands(program))
+    configure(cmd, io, state, namespaces.has(cmd), tail.length);
   return { program, result: () => state.code };
 }
 
@@ -116,7 +117,13 @@ function path(cmd: Command): string {
   return names.join(" ");
 }
 
-function configure(cmd: Command, io: Io, state: { code: ExitCode }, namespace: boolean): void {
+function configure(
+  cmd: Command,
+  io: Io,
+  state: { code: ExitCode },
+  namespace: boolean,
+  setAside: number,
+): void {
   cmd.exitOverride();
   // Commander lists a required option like any other: say so beside it.
   cmd.configureHelp({
@@ -134,7 +141,11 @@ function configure(cmd: Command, io: Io, state: { code: ExitCode }, namespace: b
       const text = message
         .replace(/^error:\s*/, "")
         .replace(/\s+/g, " ")
-        .trim();
+        .trim()
+        // Commander counted the one word that stands for the words set aside.
+        .replace(/\bgot (\d+)\.$/, (got, n: string) =>
+          setAside === 0 ? got : `got ${Number(n) - 1 + setAside}.`,
+        );
       write(`mu: usage: ${text}; usage: ${path(cmd)} ${cmd.usage()}\n`);
     },
   });
