@@ -96,6 +96,8 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   // mu may stop reading before the end (a script past its limit): that is no failure of the step's.
   child.stdin?.on("error", () => {});
   child.stdin?.end(step.stdin);
+  // Closed before mu's Node has started, so its first write meets EPIPE.
+  if (step.stdoutClosed) child.stdout?.destroy();
   const done = collect(child);
   if (step.signal) {
     const { send, afterSeen, then } = step.signal;

@@ -61,11 +61,11 @@ export function loadScenarioAs(file: string, id: string): LoadedScenario {
       `${file}: step ${both + 1} gives both stdin and stdinFile; give mu one stdin`,
     );
   const fed = s.steps.findIndex(
-    (st) => "mu" in st && (st.stdin !== undefined || st.stdinFile !== undefined),
+    (st) => "mu" in st && (st.stdin !== undefined || st.stdinFile !== undefined || st.stdoutClosed),
   );
   if (fed !== -1 && s.virtualOnly !== undefined)
     throw new ScenarioFileError(
-      `${file}: step ${fed + 1} feeds mu's stdin, which only the real engine does, yet the file is virtualOnly; drop one of them`,
+      `${file}: step ${fed + 1} gives mu a stdin or a closed stdout, which only the real engine does, yet the file is virtualOnly; drop one of them`,
     );
   for (const id of s.proves) {
     const why = unknownProof(id);

@@ -24,6 +24,8 @@ export interface MuStep {
   stdin?: string;
   /** Or this file (placeholders expanded) as mu's stdin, a device such as /dev/zero among them. */
   stdinFile?: string;
+  /** mu's stdout is a pipe whose reader has gone before mu starts (`mu state | head -0`). */
+  stdoutClosed?: true;
 }
 
 export interface ShStep {

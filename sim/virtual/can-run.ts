@@ -43,6 +43,7 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
     if (st.signal) return "a signal sent to a real mu process";
     // An in-process mu reads the engine's own stdin.
     if (st.stdin !== undefined || st.stdinFile !== undefined) return "mu's stdin fed by the step";
+    if (st.stdoutClosed) return "mu's stdout closed by the step";
     const env = { ...s.env, ...st.env };
     // In-process, mu's git and sh are found on the engine's own PATH.
     if (env.PATH !== undefined) return "a PATH of the scenario's own";
