@@ -16,18 +16,23 @@ export interface StdOutput {
 
 export function stdOutput(stream: NodeJS.WritableStream): StdOutput {
   let lost: string | undefined;
+  // A verb that printed nothing lost nothing: the probe below would meet
+  // the closed pipe all the same and turn its success into a failure.
+  let wrote = false;
   stream.on("error", (err: NodeJS.ErrnoException) => {
     lost ??= err.code ?? err.message;
   });
   return {
     write(text) {
-      if (lost === undefined) stream.write(text);
+      if (lost !== undefined || text === "") return;
+      wrote = true;
+      stream.write(text);
     },
     get lost() {
       return lost;
     },
     drained() {
-      if (lost !== undefined) return Promise.resolve();
+      if (lost !== undefined || !wrote) return Promise.resolve();
       // Writes complete in order, so an empty one's callback comes after them.
       return new Promise((done) => {
         stream.write("", (err) => {
