@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: the mutant under test must leave this process before mu's modules load.
+import "./mutant-env.js";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { packageRoot } from "../../host/package-root.js";
