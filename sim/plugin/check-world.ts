@@ -77,6 +77,7 @@ export function worldProblem(dir: string): string | null {
       (k) =>
         !ACTIONS.includes(k) &&
         !(k === "thenAnswer" && "invalid" in act) &&
+        !(k === "line" && (act as { invalid?: unknown }).invalid === "raw") &&
         !((k === "splitAt" || k === "unended") && "stderr" in act) &&
         !(k === "at" && (act as { leakCanary?: unknown }).leakCanary === "stderr"),
     );
@@ -88,6 +89,9 @@ export function worldProblem(dir: string): string | null {
     const at = (act as { at?: unknown }).at;
     if (at !== undefined && !offsets(at))
       return `${where}: at is ${JSON.stringify(at)}; give the canary's character offsets, whole numbers from 0 to ${MAX_AT}, rising`;
+    const raw = act as { invalid?: unknown; line?: unknown };
+    if (raw.invalid === "raw" && (typeof raw.line !== "string" || raw.line.includes("\n")))
+      return `${where}: a raw invalid line needs its line, one line of text without a newline`;
     const unended = (act as { unended?: unknown }).unended;
     if (unended !== undefined && unended !== true)
       return `${where}: unended is ${JSON.stringify(unended)}; it is true or left out`;

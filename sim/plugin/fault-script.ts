@@ -56,8 +56,10 @@ export function contradicted(params: Record<string, unknown>, reply: unknown): s
 }
 
 /** The line an invalid fault writes in place of the answer to request `id`. */
-export function invalidLine(kind: InvalidKind, id: number): string | Buffer {
+export function invalidLine(kind: InvalidKind, id: number, raw = ""): string | Buffer {
   switch (kind) {
+    case "raw":
+      return `${raw.replaceAll("{id}", String(id))}\n`;
     case "not-json":
       return "this is not json\n";
     case "unknown-field":

@@ -13,7 +13,9 @@ export type InvalidKind =
   /** A watch/settled whose observation lacks its runs: only the schema check can catch it. */
   | "watch-malformed"
   /** The answer's line without its newline, and then the process exits: a plugin dying mid-write. */
-  | "unterminated";
+  | "unterminated"
+  /** The fault's own `line`, its `{id}` the call's id: any message a plugin could get wrong. */
+  | "raw";
 
 export type Action =
   | { delayMs: number }
@@ -35,7 +37,7 @@ export type Action =
       };
     }
   | { hang: true }
-  | { invalid: InvalidKind; thenAnswer?: true }
+  | { invalid: InvalidKind; thenAnswer?: true; line?: string }
   | { replyTwice: true }
   | { crash: "before" | "after" }
   | { killMu: "before" | "after" }

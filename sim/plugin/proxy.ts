@@ -154,7 +154,7 @@ export class FaultProxy {
       return true;
     } else if ("hang" in a) return true;
     else if ("invalid" in a) {
-      this.toMu(invalidLine(a.invalid, id), { invalid: a.invalid });
+      this.toMu(invalidLine(a.invalid, id, a.line), { invalid: a.invalid });
       if (a.invalid === "unterminated") this.crash(70);
       return true;
     } else if ("reply" in a) {

@@ -175,7 +175,7 @@ export class SimPlugin {
         else return this.send({ jsonrpc: "2.0", id, error });
       } else if ("hang" in a) return;
       else if ("invalid" in a) {
-        this.invalid(a.invalid, id);
+        this.invalid(a.invalid, id, a.line);
         if (!a.thenAnswer) return;
       } else if ("replyTwice" in a) twice = true;
       else if ("crash" in a) {
@@ -455,8 +455,8 @@ export class SimPlugin {
     }
   }
 
-  private invalid(kind: InvalidKind, id: number): void {
-    this.write(invalidLine(kind, id), { invalid: kind });
+  private invalid(kind: InvalidKind, id: number, raw?: string): void {
+    this.write(invalidLine(kind, id, raw), { invalid: kind });
     // The line is cut short by the plugin's death: its stdout ends there.
     if (kind === "unterminated") this.io.exit(70);
   }
