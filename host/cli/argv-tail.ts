@@ -37,8 +37,8 @@ export function restoreTail(tail: string[]) {
         }
         args[i] = out;
       } else if (v === STAND_IN) {
-        // A single-word argument past the kept words: more words than the
-        // verb takes (a verb that allows extra arguments would get here).
+        // Unreachable while no verb takes more than KEPT arguments (commander
+        // refuses the extra words first); kept so one that does fails loudly.
         throw new UsageError("cli.too-many", "usage", "too many arguments", {
           hint: `see: mu ${commandPath(action)} --help`,
         });
