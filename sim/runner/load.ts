@@ -5,7 +5,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 import { packageRoot } from "../../host/package-root.js";
 import { unknownProof } from "./proven-ids.js";
-import type { LoadedScenario, Scenario } from "./scenario.js";
+import { type LoadedScenario, ownStdio, type Scenario } from "./scenario.js";
 import { explain, type SchemaError } from "./schema-errors.js";
 
 let check: ValidateFunction | undefined;
@@ -60,9 +60,7 @@ export function loadScenarioAs(file: string, id: string): LoadedScenario {
     throw new ScenarioFileError(
       `${file}: step ${both + 1} gives both stdin and stdinFile; give mu one stdin`,
     );
-  const fed = s.steps.findIndex(
-    (st) => "mu" in st && (st.stdin !== undefined || st.stdinFile !== undefined || st.stdoutClosed),
-  );
+  const fed = s.steps.findIndex((st) => "mu" in st && ownStdio(st) !== undefined);
   if (fed !== -1 && s.virtualOnly !== undefined)
     throw new ScenarioFileError(
       `${file}: step ${fed + 1} gives mu a stdin or a closed stdout, which only the real engine does, yet the file is virtualOnly; drop one of them`,

@@ -162,6 +162,12 @@ export interface LoadedScenario extends Scenario {
   file: string;
 }
 
+/** Which of mu's streams a step gives it itself, which only a real mu process has. */
+export function ownStdio(step: MuStep): "stdin" | "stdout" | undefined {
+  if (step.stdin !== undefined || step.stdinFile !== undefined) return "stdin";
+  return step.stdoutClosed ? "stdout" : undefined;
+}
+
 export function argv(args: Args): string[] {
   return typeof args === "string" ? args.trim().split(/\s+/) : args;
 }

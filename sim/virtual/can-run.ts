@@ -1,5 +1,5 @@
 import type { LoadedScenario, Step } from "../runner/scenario.js";
-import { argv } from "../runner/scenario.js";
+import { argv, ownStdio } from "../runner/scenario.js";
 
 // Which scenario files the virtual engine runs, and which of those need a
 // real directory beside it. A step that runs sh or git, or a host script,
@@ -41,9 +41,10 @@ export function needsRealEngine(s: LoadedScenario): string | undefined {
       return "a script that reads mu's own files or signals a process by pid";
     if (!("mu" in st)) continue;
     if (st.signal) return "a signal sent to a real mu process";
-    // An in-process mu reads the engine's own stdin.
-    if (st.stdin !== undefined || st.stdinFile !== undefined) return "mu's stdin fed by the step";
-    if (st.stdoutClosed) return "mu's stdout closed by the step";
+    // An in-process mu reads and writes the engine's own stdin and stdout.
+    const stdio = ownStdio(st);
+    if (stdio === "stdin") return "mu's stdin fed by the step";
+    if (stdio === "stdout") return "mu's stdout closed by the step";
     const env = { ...s.env, ...st.env };
     // In-process, mu's git and sh are found on the engine's own PATH.
     if (env.PATH !== undefined) return "a PATH of the scenario's own";
