@@ -14,6 +14,9 @@ export const BESIDE_TEXT = '{"note":"not mu\'s"}\n';
 
 export type DbDamage = NonNullable<DamageStep["damage"]["db"]>;
 
+/** The damage step's keys that rewrite the DB file; the step names exactly one. */
+export type DbRewrite = Pick<DamageStep["damage"], "db" | "dbHeader" | "dbSql">;
+
 // SQLite's header fields (https://www.sqlite.org/fileformat.html, 1.3).
 const USER_VERSION = 60;
 const APPLICATION_ID = 68;
@@ -25,6 +28,48 @@ function withHeader(bytes: Buffer, offset: number, value: number): Buffer {
   const out = Buffer.from(bytes);
   out.writeUInt32BE(value, offset);
   return out;
+}
+
+/**
+ * The header fields a `dbHeader` damage may set, each at its offset and
+ * width in bytes. A page size of 1 is how the header spells 65536.
+ */
+export const HEADER_FIELDS = {
+  pageSize: [16, 2],
+  changeCounter: [24, 4],
+  pageCount: [28, 4],
+  userVersion: [USER_VERSION, 4],
+  applicationId: [APPLICATION_ID, 4],
+  validFor: [92, 4],
+} as const;
+
+export type HeaderField = keyof typeof HEADER_FIELDS;
+
+function withFields(bytes: Buffer, fields: Partial<Record<HeaderField, number>>): Buffer {
+  if (bytes.length < 100) throw new Error("damage db header: there is no database to change yet");
+  const out = Buffer.from(bytes);
+  for (const [name, value] of Object.entries(fields)) {
+    const [offset, width] = HEADER_FIELDS[name as HeaderField];
+    if (width === 2) out.writeUInt16BE(value, offset);
+    else out.writeUInt32BE(value, offset);
+  }
+  return out;
+}
+
+/** Where `dbSql` text says `{mu-schema}`: mu's tables at its version, unmarked, as a mu from before the mark left them. */
+const MU_SCHEMA = "{mu-schema}";
+
+/** A new SQLite file made by running `sql` (another program's, or an early mu's). */
+async function fromSql(sql: string): Promise<Buffer> {
+  const SQL = await sqlJs();
+  const db = new SQL.Database();
+  try {
+    const muSchema = `${MIGRATIONS.join(";\n")};\nPRAGMA user_version = ${SCHEMA_VERSION}`;
+    db.exec(sql.split(MU_SCHEMA).join(muSchema));
+    return Buffer.from(db.export());
+  } finally {
+    db.close();
+  }
 }
 
 /** An empty database as the mu one schema before this one made it, unmarked as mus before the mark left theirs. */
@@ -40,13 +85,18 @@ async function older(): Promise<Buffer> {
   }
 }
 
-/** The DB's bytes as a damage step of `how` leaves them; `noise` makes the garbage. */
+/** The DB's bytes as a damage step leaves them; `noise` makes the garbage. */
 export async function damagedDb(
   bytes: Buffer,
-  how: Exclude<DbDamage, "directory">,
+  what: DbRewrite,
   noise: (n: number) => Buffer = randomBytes,
 ): Promise<Buffer> {
+  if (what.dbHeader !== undefined) return withFields(bytes, what.dbHeader);
+  if (what.dbSql !== undefined) return fromSql(what.dbSql);
+  const how = what.db ?? "zero";
   switch (how) {
+    case "directory":
+      throw new Error("damage db: a directory is laid out by the engine's own disk");
     case "truncate-half":
       return bytes.subarray(0, Math.floor(bytes.length / 2));
     case "truncate-odd":
@@ -55,6 +105,9 @@ export async function damagedDb(
       return noise(bytes.length);
     case "zero":
       return Buffer.alloc(0);
+    case "header-only":
+      if (bytes.length < 100) throw new Error("damage db: there is no database to cut yet");
+      return bytes.subarray(0, 100);
     case "pages": {
       // Page 2 is the root of the first table mu made: a b-tree page no
       // longer, though the header still counts it.

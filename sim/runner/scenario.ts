@@ -70,12 +70,22 @@ export interface DamageStep {
       | "truncate-odd"
       | "garbage"
       | "zero"
+      | "header-only"
       | "pages"
       | "newer"
       | "older"
       | "version-behind"
       | "foreign"
       | "directory";
+    /** Header fields of the DB file set to these values, the rest of its bytes kept. */
+    dbHeader?: Partial<
+      Record<
+        "pageSize" | "changeCounter" | "pageCount" | "userVersion" | "applicationId" | "validFor",
+        number
+      >
+    >;
+    /** The DB file replaced by a new SQLite file that this SQL makes; `{mu-schema}` in it stands for mu's tables at its version, unmarked. */
+    dbSql?: string;
     /** The note a commit leaves beside the DB (mu.db.checked): deleted, as a restore of the DB alone leaves it, or a directory in its place. */
     checked?: "removed" | "directory";
     /** A regular file where mu's state directory should be, before any mu made it. */
@@ -175,24 +185,12 @@ export function argv(args: Args): string[] {
 export function describeStep(step: Step): string {
   if ("mu" in step) return `mu ${argv(step.mu).join(" ")}`;
   if ("sh" in step) return `sh ${step.sh.split("\n")[0]}`;
-  if ("damage" in step)
-    return step.damage.archive
-      ? `damage archive: ${step.damage.archive}`
-      : step.damage.lock
-        ? `damage lock: ${step.damage.lock}`
-        : step.damage.lockBreak
-          ? `damage lock break: ${step.damage.lockBreak}`
-          : step.damage.lockText !== undefined
-            ? `damage lock text: ${JSON.stringify(step.damage.lockText)}`
-            : step.damage.checked
-              ? `damage checked: ${step.damage.checked}`
-              : step.damage.stateDir
-                ? `damage state dir: ${step.damage.stateDir}`
-                : step.damage.disk
-                  ? `damage disk: ${step.damage.disk}`
-                  : step.damage.beside !== undefined
-                    ? `damage beside: ${step.damage.beside}`
-                    : `damage db: ${step.damage.db}`;
+  if ("damage" in step) {
+    const [key, value] = Object.entries(step.damage)[0] ?? ["db", "zero"];
+    const label = key.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+    const shown = key === "lockText" || typeof value !== "string" ? JSON.stringify(value) : value;
+    return `damage ${label}: ${shown}`;
+  }
   if ("world" in step) return `world: ${JSON.stringify(step.world)}`;
   if ("install" in step) return `install ${step.install.as}`;
   if ("seed" in step) return `seed ${step.seed.receipts} receipts of ${step.seed.agent}`;

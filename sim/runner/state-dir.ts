@@ -59,10 +59,7 @@ export async function damage(box: Sandbox, what: DamageStep["damage"]): Promise<
     return;
   }
   mkdirSync(box.state, { recursive: true });
-  const next = await damagedDb(
-    existsSync(box.db) ? readFileSync(box.db) : Buffer.alloc(0),
-    what.db ?? "zero",
-  );
+  const next = await damagedDb(existsSync(box.db) ? readFileSync(box.db) : Buffer.alloc(0), what);
   writeFileSync(box.db, next);
   box.snapshot = Buffer.from(next);
 }

@@ -72,7 +72,7 @@ export async function stateDirStep(
     return undefined;
   }
   const noise = (n: number) => Buffer.from(w.ports().random.hex(n), "hex");
-  const bytes = await damagedDb(Buffer.from(w.fs.peek(db) ?? []), file ?? "zero", noise);
+  const bytes = await damagedDb(Buffer.from(w.fs.peek(db) ?? []), st.damage, noise);
   w.fs.overwrite(db, bytes);
   return bytes;
 }
