@@ -48,6 +48,9 @@ function invalid(why: string): Incoming {
 }
 
 export function decodeIncoming(line: string): Incoming {
+  // JSON text carries no byte-order mark (RFC 8259, 8.1), and one is invisible when quoted.
+  if (line.startsWith("\uFEFF"))
+    return invalid("the line starts with a byte-order mark (U+FEFF); write UTF-8 without one");
   let msg: unknown;
   try {
     msg = JSON.parse(line);

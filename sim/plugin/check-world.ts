@@ -21,6 +21,7 @@ const ACTIONS = [
   "setInstance",
   "advanceClockMs",
   "stderr",
+  "splitReply",
   "setsidHelper",
   "leakCanary",
   "reply",
@@ -92,6 +93,9 @@ export function worldProblem(dir: string): string | null {
     const raw = act as { invalid?: unknown; line?: unknown };
     if (raw.invalid === "raw" && (typeof raw.line !== "string" || raw.line.includes("\n")))
       return `${where}: a raw invalid line needs its line, one line of text without a newline`;
+    const cut = (act as { splitReply?: unknown }).splitReply;
+    if (cut !== undefined && !rising(cut, 1))
+      return `${where}: splitReply is ${JSON.stringify(cut)}; give byte offsets into the answer's line, whole numbers from 1, rising`;
     const unended = (act as { unended?: unknown }).unended;
     if (unended !== undefined && unended !== true)
       return `${where}: unended is ${JSON.stringify(unended)}; it is true or left out`;
@@ -102,12 +106,17 @@ export function worldProblem(dir: string): string | null {
 /** How far into its line a leaked canary may be put: a line's length is the sim's to bound. */
 const MAX_AT = 100_000;
 
-function offsets(at: unknown): boolean {
+/** Whole numbers from `min`, each above the one before. */
+function rising(at: unknown, min: number): boolean {
   return (
     Array.isArray(at) &&
     at.length > 0 &&
-    at.every((n, i) => Number.isInteger(n) && n >= (i === 0 ? 0 : at[i - 1] + 1) && n <= MAX_AT)
+    at.every((n, i) => Number.isInteger(n) && n >= (i === 0 ? min : at[i - 1] + 1))
   );
+}
+
+function offsets(at: unknown): boolean {
+  return rising(at, 0) && (at as number[]).every((n) => n <= MAX_AT);
 }
 
 /** splitAt must cut the stderr line (its newline included) at rising offsets inside it. */

@@ -55,6 +55,13 @@ export type Action =
    */
   | { stderr: string; splitAt?: number[]; unended?: true }
   /**
+   * The next line the sim writes once the call arrives (its answer, a
+   * reply, an error or an invalid line, unless a notification goes first),
+   * in writes cut at these byte offsets (those inside it) a moment apart,
+   * so mu reads it in pieces, even inside one character.
+   */
+  | { splitReply: number[] }
+  /**
    * Start a helper that leaves the plugin's group with setsid, so no group
    * kill reaches it. "holdsPipes": it keeps the plugin's stdout and stderr
    * open until a file named release appears in the world's directory (or a

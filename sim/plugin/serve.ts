@@ -39,6 +39,10 @@ export class SimPlugin {
   private readonly version = "1.0.0";
   /** The instance this plugin process named in its handshake. */
   private spoken: string | undefined;
+  /** Where a splitReply fault cuts the next line written, once. */
+  private splitNext: number[] | undefined;
+  /** The pieces of a cut line still going out, which later writes wait for. */
+  private writing: Promise<void> | undefined;
 
   private readonly machines: Machines;
   private readonly jobs: Jobs;
@@ -77,7 +81,22 @@ export class SimPlugin {
 
   private write(line: string | Buffer, record: unknown): void {
     this.world.record("out", record);
-    this.io.out(line);
+    const cut = this.splitNext;
+    this.splitNext = undefined;
+    if (cut === undefined && this.writing === undefined) {
+      this.io.out(line);
+      return;
+    }
+    // A line cut into pieces goes out a moment apart; whatever is written
+    // meanwhile waits its turn, or it would land inside that line.
+    const bytes = typeof line === "string" ? Buffer.from(line, "utf8") : line;
+    const done = (this.writing ?? Promise.resolve()).then(() =>
+      this.inPieces(bytes, cut ?? [], (b) => this.io.out(b)),
+    );
+    this.writing = done;
+    void done.then(() => {
+      if (this.writing === done) this.writing = undefined;
+    });
   }
 
   private send(msg: unknown): void {
@@ -147,6 +166,8 @@ export class SimPlugin {
     this.noteArrival(method, msg.params ?? {});
     this.watchFence(method, msg.params ?? {});
     const actions = this.faultsFor(method, msg.params ?? {});
+    // Whichever action writes the answer, a split cuts it.
+    for (const a of actions) if ("splitReply" in a) this.splitNext = a.splitReply;
     let twice = false;
     let leak: string | undefined;
     let crashAfter = false;
@@ -445,12 +466,20 @@ export class SimPlugin {
   }
 
   /** A stderr line, in writes cut at the given byte offsets and made a moment apart. */
-  private async writeStderr(text: string, splitAt: number[]): Promise<void> {
-    const bytes = Buffer.from(text, "utf8");
+  private writeStderr(text: string, splitAt: number[]): Promise<void> {
+    return this.inPieces(Buffer.from(text, "utf8"), splitAt, (b) => this.io.err(b));
+  }
+
+  /** Bytes in writes cut at the offsets inside them, a moment apart. */
+  private async inPieces(
+    bytes: Buffer,
+    splitAt: number[],
+    put: (b: Buffer) => void,
+  ): Promise<void> {
     let from = 0;
-    for (const at of [...splitAt, bytes.length]) {
-      if (from > 0) await new Promise<void>((r) => this.io.setTimer(5, r));
-      this.io.err(bytes.subarray(from, at));
+    for (const at of [...splitAt.filter((n) => n < bytes.length), bytes.length]) {
+      if (from > 0) await new Promise<void>((r) => this.io.setTimer(25, r));
+      put(bytes.subarray(from, at));
       from = at;
     }
   }
