@@ -73,6 +73,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: join(box.root, "home"),
     MU_STATE_DIR: box.state,
+    TMPDIR: join(box.root, "tmp"),
     ...mutantEnv(),
     ...box.env,
     ...step.env,

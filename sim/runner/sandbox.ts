@@ -48,6 +48,8 @@ export function makeSandbox(
   const root = mkdtempSync(join(tmpdir(), "mu-scenario-"));
   mkdirSync(join(root, "home"));
   mkdirSync(join(root, "bin"));
+  // mu's scratch files (TMPDIR) stay in the sandbox, where a step can look for what it left.
+  mkdirSync(join(root, "tmp"));
   const config: WorldConfig = { preset: "link-only", instance: "sim-1", ...world };
   const worlds = viaProxy
     ? proxiedWorlds(join(root, "world"), config)
