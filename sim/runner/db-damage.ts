@@ -12,41 +12,30 @@ import type { DamageStep } from "./scenario.js";
 /** What another program's file beside the DB holds: one JSON line of its own. */
 export const BESIDE_TEXT = '{"note":"not mu\'s"}\n';
 
-export type DbDamage = NonNullable<DamageStep["damage"]["db"]>;
-
 /** The damage step's keys that rewrite the DB file; the step names exactly one. */
 export type DbRewrite = Pick<DamageStep["damage"], "db" | "dbHeader" | "dbSql">;
 
-// SQLite's header fields (https://www.sqlite.org/fileformat.html, 1.3).
-const USER_VERSION = 60;
-const APPLICATION_ID = 68;
 /** An application id no program of ours uses: "zzz" and a 1. */
 const ANOTHER_PROGRAM = 0x7a7a7a01;
 
-function withHeader(bytes: Buffer, offset: number, value: number): Buffer {
-  if (bytes.length < 100) throw new Error("damage db: there is no database to change yet");
-  const out = Buffer.from(bytes);
-  out.writeUInt32BE(value, offset);
-  return out;
-}
-
 /**
- * The header fields a `dbHeader` damage may set, each at its offset and
- * width in bytes. A page size of 1 is how the header spells 65536.
+ * SQLite's header fields (https://www.sqlite.org/fileformat.html, 1.3) a
+ * damage may set, each at its offset and width in bytes. A page size of 1
+ * is how the header spells 65536.
  */
-export const HEADER_FIELDS = {
+const HEADER_FIELDS = {
   pageSize: [16, 2],
   changeCounter: [24, 4],
   pageCount: [28, 4],
-  userVersion: [USER_VERSION, 4],
-  applicationId: [APPLICATION_ID, 4],
+  userVersion: [60, 4],
+  applicationId: [68, 4],
   validFor: [92, 4],
 } as const;
 
-export type HeaderField = keyof typeof HEADER_FIELDS;
+type HeaderField = keyof typeof HEADER_FIELDS;
 
 function withFields(bytes: Buffer, fields: Partial<Record<HeaderField, number>>): Buffer {
-  if (bytes.length < 100) throw new Error("damage db header: there is no database to change yet");
+  if (bytes.length < 100) throw new Error("damage db: there is no database to change yet");
   const out = Buffer.from(bytes);
   for (const [name, value] of Object.entries(fields)) {
     const [offset, width] = HEADER_FIELDS[name as HeaderField];
@@ -119,11 +108,11 @@ export async function damagedDb(
       return out;
     }
     case "newer":
-      return withHeader(bytes, USER_VERSION, SCHEMA_VERSION + 1);
+      return withFields(bytes, { userVersion: SCHEMA_VERSION + 1 });
     case "version-behind":
-      return withHeader(bytes, USER_VERSION, SCHEMA_VERSION - 1);
+      return withFields(bytes, { userVersion: SCHEMA_VERSION - 1 });
     case "foreign":
-      return withHeader(bytes, APPLICATION_ID, ANOTHER_PROGRAM);
+      return withFields(bytes, { applicationId: ANOTHER_PROGRAM });
     case "older":
       return older();
   }
