@@ -13,7 +13,7 @@ import type { DamageStep } from "./scenario.js";
 export const BESIDE_TEXT = '{"note":"not mu\'s"}\n';
 
 /** The damage step's keys that rewrite the DB file; the step names exactly one. */
-export type DbRewrite = Pick<DamageStep["damage"], "db" | "dbHeader" | "dbSql">;
+export type DbRewrite = Pick<DamageStep["damage"], "db" | "dbCut" | "dbHeader" | "dbSql">;
 
 /** An application id no program of ours uses: "zzz" and a 1. */
 const ANOTHER_PROGRAM = 0x7a7a7a01;
@@ -27,6 +27,8 @@ const HEADER_FIELDS = {
   pageSize: [16, 2],
   changeCounter: [24, 4],
   pageCount: [28, 4],
+  freelistTrunk: [32, 4],
+  freelistCount: [36, 4],
   userVersion: [60, 4],
   applicationId: [68, 4],
   validFor: [92, 4],
@@ -82,6 +84,11 @@ export async function damagedDb(
 ): Promise<Buffer> {
   if (what.dbHeader !== undefined) return withFields(bytes, what.dbHeader);
   if (what.dbSql !== undefined) return fromSql(what.dbSql);
+  if (what.dbCut !== undefined) {
+    if (bytes.length <= what.dbCut)
+      throw new Error(`damage db: the database is not longer than ${what.dbCut} bytes yet`);
+    return bytes.subarray(0, what.dbCut);
+  }
   const how = what.db ?? "zero";
   switch (how) {
     case "directory":
@@ -94,9 +101,6 @@ export async function damagedDb(
       return noise(bytes.length);
     case "zero":
       return Buffer.alloc(0);
-    case "header-only":
-      if (bytes.length < 100) throw new Error("damage db: there is no database to cut yet");
-      return bytes.subarray(0, 100);
     case "pages": {
       // Page 2 is the root of the first table mu made: a b-tree page no
       // longer, though the header still counts it.

@@ -70,17 +70,25 @@ export interface DamageStep {
       | "truncate-odd"
       | "garbage"
       | "zero"
-      | "header-only"
       | "pages"
       | "newer"
       | "older"
       | "version-behind"
       | "foreign"
       | "directory";
+    /** The DB file cut to its first this many bytes. */
+    dbCut?: number;
     /** Header fields of the DB file set to these values, the rest of its bytes kept. */
     dbHeader?: Partial<
       Record<
-        "pageSize" | "changeCounter" | "pageCount" | "userVersion" | "applicationId" | "validFor",
+        | "pageSize"
+        | "changeCounter"
+        | "pageCount"
+        | "freelistTrunk"
+        | "freelistCount"
+        | "userVersion"
+        | "applicationId"
+        | "validFor",
         number
       >
     >;
