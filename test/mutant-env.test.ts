@@ -29,4 +29,13 @@ describe("the runner's mutant variable", () => {
     const main = readFileSync(join(packageRoot(), "sim", "runner", "main.ts"), "utf8");
     expect(main.match(/^import .*$/m)?.[0]).toBe('import "./mutant-env.js";');
   });
+
+  it("is dropped by the sim's launcher before the sim loads: the world is the judge's too", () => {
+    // mu hands its environment on to the plugins it starts; the sim runs mu's
+    // schema and process-scan modules, so it would run the mutant as well.
+    const launcher = readFileSync(join(packageRoot(), "sim", "bin", "mu-plugin-sim"), "utf8");
+    const dropped = launcher.indexOf("delete process.env.__STRYKER_ACTIVE_MUTANT__;");
+    expect(dropped).toBeGreaterThan(0);
+    expect(dropped).toBeLessThan(launcher.indexOf("await import("));
+  });
 });
