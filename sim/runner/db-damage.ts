@@ -15,15 +15,18 @@ export const BESIDE_TEXT = '{"note":"not mu\'s"}\n';
 /** The damage step's keys that rewrite the DB file; the step names exactly one. */
 export type DbRewrite = Pick<DamageStep["damage"], "db" | "dbCut" | "dbHeader" | "dbSql">;
 
+type HeaderField = keyof NonNullable<DbRewrite["dbHeader"]>;
+
 /** An application id no program of ours uses: "zzz" and a 1. */
 const ANOTHER_PROGRAM = 0x7a7a7a01;
 
 /**
  * SQLite's header fields (https://www.sqlite.org/fileformat.html, 1.3) a
  * damage may set, each at its offset and width in bytes. A page size of 1
- * is how the header spells 65536.
+ * is how the header spells 65536. Keyed by the scenario type's own names,
+ * so a field named in one place and not the other fails to compile.
  */
-const HEADER_FIELDS = {
+const HEADER_FIELDS: Record<HeaderField, readonly [offset: number, width: 2 | 4]> = {
   pageSize: [16, 2],
   changeCounter: [24, 4],
   pageCount: [28, 4],
@@ -32,9 +35,7 @@ const HEADER_FIELDS = {
   userVersion: [60, 4],
   applicationId: [68, 4],
   validFor: [92, 4],
-} as const;
-
-type HeaderField = keyof typeof HEADER_FIELDS;
+};
 
 function withFields(bytes: Buffer, fields: Partial<Record<HeaderField, number>>): Buffer {
   if (bytes.length < 100) throw new Error("damage db: there is no database to change yet");
