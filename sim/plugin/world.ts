@@ -208,8 +208,12 @@ export class World {
   transcript(): { t: number; dir: string; pid: number; msg: Record<string, unknown> }[] {
     const p = join(this.dir, "transcript.ndjson");
     if (!this.fs.existsSync(p)) return [];
-    return String(this.fs.readFileSync(p, "utf8"))
-      .split("\n")
+    // A plugin process may be appending as this reads: a write into a file is
+    // not seen whole, so a last line without its newline is still being
+    // written and is not part of the transcript yet.
+    const lines = String(this.fs.readFileSync(p, "utf8")).split("\n");
+    return lines
+      .slice(0, -1)
       .filter(Boolean)
       .map((l) => JSON.parse(l));
   }
