@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// `npm run mutate [-- [--part virtual|real|help] STRYKER-ARGS]`: the testbed's
+// `npm run mutate [-- [--part virtual|real|help|contract] STRYKER-ARGS]`: the testbed's
 // mutation score, in parts that make one testbed. The virtual part
 // (stryker.config.mjs) runs the scenario files on the virtual engine and a
 // short explorer run against mu's deciding modules; the real part
 // (stryker.real.config.mjs) runs real-engine scenario files against the code
 // only real processes reach; the help part (stryker.help.config.mjs) runs the
-// help snapshot against the CLI's command definitions. Then one markdown
+// help snapshot against the CLI's command definitions; the contract part
+// (stryker.contract.config.mjs) runs the conformance tests against
+// `mu plugin check`. Then one markdown
 // summary over the reports, where a mutant any part detected counts as
 // detected. Extra arguments go
 // to Stryker: `--mutate host/verbs/wait.ts` for one file, `--concurrency 1`
@@ -19,14 +21,15 @@ const stryker = join(root, "node_modules", ".bin", "stryker");
 const args = process.argv.slice(2);
 const at = args.indexOf("--part");
 const only = at === -1 ? undefined : args.splice(at, 2)[1];
-if (only !== undefined && only !== "virtual" && only !== "real" && only !== "help") {
-  process.stderr.write("mutate: --part takes virtual, real or help\n");
+if (only !== undefined && !["virtual", "real", "help", "contract"].includes(only)) {
+  process.stderr.write("mutate: --part takes virtual, real, help or contract\n");
   process.exit(2);
 }
 const PARTS = [
   { name: "virtual", config: "stryker.config.mjs", report: "mutation.json" },
   { name: "real", config: "stryker.real.config.mjs", report: "mutation-real.json" },
   { name: "help", config: "stryker.help.config.mjs", report: "mutation-help.json" },
+  { name: "contract", config: "stryker.contract.config.mjs", report: "mutation-contract.json" },
 ];
 for (const part of PARTS) {
   if (only !== undefined && part.name !== only) continue;

@@ -8,7 +8,7 @@ import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
 import type { Fault } from "../sim/plugin/fault-types.js";
 import { World, type WorldConfig } from "../sim/plugin/world.js";
-import { mu, muBin, muChild, tempState } from "./helpers.js";
+import { mu, muBin, muChild, mutantEnv, tempState } from "./helpers.js";
 
 // The contract suite tested against the real sim plugin: correct, it passes
 // every check; each broken variant fails exactly the check aimed at it.
@@ -346,7 +346,7 @@ describe("mu plugin check cut short by a signal", () => {
     try {
       const code = await new Promise<number | null>((done) => {
         const child = spawn(process.execPath, [muBin, "plugin", "check", "sim", "--repeat", "1"], {
-          env: { PATH: process.env.PATH ?? "", ...w.env, TMPDIR: scratch },
+          env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...w.env, TMPDIR: scratch },
           stdio: ["ignore", "pipe", "pipe"],
         });
         let out = "";

@@ -10,6 +10,16 @@ import { World } from "../sim/plugin/world.js";
 
 export const muBin = join(packageRoot(), "dist/host/cli/mu.cjs");
 
+/**
+ * Under `npm run mutate -- --part contract` Stryker names its active mutant
+ * in this variable; a mu a test starts gets it, as the scenario runner's do.
+ * Unset otherwise.
+ */
+export function mutantEnv(): Record<string, string> {
+  const id = process.env.__STRYKER_ACTIVE_MUTANT__;
+  return id === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: id };
+}
+
 /** A temp state dir per test; nothing a test does can reach the user's DB. */
 export function tempState(): { dir: string; env: Record<string, string>; done(): void } {
   const dir = mkdtempSync(join(tmpdir(), "mu-test-"));
@@ -39,7 +49,7 @@ export async function mu(args: string[], env: Record<string, string>) {
 /** The built mu binary as a real child process. */
 export function muProcess(args: string[], env: Record<string, string>) {
   const r = spawnSync(process.execPath, [muBin, ...args], {
-    env: { PATH: process.env.PATH ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...env },
     encoding: "utf8",
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
@@ -52,7 +62,7 @@ export function muChild(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [muBin, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
+      env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
