@@ -17,11 +17,11 @@ import type { ScenarioResult, StepRecord } from "./result.js";
 import { collect, runSh } from "./run-sh.js";
 import { expand, install, makeSandbox, processesOf, type Sandbox } from "./sandbox.js";
 import {
-  argv,
   describeStep,
   type ExpectStep,
   type LoadedScenario,
   type MuStep,
+  muWords,
   type Step,
   seenTarget,
 } from "./scenario.js";
@@ -86,7 +86,7 @@ async function runMu(box: Sandbox, step: MuStep): Promise<Ran> {
   const input = step.stdinFile === undefined ? undefined : openInput(box, step.stdinFile);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [bin, ...argv(step.mu).map((a) => expand(box, a))], {
+    child = spawn(process.execPath, [bin, ...muWords(step).map((a) => expand(box, a))], {
       env,
       cwd,
       stdio: [input ?? (step.stdin === undefined ? "ignore" : "pipe"), "pipe", "pipe"],

@@ -26,6 +26,8 @@ export interface MuStep {
   stdinFile?: string;
   /** mu's stdout is a pipe whose reader has gone before mu starts (`mu state | head -0`). */
   stdoutClosed?: true;
+  /** That many one-letter words (`x`) after the step's own: an argv too long to spell out in a file. */
+  moreWords?: number;
 }
 
 export interface ShStep {
@@ -190,8 +192,17 @@ export function argv(args: Args): string[] {
   return typeof args === "string" ? args.trim().split(/\s+/) : args;
 }
 
+/** A mu step's arguments as mu gets them: its own, then its `moreWords`. */
+export function muWords(step: MuStep): string[] {
+  const own = argv(step.mu);
+  return step.moreWords === undefined
+    ? own
+    : own.concat(new Array<string>(step.moreWords).fill("x"));
+}
+
 export function describeStep(step: Step): string {
-  if ("mu" in step) return `mu ${argv(step.mu).join(" ")}`;
+  if ("mu" in step)
+    return `mu ${argv(step.mu).join(" ")}${step.moreWords === undefined ? "" : ` x … (${step.moreWords} more words)`}`;
   if ("sh" in step) return `sh ${step.sh.split("\n")[0]}`;
   if ("damage" in step) {
     const [key, value] = Object.entries(step.damage)[0] ?? ["db", "zero"];

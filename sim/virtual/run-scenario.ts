@@ -10,7 +10,7 @@ import { capture, checkMu, expandPatterns } from "../runner/judge.js";
 import type { Ran } from "../runner/ran.js";
 import { checkReachable } from "../runner/reachable.js";
 import { expand, type Places } from "../runner/sandbox.js";
-import { argv, type ExpectStep, type LoadedScenario, type MuStep } from "../runner/scenario.js";
+import { type ExpectStep, type LoadedScenario, type MuStep, muWords } from "../runner/scenario.js";
 import { arrivalWaiter } from "./arrivals.js";
 import { needsRealDir, needsRealEngine } from "./can-run.js";
 import { runCollects } from "./collects.js";
@@ -210,16 +210,16 @@ async function runIn(
       // runs that could send it) ends the wait and the step goes on.
       if (step.afterSeen) await w.clock.run(seen(step.afterSeen), undefined, () => undefined);
       if (step.background) {
-        const name = `mu ${argv(step.mu).join(" ")}`;
+        const name = `mu ${muWords(step).join(" ")}`;
         // The explorer (lenient) judges a background run's ending as any
         // step's: it keeps its place among the mu steps, filled at its join.
         const at = opts.lenient ? log.reserve() : -1;
         // A new overlap starts: what ran alone before it is none of its business.
         if (background.length === 0) sinceJoin.length = 0;
         background.push(
-          mu(argv(step.mu), env, undefined, step.cwd, false).then((r) => {
+          mu(muWords(step), env, undefined, step.cwd, false).then((r) => {
             if (at >= 0) record(at, r);
-            sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
+            sinceJoin.push({ words: muWords(step), env, exit: r.exit });
             return checkMu(expandPatterns(places, step), r, !opts.lenient, env).map(
               (p) => `${name}: ${p}`,
             );
@@ -231,12 +231,12 @@ async function runIn(
       // machine restarts from what its disk kept.
       const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
       const before = cut ? await readBack(w) : undefined;
-      const r = await mu(argv(step.mu), env, cut, step.cwd);
+      const r = await mu(muWords(step), env, cut, step.cwd);
       if (before) lostCommits.push(...(await restartAfterCut(w, before, step.mu)));
       record(exits.length, r);
-      if (background.length > 0) sinceJoin.push({ words: argv(step.mu), env, exit: r.exit });
+      if (background.length > 0) sinceJoin.push({ words: muWords(step), env, exit: r.exit });
       if (opts.lenient && r.exit === 0) {
-        const dead = await viewDied(w, muxes, argv(step.mu), { ...s.env, ...step.env });
+        const dead = await viewDied(w, muxes, muWords(step), { ...s.env, ...step.env });
         if (dead) deadViews.push(`'${String(step.mu)}' exited 0, but ${dead}`);
       }
       for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient, env)) problem(i, p);
