@@ -86,6 +86,15 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
       expect(Object.keys(got)).toEqual([...CHECK_IDS]);
       for (const id of CHECK_IDS)
         expect([id, got[id]?.mark]).toEqual([id, RUNS.has(id) ? "ok" : "skip"]);
+      // The second turn is looked for over the first one's time and half a
+      // second more: never less than the half second.
+      const dedupe =
+        /^msgId \S+ sent three times \(twice again, at once and after its turn\): the first reply each time, one turn \(runs (\d+) to (\d+), none more in (\d+) ms\)$/.exec(
+          got["channel.dedupe"]?.detail ?? "",
+        );
+      expect(dedupe, got["channel.dedupe"]?.detail).not.toBeNull();
+      expect(Number(dedupe?.[2])).toBe(Number(dedupe?.[1]) + 1);
+      expect(Number(dedupe?.[3])).toBeGreaterThanOrEqual(500);
       expect(got["channel.controls"]?.detail).toBe(
         "fresh; a send with expectIncarnation 1 refused, nothing delivered; command; interrupt; abort; answer",
       );
