@@ -12,7 +12,7 @@
 // detected. Extra arguments go
 // to Stryker: `--mutate host/verbs/wait.ts` for one file, `--concurrency 1`
 // on a shared machine.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 
@@ -23,6 +23,16 @@ const at = args.indexOf("--part");
 const only = at === -1 ? undefined : args.splice(at, 2)[1];
 if (only !== undefined && !["virtual", "real", "help", "contract"].includes(only)) {
   process.stderr.write("mutate: --part takes virtual, real, help or contract\n");
+  process.exit(2);
+}
+// Two runs in one checkout share the reports and incremental files, and
+// clearing a sandbox by hand while its run is live makes every mutant left
+// fail to start, which Stryker counts as killed: one run at a time.
+const sandboxes = join(root, ".stryker-tmp");
+if (existsSync(sandboxes) && readdirSync(sandboxes).length > 0) {
+  process.stderr.write(
+    "mutate: another mutation run is using this checkout (.stryker-tmp holds its sandbox); wait for it to end, or use a worktree of your own. If none runs, remove .stryker-tmp\n",
+  );
   process.exit(2);
 }
 const PARTS = [
