@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { UsageError } from "../errors.js";
 
 // Commander copies the words after `--` with one spread call, and a spread of
-// ~100,000 words overflows the stack. mu hands commander a single stand-in word
+// some 150,000 words overflows the stack. mu hands commander a single stand-in word
 // for most of them and puts the real words back just before the verb's action
 // runs. NUL cannot occur in an argv word, so the stand-in cannot be typed.
 const STAND_IN = "\0mu:words-after-dashes";
