@@ -205,21 +205,22 @@ async function runIn(
     }
     if ("mu" in st) {
       const step = st as MuStep;
+      const words = muWords(step);
       const env = { ...s.env, ...step.env };
       // As on the real engine, a method that can no longer arrive (nothing
       // runs that could send it) ends the wait and the step goes on.
       if (step.afterSeen) await w.clock.run(seen(step.afterSeen), undefined, () => undefined);
       if (step.background) {
-        const name = `mu ${muWords(step).join(" ")}`;
+        const name = `mu ${words.join(" ")}`;
         // The explorer (lenient) judges a background run's ending as any
         // step's: it keeps its place among the mu steps, filled at its join.
         const at = opts.lenient ? log.reserve() : -1;
         // A new overlap starts: what ran alone before it is none of its business.
         if (background.length === 0) sinceJoin.length = 0;
         background.push(
-          mu(muWords(step), env, undefined, step.cwd, false).then((r) => {
+          mu(words, env, undefined, step.cwd, false).then((r) => {
             if (at >= 0) record(at, r);
-            sinceJoin.push({ words: muWords(step), env, exit: r.exit });
+            sinceJoin.push({ words, env, exit: r.exit });
             return checkMu(expandPatterns(places, step), r, !opts.lenient, env).map(
               (p) => `${name}: ${p}`,
             );
@@ -231,12 +232,12 @@ async function runIn(
       // machine restarts from what its disk kept.
       const cut = env.MU_TESTBED_POWER_CUT ? Number(env.MU_TESTBED_POWER_CUT) : undefined;
       const before = cut ? await readBack(w) : undefined;
-      const r = await mu(muWords(step), env, cut, step.cwd);
+      const r = await mu(words, env, cut, step.cwd);
       if (before) lostCommits.push(...(await restartAfterCut(w, before, step.mu)));
       record(exits.length, r);
-      if (background.length > 0) sinceJoin.push({ words: muWords(step), env, exit: r.exit });
+      if (background.length > 0) sinceJoin.push({ words, env, exit: r.exit });
       if (opts.lenient && r.exit === 0) {
-        const dead = await viewDied(w, muxes, muWords(step), { ...s.env, ...step.env });
+        const dead = await viewDied(w, muxes, words, env);
         if (dead) deadViews.push(`'${String(step.mu)}' exited 0, but ${dead}`);
       }
       for (const p of checkMu(expandPatterns(places, step), r, !opts.lenient, env)) problem(i, p);
