@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import base from "./vitest.config";
 
 // The test set of `npm run mutate -- --part contract`: the conformance tests,
 // named on the command line (stryker.contract.config.mjs), with the usual
@@ -7,10 +8,9 @@ import { defineConfig } from "vitest/config";
 // run the active mutant too, since the worker has Stryker's variable.
 export default defineConfig({
   test: {
+    ...base.test,
     include: ["test/contract*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    pool: "forks",
   },
 });
