@@ -8,13 +8,14 @@ import {
   rmSync,
   symlinkSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
-import { tempState } from "./helpers.js";
+import { mutantEnv, tempState } from "./helpers.js";
 
 // The CLI bundle starts from V8's code cache made by the build.
 // A cache that no longer fits its bundle must never run: V8 compares the
@@ -53,7 +54,7 @@ function listFrom(file: string, nodeFlags: string[] = [], args = ["plugin", "lis
     `await verbs.runVerb(${JSON.stringify(args)});`,
   ].join("\n");
   const r = spawnSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
-    env: { PATH: process.env.PATH ?? "", ...st.env },
+    env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...st.env },
     encoding: "utf8",
   });
   const cache = /^cache: (\w+)$/m.exec(r.stderr)?.[1];
@@ -156,9 +157,10 @@ describe("the bin", () => {
   }
   const run = (bin: string) =>
     spawnSync(process.execPath, [bin, "plugin", "list"], {
-      env: { PATH: process.env.PATH ?? "", ...st.env },
+      env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...st.env },
       encoding: "utf8",
     });
+  const brokenInstall = /^mu: internal: cannot load mu's verbs: [^\n]*; reinstall mu \(npm ci\)\n$/;
 
   it("runs a verb from its copy of the build", () => {
     const r = run(binCopy().bin);
@@ -171,8 +173,40 @@ describe("the bin", () => {
     rmSync(join(mu, "verb-bundle.cjs"));
     const r = run(bin);
     expect(r.status).toBe(5);
-    expect(r.stderr).toMatch(
-      /^mu: internal: cannot load mu's verbs: [^\n]*; reinstall mu \(npm ci\)\n$/,
-    );
+    expect(r.stderr).toMatch(brokenInstall);
+  });
+
+  // Without the bundle the bin hands over to main.js, which the build
+  // pointed at that same bundle: a broken install too, never "a bug in mu".
+  it("says one line and exits 5 when the bundle itself is missing", () => {
+    const { bin, mu } = binCopy();
+    rmSync(join(mu, "run-verb.cjs"));
+    const r = run(bin);
+    expect([r.status, r.stdout]).toEqual([5, ""]);
+    expect(r.stderr).toMatch(brokenInstall);
+    expect(r.stderr).toContain("ENOENT");
+  });
+
+  it("runs a verb from main.js started by hand, through the bundle the build named", () => {
+    const { bin } = binCopy();
+    const r = run(join(dirname(bin), "main.js"));
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toContain("no plugins registered");
+  });
+
+  // A later tsc alone rewrites main.js (no bundle named) and leaves the
+  // bundle older than its own files: the bin runs tsc's files through main.js.
+  it("runs a verb from tsc's files once a later tsc left the bundle stale", () => {
+    const { bin } = binCopy();
+    const main = join(dirname(bin), "main.js");
+    const text = readFileSync(main, "utf8");
+    const named = /const BUNDLE = "[^"]+";/;
+    expect(text).toMatch(named);
+    writeFileSync(main, text.replace(named, "const BUNDLE = null;"));
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(dirname(bin), "run-verb.js"), later, later);
+    const r = run(bin);
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toContain("no plugins registered");
   });
 });

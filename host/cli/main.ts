@@ -12,11 +12,12 @@ const BUNDLE: string | null = null;
 try {
   await (await verbs()).runVerb(process.argv.slice(2));
 } catch (err) {
-  // runVerb reports its own errors; this is a broken install. Still one line.
-  const { classify } = await import("../errors.js");
-  const { exit, line } = classify(err);
-  process.stderr.write(`${line}\n`);
-  process.exitCode = exit;
+  // runVerb reports its own errors: what lands here is a file of mu's
+  // missing or unloadable (the bundle the build named, a module of tsc's),
+  // a broken install, said in the bin's words (mu.cts), not a bug in mu.
+  const why = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+  process.stderr.write(`mu: internal: cannot load mu's verbs: ${why}; reinstall mu (npm ci)\n`);
+  process.exitCode = 5;
 }
 async function verbs(): Promise<typeof import("./run-verb.js")> {
   if (BUNDLE === null) return import("./run-verb.js");
