@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// `npm run mutate [-- [--part virtual|real|help|contract] STRYKER-ARGS]`: the testbed's
+// `npm run mutate [-- [--part virtual|real|help|tests|contract] STRYKER-ARGS]`: the testbed's
 // mutation score, in parts that make one testbed. The virtual part
 // (stryker.config.mjs) runs the scenario files on the virtual engine and a
 // short explorer run against mu's deciding modules; the real part
 // (stryker.real.config.mjs) runs real-engine scenario files against the code
 // only real processes reach; the help part (stryker.help.config.mjs) runs the
-// help snapshot against the CLI's command definitions; the contract part
-// (stryker.contract.config.mjs) runs the conformance tests against
-// `mu plugin check`. Then one markdown
+// help snapshot against the CLI's command definitions; the tests part
+// (stryker.tests.config.mjs) runs named test files against modules no
+// scenario can reach (an argument that is not UTF-8, a spoiled build); the
+// contract part (stryker.contract.config.mjs) runs the conformance tests
+// against `mu plugin check`. Then one markdown
 // summary over the reports, where a mutant any part detected counts as
 // detected. Extra arguments go
 // to Stryker: `--mutate host/verbs/wait.ts` for one file, `--concurrency 1`
@@ -21,8 +23,8 @@ const stryker = join(root, "node_modules", ".bin", "stryker");
 const args = process.argv.slice(2);
 const at = args.indexOf("--part");
 const only = at === -1 ? undefined : args.splice(at, 2)[1];
-if (only !== undefined && !["virtual", "real", "help", "contract"].includes(only)) {
-  process.stderr.write("mutate: --part takes virtual, real, help or contract\n");
+if (only !== undefined && !["virtual", "real", "help", "tests", "contract"].includes(only)) {
+  process.stderr.write("mutate: --part takes virtual, real, help, tests or contract\n");
   process.exit(2);
 }
 // Two runs in one checkout share the reports and incremental files, and
@@ -39,6 +41,7 @@ const PARTS = [
   { name: "virtual", config: "stryker.config.mjs", report: "mutation.json" },
   { name: "real", config: "stryker.real.config.mjs", report: "mutation-real.json" },
   { name: "help", config: "stryker.help.config.mjs", report: "mutation-help.json" },
+  { name: "tests", config: "stryker.tests.config.mjs", report: "mutation-tests.json" },
   { name: "contract", config: "stryker.contract.config.mjs", report: "mutation-contract.json" },
 ];
 for (const part of PARTS) {

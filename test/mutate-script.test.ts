@@ -24,7 +24,7 @@ describe("npm run mutate", () => {
     const r = mutate("--part", "nope");
     expect([r.status, r.stderr]).toEqual([
       2,
-      "mutate: --part takes virtual, real, help or contract\n",
+      "mutate: --part takes virtual, real, help, tests or contract\n",
     ]);
   });
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkArgsUtf8, firstNotUtf8 } from "../host/cli/argv-utf8.js";
 import { shQuote } from "../host/sh-quote.js";
-import { muBin, muProcess, simBoxState, type tempState } from "./helpers.js";
+import { muBin, muProcess, mutantEnv, simBoxState, type tempState } from "./helpers.js";
 
 // Bytes that are not UTF-8 meet the same answer on every way into mu: an
 // argument (a script's words, an agent's message) or a --file is refused in
@@ -28,7 +28,7 @@ function muBytes(args: (string | Buffer)[]) {
       : `"$(printf '${[...a].map((b) => `\\${b.toString(8).padStart(3, "0")}`).join("")}')"`;
   const script = `exec ${shQuote(process.execPath)} ${shQuote(muBin)} ${args.map(word).join(" ")}`;
   const r = spawnSync("/bin/sh", ["-c", script], {
-    env: { PATH: process.env.PATH ?? "", ...st.env },
+    env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...st.env },
     encoding: "utf8",
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -50,6 +50,25 @@ describe("arguments that are not UTF-8", () => {
     const r = muBytes(["agent", "send", "a", latin1("na\xefve\xff")]);
     expect(r.stderr).toMatch(
       /^mu: usage: argument 4 \('na\\xefve\\xff'\) holds bytes that are not UTF-8; [^\n]+\n$/,
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it("shows the argument unambiguously inside its quotes: a quote, a backslash and control bytes as \\xNN, cut after 40 bytes", () => {
+    const r = muBytes(["agent", "send", "a", latin1(`it's a\\b\x7f\x1f\xe9${"x".repeat(40)}`)]);
+    expect(r.stderr).toBe(
+      `mu: usage: argument 4 ('it\\x27s a\\x5cb\\x7f\\x1f\\xe9${"x".repeat(29)}...') holds bytes that are not UTF-8; mu passes text on as JSON, which carries UTF-8 only: convert it (iconv -t UTF-8)\n`,
+    );
+    expect([r.code, r.stdout]).toEqual([2, ""]);
+  });
+
+  it("names the first such argument of several, and shows one of exactly 40 bytes whole", () => {
+    const forty = latin1(`\xe9${"x".repeat(39)}`);
+    const r = muBytes(["host", "exec", "box", "--", "ok", forty, latin1("\xff")]);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^mu: usage: argument 6 \\('\\\\xe9${"x".repeat(39)}'\\) holds bytes that are not UTF-8; `,
+      ),
     );
     expect(r.code).toBe(2);
   });

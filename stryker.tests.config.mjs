@@ -1,0 +1,34 @@
+// `npm run mutate -- --part tests`: modules no scenario file can reach,
+// judged by the test files that start mu as a process in the ways a user's
+// machine can and a scenario cannot: arguments that are not UTF-8 (a step's
+// words are JSON text), a build whose bundle or code cache is missing or
+// spoiled, the bin's fallback to tsc's files. As in the real part, Stryker
+// builds the mutated sources into the sandbox's dist/ and runs the tests
+// with the command runner; the test helpers hand the active mutant to every
+// mu they start (mutantEnv() in test/helpers.ts). MU_MUTATE_TESTS (a comma
+// list of test files) names the tests, `--mutate` the modules.
+import real from "./stryker.real.config.mjs";
+
+export const TESTS = [
+  "test/not-utf8.test.ts",
+  "test/code-cache.test.ts",
+  "test/errors.test.ts",
+];
+
+const tests = process.env.MU_MUTATE_TESTS?.split(",") ?? TESTS;
+
+export default {
+  ...real,
+  commandRunner: { command: `npx vitest run --config vitest.mutate-tests.config.ts ${tests.join(" ")}` },
+  mutate: [
+    "host/cli/argv-utf8.ts",
+    "host/ports/raw-argv.ts",
+    "host/cli/verb-bundle.ts",
+    "host/cli/main.ts",
+    "host/errors.ts",
+  ],
+  htmlReporter: { fileName: "reports/mutation/tests.html" },
+  jsonReporter: { fileName: "reports/mutation/mutation-tests.json" },
+  incrementalFile: "reports/mutation/incremental-tests.json",
+  timeoutMS: 120_000,
+};
