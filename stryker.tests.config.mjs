@@ -1,18 +1,20 @@
 // `npm run mutate -- --part tests`: modules no scenario file can reach,
-// judged by the test files that start mu as a process in the ways a user's
-// machine can and a scenario cannot: arguments that are not UTF-8 (a step's
-// words are JSON text), a build whose bundle or code cache is missing or
-// spoiled, the bin's fallback to tsc's files. As in the real part, Stryker
-// builds the mutated sources into the sandbox's dist/ and runs the tests
-// with the command runner; the test helpers hand the active mutant to every
-// mu they start (mutantEnv() in test/helpers.ts). MU_MUTATE_TESTS (a comma
-// list of test files) names the tests, `--mutate` the modules.
+// judged by test files: arguments that are not UTF-8 (a step's words are
+// JSON text), a build whose bundle or code cache is missing or spoiled, the
+// bin's fallback to tsc's files, the error paths of real file calls. As in
+// the real part, Stryker builds the mutated sources into the sandbox's
+// dist/ and runs the tests with the command runner; the test helpers hand
+// the active mutant to every mu they start (mutantEnv() in
+// test/helpers.ts), and a test's own imports run it in the test's process.
+// MU_MUTATE_TESTS (a comma list of test files) names the tests, `--mutate`
+// the modules.
 import real from "./stryker.real.config.mjs";
 
 export const TESTS = [
   "test/not-utf8.test.ts",
   "test/code-cache.test.ts",
   "test/errors.test.ts",
+  "test/real-ports.test.ts",
 ];
 
 const tests = process.env.MU_MUTATE_TESTS?.split(",") ?? TESTS;
@@ -26,6 +28,7 @@ export default {
     "host/cli/verb-bundle.ts",
     "host/cli/main.ts",
     "host/errors.ts",
+    "host/ports/real.ts",
   ],
   htmlReporter: { fileName: "reports/mutation/tests.html" },
   jsonReporter: { fileName: "reports/mutation/mutation-tests.json" },
