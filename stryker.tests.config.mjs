@@ -1,7 +1,8 @@
 // `npm run mutate -- --part tests`: modules no scenario file can reach,
 // judged by test files: arguments that are not UTF-8 (a step's words are
 // JSON text), a build whose bundle or code cache is missing or spoiled, the
-// bin's fallback to tsc's files, the error paths of real file calls. As in
+// bin's fallback to tsc's files, the error paths of real file calls, the
+// build's validator step. As in
 // the real part, Stryker builds the mutated sources into the sandbox's
 // dist/ and runs the tests with the command runner; the test helpers hand
 // the active mutant to every mu they start (mutantEnv() in
@@ -15,6 +16,7 @@ export const TESTS = [
   "test/code-cache.test.ts",
   "test/errors.test.ts",
   "test/real-ports.test.ts",
+  "test/build-validators.test.ts",
 ];
 
 const tests = process.env.MU_MUTATE_TESTS?.split(",") ?? TESTS;
@@ -29,6 +31,7 @@ export default {
     "host/cli/main.ts",
     "host/errors.ts",
     "host/ports/real.ts",
+    "host/protocol/build-validators.ts",
   ],
   htmlReporter: { fileName: "reports/mutation/tests.html" },
   jsonReporter: { fileName: "reports/mutation/mutation-tests.json" },
