@@ -2,13 +2,12 @@
 // judged by test files: arguments that are not UTF-8 (a step's words are
 // JSON text), a build whose bundle or code cache is missing or spoiled, the
 // bin's fallback to tsc's files, the error paths of real file calls, the
-// build's validator step. As in
-// the real part, Stryker builds the mutated sources into the sandbox's
-// dist/ and runs the tests with the command runner; the test helpers hand
-// the active mutant to every mu they start (mutantEnv() in
-// test/helpers.ts), and a test's own imports run it in the test's process.
-// MU_MUTATE_TESTS (a comma list of test files) names the tests, `--mutate`
-// the modules.
+// build's validator step. As in the real part, Stryker builds the mutated
+// sources into the sandbox's dist/ and runs the tests with the command
+// runner; the test helpers hand the active mutant to every mu they start
+// (mutantEnv() in test/helpers.ts), and a test's own imports run it in the
+// test's process. MU_MUTATE_TESTS (a comma list of test files) names the
+// tests, `--mutate` the modules.
 import real from "./stryker.real.config.mjs";
 
 export const TESTS = [
