@@ -29,12 +29,26 @@ const BREAKS = [
     broken: "resend-twice",
     fails: "channel.dedupe",
     headline: /^a resend of msgId msg-check-\w+ right after it did not answer the first reply$/,
+    evidence: [
+      /^first: \{"ack":"confirmed","baseline":\d+,/,
+      /^resend: \{"ack":"confirmed","baseline":\d+,/,
+    ],
   },
   {
     broken: "accept-any",
     fails: "channel.receipts",
     headline:
       /^channel\.receipt of msgId (msg-check-\w+), never sent, answered accepted for \1, not not-accepted for it$/,
+    evidence: [
+      /^\{"at":\d+,"id":"msg-check-\w+","incarnation":\d+,"runs":\d+,"state":"accepted"\}$/,
+    ],
+  },
+  {
+    broken: "receipt-other-id",
+    fails: "channel.receipts",
+    headline:
+      /^channel\.receipt of msgId msg-check-\w+, never sent, answered not-accepted for msg-other, not not-accepted for it$/,
+    evidence: [/^\{"id":"msg-other","state":"not-accepted"\}$/],
   },
   {
     broken: "settle-first",
@@ -72,6 +86,18 @@ const RUNS = new Set([
 
 const CHECK = ["plugin", "check", "cfx", "--seam", "channel"];
 
+/** The evidence lines printed under a check's line. */
+function evidenceOf(stdout: string, id: string): string[] {
+  const lines = stdout.split("\n");
+  const at = lines.findIndex((l) => new RegExp(`^(ok {2}|FAIL|skip) {2}${id} `).test(l));
+  const out: string[] = [];
+  for (const l of lines.slice(at + 1)) {
+    if (!l.startsWith("        ")) break;
+    out.push(l.slice(8));
+  }
+  return out;
+}
+
 /** The fixture installed as mu-plugin-cfx and registered, broken as asked. */
 const registered = (broken?: string) => registerFixture("channel-plugin.mjs", "cfx", broken);
 
@@ -95,6 +121,9 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
       expect(dedupe, got["channel.dedupe"]?.detail).not.toBeNull();
       expect(Number(dedupe?.[2])).toBe(Number(dedupe?.[1]) + 1);
       expect(Number(dedupe?.[3])).toBeGreaterThanOrEqual(500);
+      expect(got["channel.receipts"]?.detail).toMatch(
+        /^a receipt for msgId msg-check-\w+, never sent, answered not-accepted$/,
+      );
       expect(got["channel.controls"]?.detail).toBe(
         "fresh; a send with expectIncarnation 1 refused, nothing delivered; command; interrupt; abort; answer",
       );
@@ -110,12 +139,38 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
       try {
         const r = await checking(CHECK, w.env);
         expectFailed(r, "cfx", [b.fails], b.headline);
+        if ("evidence" in b) {
+          const shown = evidenceOf(r.stdout, b.fails);
+          expect(shown, r.stdout).toHaveLength(b.evidence.length);
+          for (const [i, e] of b.evidence.entries()) expect(shown[i], r.stdout).toMatch(e);
+        }
       } finally {
         w.done();
       }
     },
     120_000,
   );
+
+  // mu never resends to such a channel nor asks it for a receipt, so the
+  // checks of both promises have nothing to prove and say why.
+  it("a channel that declares neither dedupe nor receipts has those two checks skipped", async () => {
+    const w = await registerFixture("channel-plugin.mjs", "cfx", undefined, ["--no-resend-caps"]);
+    try {
+      const r = await checking(CHECK, w.env);
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      expect(r.got["channel.dedupe"]).toEqual({
+        mark: "skip",
+        detail: "the channel declares dedupe: none, so mu never resends a delivery",
+      });
+      expect(r.got["channel.receipts"]).toEqual({
+        mark: "skip",
+        detail: "the channel declares receipt: none, so mu never asks for a receipt",
+      });
+      expect(r.got["channel.turns"]?.mark).toBe("ok");
+    } finally {
+      w.done();
+    }
+  }, 120_000);
 
   // On a loaded machine a turn can settle before the check's next call; the
   // fixture's turns settling at once stand for that, deterministically.
