@@ -14,6 +14,8 @@ import {
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { crc32 } from "../host/checksum.js";
+import { packCache } from "../host/cli/verb-bundle.js";
 import { packageRoot } from "../host/package-root.js";
 import { mutantEnv, tempState } from "./helpers.js";
 
@@ -46,10 +48,15 @@ beforeEach(() => {
 afterEach(() => st.done());
 
 /** `mu plugin list` (or args) from the bundle at `file`, and what became of its cache. */
-function listFrom(file: string, nodeFlags: string[] = [], args = ["plugin", "list"]) {
+function listFrom(
+  file: string,
+  nodeFlags: string[] = [],
+  args = ["plugin", "list"],
+  useCache = true,
+) {
   const script = [
     `const { loadBundle } = await import(${JSON.stringify(loader)});`,
-    `const { cache, verbs } = loadBundle(${JSON.stringify(file)});`,
+    `const { cache, verbs } = loadBundle(${JSON.stringify(file)}, ${useCache});`,
     `process.stderr.write("cache: " + cache + "\\n");`,
     `await verbs.runVerb(${JSON.stringify(args)});`,
   ].join("\n");
@@ -100,6 +107,34 @@ describe("the CLI bundle's code cache", () => {
     const r = listFrom(bundle, ["--no-lazy-feedback-allocation"]);
     expect([r.code, r.cache]).toEqual([0, "rejected"]);
     expect(r.output).toContain("no plugins registered");
+  });
+
+  it("is what packing the build's payload again makes, byte for byte", () => {
+    const cache = readFileSync(`${bundle}.cache`);
+    const again = packCache(readFileSync(bundle), cache.subarray(12));
+    expect(again.equals(cache)).toBe(true);
+    expect(again.toString("latin1", 0, 4)).toBe("muC1");
+  });
+
+  it("is left aside when it is a header with no payload, checksums and all", () => {
+    const head = Buffer.from(readFileSync(`${bundle}.cache`).subarray(0, 12));
+    head.writeUInt32LE(crc32(new Uint8Array(0)) ?? 0, 8);
+    writeFileSync(`${bundle}.cache`, head);
+    expect(listFrom(bundle)).toMatchObject({ code: 0, cache: "corrupt" });
+  });
+
+  it("is left aside when its first bytes are not mu's, whatever its checksums say", () => {
+    const cache = readFileSync(`${bundle}.cache`);
+    cache.write("xxxx", 0, "latin1");
+    writeFileSync(`${bundle}.cache`, cache);
+    expect(listFrom(bundle)).toMatchObject({ code: 0, cache: "corrupt" });
+  });
+
+  it("is not read when the build asks for none, as it does to make one", () => {
+    expect(listFrom(bundle, [], ["plugin", "list"], false)).toMatchObject({
+      code: 0,
+      cache: "none",
+    });
   });
 
   it("is not needed: without one the bundle compiles from source", () => {

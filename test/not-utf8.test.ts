@@ -55,9 +55,9 @@ describe("arguments that are not UTF-8", () => {
   });
 
   it("shows the argument unambiguously inside its quotes: a quote, a backslash and control bytes as \\xNN, cut after 40 bytes", () => {
-    const r = muBytes(["agent", "send", "a", latin1(`it's a\\b\x7f\x1f\xe9${"x".repeat(40)}`)]);
+    const r = muBytes(["agent", "send", "a", latin1(`it's a\\b\x7f\x07\xe9${"x".repeat(40)}`)]);
     expect(r.stderr).toBe(
-      `mu: usage: argument 4 ('it\\x27s a\\x5cb\\x7f\\x1f\\xe9${"x".repeat(29)}...') holds bytes that are not UTF-8; mu passes text on as JSON, which carries UTF-8 only: convert it (iconv -t UTF-8)\n`,
+      `mu: usage: argument 4 ('it\\x27s a\\x5cb\\x7f\\x07\\xe9${"x".repeat(29)}...') holds bytes that are not UTF-8; mu passes text on as JSON, which carries UTF-8 only: convert it (iconv -t UTF-8)\n`,
     );
     expect([r.code, r.stdout]).toEqual([2, ""]);
   });
