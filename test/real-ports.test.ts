@@ -1,8 +1,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -60,6 +62,17 @@ describe("realFs", () => {
     expect(await head("/dev/zero", 3)).toBe("\0\0\0");
     expect(await realFs.readHead(join(dir, "none"), 4)).toBeNull();
     await expect(realFs.readHead(tooLong(), 4)).rejects.toMatchObject({ code: "ENAMETOOLONG" });
+  });
+
+  it("closes what it opens: reading heads and syncing directories leaves no descriptor open", async () => {
+    writeFileSync(join(dir, "f"), "0123456789");
+    const open = () => readdirSync("/proc/self/fd").length;
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      await realFs.readHead(join(dir, "f"), 4);
+      await realFs.syncDir(dir);
+    }
+    expect(open()).toBe(before);
   });
 
   it("writes new files owner-only unless told another mode", async () => {
@@ -135,6 +148,12 @@ describe("realLiveness", () => {
 });
 
 describe("the clock", () => {
+  it("sleeps at least as long as asked", async () => {
+    const from = Date.now();
+    await realClock.sleep(40);
+    expect(Date.now() - from).toBeGreaterThanOrEqual(35);
+  });
+
   it("never fires a cancelled timer", async () => {
     let fired = false;
     realClock
@@ -176,6 +195,33 @@ describe("realPorts", () => {
     expect(f).toBeGreaterThanOrEqual(0);
     expect(f).toBeLessThan(1);
     expect(random.hex(4)).toMatch(/^[0-9a-f]{8}$/);
+  });
+
+  // The trust rule compares a plugin file's owner with this uid, so it must
+  // be the process's own, never a stand-in. As root, a child run as another
+  // user shows it for a uid that is not 0.
+  it("is the process's own uid", () => {
+    expect(realPorts({}).uid).toBe(process.getuid?.());
+    if (process.getuid?.() !== 0) return;
+    // A copy another user can read, wherever the package itself lies (the
+    // test's own temp directory is root's alone).
+    const shared = mkdtempSync("/tmp/mu-ports-uid-");
+    try {
+      cpSync(join(packageRoot(), "dist/host"), join(shared, "host"), { recursive: true });
+      spawnSync("chmod", ["-R", "a+rX", shared]);
+      const real = join(shared, "host/ports/real.js");
+      const script = `const { realPorts } = await import(${JSON.stringify(real)}); process.stdout.write(String(realPorts({}).uid));`;
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        env: { PATH: process.env.PATH ?? "", ...mutantEnv() },
+        encoding: "utf8",
+        uid: 65534,
+        gid: 65534,
+        cwd: "/",
+      });
+      expect([r.status, r.stdout, r.stderr]).toEqual([0, "65534", ""]);
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
   });
 
   // A shell left in a closed agent's worktree runs mu in a directory that is
