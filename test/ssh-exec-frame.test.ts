@@ -30,6 +30,14 @@ describe("parseFrame", () => {
     });
   });
 
+  it("takes each stream's bytes as counted, whatever follows the frame", () => {
+    const raw = Buffer.concat([
+      frame("r", "0", Buffer.from("out"), Buffer.from("err")),
+      Buffer.from("logout\n"),
+    ]);
+    expect(parseFrame(raw, "r")?.result).toMatchObject({ stdout: "out", stderr: "err" });
+  });
+
   it("takes - and ? for no exit code", () => {
     for (const code of ["-", "?"])
       expect(
@@ -60,6 +68,14 @@ describe("parseFrame", () => {
       expect(r?.stdout.length).toBe(OUTPUT_CAP);
       expect(r?.partial).toBe(true);
     }
+  });
+
+  it("halves stdout first when both streams are as long", () => {
+    const half = Buffer.alloc(100_000, 1);
+    const r = parseFrame(frame("r", "0", half, half), "r")?.result;
+    expect(r?.stdout.length).toBe(50_000);
+    expect(r?.stderr.startsWith("\u0001".repeat(100_000))).toBe(true);
+    expect(r?.stderr).toContain(": stdout kept 50000 of 100000 bytes, 50000 cut\n");
   });
 
   it("halves the longer stream until the reply fits one line, and counts what it cut", () => {
