@@ -17,7 +17,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { crc32 } from "../host/checksum.js";
 import { packCache } from "../host/cli/verb-bundle.js";
 import { packageRoot } from "../host/package-root.js";
-import { mutantEnv, tempState } from "./helpers.js";
+import { mutantEnv, nodeScript, tempState } from "./helpers.js";
 
 // The CLI bundle starts from V8's code cache made by the build.
 // A cache that no longer fits its bundle must never run: V8 compares the
@@ -60,10 +60,7 @@ function listFrom(
     `process.stderr.write("cache: " + cache + "\\n");`,
     `await verbs.runVerb(${JSON.stringify(args)});`,
   ].join("\n");
-  const r = spawnSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
-    env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...st.env },
-    encoding: "utf8",
-  });
+  const r = nodeScript(script, st.env, { nodeFlags });
   const cache = /^cache: (\w+)$/m.exec(r.stderr)?.[1];
   return { code: r.status, cache, output: r.stdout + r.stderr.replace(/^cache: \w+\n/m, "") };
 }

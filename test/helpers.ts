@@ -20,6 +20,23 @@ export function mutantEnv(): Record<string, string> {
   return id === undefined ? {} : { __STRYKER_ACTIVE_MUTANT__: id };
 }
 
+/**
+ * An ES module script in a child Node, given only PATH, Stryker's variable
+ * (so that a tests-part mutant runs in the child too) and `env`.
+ */
+export function nodeScript(
+  script: string,
+  env: Record<string, string> = {},
+  opts: { nodeFlags?: string[]; uid?: number; gid?: number; cwd?: string } = {},
+) {
+  const { nodeFlags = [], ...spawnOpts } = opts;
+  return spawnSync(process.execPath, [...nodeFlags, "--input-type=module", "-e", script], {
+    env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...env },
+    encoding: "utf8",
+    ...spawnOpts,
+  });
+}
+
 /** A temp state dir per test; nothing a test does can reach the user's DB. */
 export function tempState(): { dir: string; env: Record<string, string>; done(): void } {
   const dir = mkdtempSync(join(tmpdir(), "mu-test-"));

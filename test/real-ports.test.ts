@@ -17,7 +17,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { realClock, realFs, realLiveness, realPorts, withClockOffset } from "../host/ports/real.js";
 import type { Clock } from "../host/ports/types.js";
-import { mutantEnv } from "./helpers.js";
+import { nodeScript } from "./helpers.js";
 
 // The real ports are mu's one door to the machine. Every verb goes through
 // them on the happy path; these pin the edges no scenario reaches: a path
@@ -211,13 +211,7 @@ describe("realPorts", () => {
       spawnSync("chmod", ["-R", "a+rX", shared]);
       const real = join(shared, "host/ports/real.js");
       const script = `const { realPorts } = await import(${JSON.stringify(real)}); process.stdout.write(String(realPorts({}).uid));`;
-      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-        env: { PATH: process.env.PATH ?? "", ...mutantEnv() },
-        encoding: "utf8",
-        uid: 65534,
-        gid: 65534,
-        cwd: "/",
-      });
+      const r = nodeScript(script, {}, { uid: 65534, gid: 65534, cwd: "/" });
       expect([r.status, r.stdout, r.stderr]).toEqual([0, "65534", ""]);
     } finally {
       rmSync(shared, { recursive: true, force: true });
@@ -238,10 +232,7 @@ describe("realPorts", () => {
       `const { realPorts } = await import(${JSON.stringify(real)});`,
       "process.stdout.write(JSON.stringify(realPorts({}).cwd));",
     ].join("\n");
-    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-      env: { PATH: process.env.PATH ?? "", ...mutantEnv() },
-      encoding: "utf8",
-    });
+    const r = nodeScript(script);
     expect([r.status, r.stdout, r.stderr]).toEqual([0, '"."', ""]);
   });
 });

@@ -1,10 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
-import { mutantEnv } from "./helpers.js";
+import { nodeScript } from "./helpers.js";
 
 // With MU_SSH_TIMING naming a file, the ssh plugin appends a line per
 // milestone (epoch ms, pid, what) for the bench to read; without it, it
@@ -19,10 +18,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(env: Record<string, string>) {
   const script = `const { mark } = await import(${JSON.stringify(timing)}); mark("call sent"); mark("reply read");`;
-  return spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...env },
-    encoding: "utf8",
-  });
+  return nodeScript(script, env);
 }
 
 describe("the ssh plugin's timing marks", () => {
