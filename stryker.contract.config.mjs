@@ -5,7 +5,7 @@
 // (stryker.tests.config.mjs) with these tests and modules.
 // MU_MUTATE_CONTRACT_TESTS (a comma list of test files) picks the tests that
 // reach the modules a run mutates: the whole set takes minutes per mutant.
-import tests from "./stryker.tests.config.mjs";
+import tests, { testsRunner } from "./stryker.tests.config.mjs";
 
 export const CONTRACT_TESTS = [
   "test/contract.test.ts",
@@ -15,11 +15,9 @@ export const CONTRACT_TESTS = [
   "test/contract-channel-fixture.test.ts",
 ];
 
-const picked = process.env.MU_MUTATE_CONTRACT_TESTS?.split(",") ?? CONTRACT_TESTS;
-
 export default {
   ...tests,
-  commandRunner: { command: `npx vitest run --config vitest.mutate-tests.config.ts ${picked.join(" ")}` },
+  commandRunner: testsRunner(process.env.MU_MUTATE_CONTRACT_TESTS?.split(",") ?? CONTRACT_TESTS),
   mutate: ["host/contract/**/*.ts", "host/verbs/plugin-check.ts"],
   htmlReporter: { fileName: "reports/mutation/contract.html" },
   jsonReporter: { fileName: "reports/mutation/mutation-contract.json" },

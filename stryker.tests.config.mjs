@@ -18,11 +18,14 @@ export const TESTS = [
   "test/build-validators.test.ts",
 ];
 
-const tests = process.env.MU_MUTATE_TESTS?.split(",") ?? TESTS;
+/** The command runner for these test files, with the usual test setup. */
+export const testsRunner = (files) => ({
+  command: `npx vitest run --config vitest.mutate-tests.config.ts ${files.join(" ")}`,
+});
 
 export default {
   ...real,
-  commandRunner: { command: `npx vitest run --config vitest.mutate-tests.config.ts ${tests.join(" ")}` },
+  commandRunner: testsRunner(process.env.MU_MUTATE_TESTS?.split(",") ?? TESTS),
   mutate: [
     "host/cli/argv-utf8.ts",
     "host/ports/raw-argv.ts",
