@@ -23,8 +23,16 @@ const stryker = join(root, "node_modules", ".bin", "stryker");
 const args = process.argv.slice(2);
 const at = args.indexOf("--part");
 const only = at === -1 ? undefined : args.splice(at, 2)[1];
-if (only !== undefined && !["virtual", "real", "help", "tests", "contract"].includes(only)) {
-  process.stderr.write("mutate: --part takes virtual, real, help, tests or contract\n");
+const PARTS = [
+  { name: "virtual", config: "stryker.config.mjs", report: "mutation.json" },
+  { name: "real", config: "stryker.real.config.mjs", report: "mutation-real.json" },
+  { name: "help", config: "stryker.help.config.mjs", report: "mutation-help.json" },
+  { name: "tests", config: "stryker.tests.config.mjs", report: "mutation-tests.json" },
+  { name: "contract", config: "stryker.contract.config.mjs", report: "mutation-contract.json" },
+];
+const names = PARTS.map((p) => p.name);
+if (only !== undefined && !names.includes(only)) {
+  process.stderr.write(`mutate: --part takes ${names.slice(0, -1).join(", ")} or ${names.at(-1)}\n`);
   process.exit(2);
 }
 // Two runs in one checkout share the reports and incremental files, and
@@ -37,13 +45,6 @@ if (existsSync(sandboxes) && readdirSync(sandboxes).length > 0) {
   );
   process.exit(2);
 }
-const PARTS = [
-  { name: "virtual", config: "stryker.config.mjs", report: "mutation.json" },
-  { name: "real", config: "stryker.real.config.mjs", report: "mutation-real.json" },
-  { name: "help", config: "stryker.help.config.mjs", report: "mutation-help.json" },
-  { name: "tests", config: "stryker.tests.config.mjs", report: "mutation-tests.json" },
-  { name: "contract", config: "stryker.contract.config.mjs", report: "mutation-contract.json" },
-];
 for (const part of PARTS) {
   if (only !== undefined && part.name !== only) continue;
   const run = spawnSync(stryker, ["run", part.config, ...args], { cwd: root, stdio: "inherit" });
