@@ -6,6 +6,7 @@ import {
   methodDefs,
   schemaDigest,
   schemaPath,
+  seamMethods,
   validate,
   validator,
   validatorsSource,
@@ -854,5 +855,64 @@ describe("protocol schema rules", () => {
       "/: must be object or null",
     ]);
     expect(validate("method.host.release.result", {}).ok).toBe(false);
+  });
+});
+
+describe("the error text of each kind of mismatch", () => {
+  it("says which constant, which field name and which values a field takes", () => {
+    expect(
+      errorsOf("envelope.request", { jsonrpc: "1.0", id: 1, method: "initialize", params: {} }),
+    ).toEqual(["/jsonrpc: must be 2.0"]);
+    expect(
+      errorsOf("keyCaps", {
+        lookup: false,
+        fenceKey: false,
+        dedupe: { exact: false, windowMs: 1 },
+      }),
+    ).toEqual(["/dedupe/exact: must be true"]);
+    expect(errorsOf("envMap", { "1BAD": "x", GOOD: "y" })).toEqual([
+      "/: field name '1BAD' is not allowed",
+    ]);
+    expect(errorsOf("checkStep", { step: "x", ok: "yes", detail: "d" })).toEqual([
+      "/ok: must be one of true, false, null, warn",
+    ]);
+  });
+
+  it("falls back to ajv's own words for the other keywords", () => {
+    expect(errorsOf("envelope.errorData", { kind: "permanent", remedy: "" })).toEqual([
+      "/remedy: must NOT have fewer than 1 characters",
+    ]);
+    expect(errorsOf("deadline", -1)).toEqual(["/: must be >= 0"]);
+  });
+
+  it("keeps a failed union's branch errors out, but not an error beside the union", () => {
+    expect(errorsOf("method.host.lookup.result", { pending: false })).toEqual([
+      "/pending: must be true",
+    ]);
+    expect(
+      errorsOf("seam.link", { ...linkSeam, slots: "both", checks: ["reach", "reach"] }),
+    ).toEqual([
+      "/slots: must be one of mu, self",
+      "/checks: must NOT have duplicate items (items ## 0 and 1 are identical)",
+    ]);
+  });
+});
+
+describe("the methods index", () => {
+  it("lists a seam's methods by their prefix, whole", () => {
+    expect(seamMethods("link")).toEqual([
+      "link.exec",
+      "link.fetch",
+      "link.push",
+      "link.checkSteps",
+    ]);
+    expect(seamMethods("li")).toEqual([]);
+    expect(seamMethods("job").every((m) => m.startsWith("job."))).toBe(true);
+  });
+
+  it("gives a notification's params and no result, and nothing for a name it lacks", () => {
+    expect(Object.keys(methodDefs("$/cancel") ?? {})).toEqual(["params"]);
+    expect(methodDefs("toString")).toBeUndefined();
+    expect(methodDefs("link.nope")).toBeUndefined();
   });
 });
