@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+import type { Escapee } from "../host/contract/escapees.js";
 import { nothingMade, tally } from "../host/contract/made.js";
 import { cleanupLines, junit, line, summary } from "../host/contract/report.js";
 import { checkRunner, timed } from "../host/contract/run-checks.js";
-import type { RunContext } from "../host/contract/session.js";
+import type { RunContext, StartLog } from "../host/contract/session.js";
 import { CHECK_HOST, profileTarget } from "../host/contract/target.js";
 import { NEVER_CHECKED, uncovered } from "../host/contract/uncovered.js";
 import {
@@ -16,6 +17,7 @@ import {
   type Verdict,
 } from "../host/contract/verdict.js";
 import { WireLog } from "../host/contract/wire.js";
+import { canary, containment, messages } from "../host/contract/wire-checks.js";
 import { UsageError } from "../host/errors.js";
 import { ErrorReply, NoAnswer } from "../host/plugin/call-errors.js";
 import type { InitializeResult } from "../host/protocol/declaration.js";
@@ -491,5 +493,106 @@ describe("everything a plugin wrote, judged line by line", () => {
       { stream: "stderr", line: "warn: secret there" },
     ]);
     expect(log.linesWith("nothing")).toEqual([]);
+  });
+});
+
+/** A start's log as the suite keeps it: what its plugin wrote, and who left its group. */
+function started(check: string, out: string, err = "", escapees: Escapee[] = [], pgid?: number) {
+  const wire = new WireLog();
+  ask(wire, 1, "link.exec");
+  wire.received(enc(out));
+  wire.stderr(enc(err));
+  return {
+    check,
+    mark: "m",
+    wire,
+    escapees,
+    known: new Map(),
+    ...(pgid ? { pgid } : {}),
+  } as StartLog;
+}
+const runOf = (logs: StartLog[], more: Partial<RunContext> = {}) =>
+  ({ canary: "canary-5ecret-value", logs, ...more }) as RunContext;
+
+describe("the checks judged over every start of the run", () => {
+  it("messages: counts lines and starts, and quotes each bad line under its check", () => {
+    const good = started("link.exec", reply(1, exec));
+    expect(messages(runOf([good]))).toEqual({
+      result: "pass",
+      detail:
+        "1 line from 1 start, each one strict JSON-RPC, UTF-8 and under 1 MiB, answering a request mu sent",
+      evidence: [],
+    });
+    const bad = started("eof", `${reply(1, exec)}${reply(7, exec)}${reply(8, exec)}`);
+    expect(messages(runOf([good, bad]))).toEqual({
+      result: "fail",
+      detail: "2 invalid messages in 4 lines from 2 starts",
+      evidence: [
+        `[eof] a reply to id 7, which mu never sent: ${reply(7, exec).trim()}`,
+        `[eof] a reply to id 8, which mu never sent: ${reply(8, exec).trim()}`,
+      ],
+    });
+    const one = started("eof", reply(5, exec));
+    expect(messages(runOf([one])).detail).toBe("1 invalid message in 1 line from 1 start");
+  });
+
+  it("canary: shows where the value came back, masked, and centred on it", () => {
+    const value = "canary-5ecret-value";
+    expect(canary(runOf([started("link.exec", reply(1, exec), "fine\n")]))).toEqual({
+      result: "pass",
+      detail: "MU_PLUGIN_CANARY never appeared on stdout or stderr in 1 start",
+      evidence: [],
+    });
+    const far = `${"a".repeat(100)}${value}${"b".repeat(100)}`;
+    const got = canary(
+      runOf([started("link.exec", `x ${value} y\n`, `${far}\n`), started("eof", "", `${value}\n`)]),
+    );
+    expect(got).toEqual({
+      result: "fail",
+      detail: "the value of MU_PLUGIN_CANARY came back in 3 lines",
+      evidence: [
+        "[link.exec] stdout: x <canary> y",
+        `[link.exec] stderr: …${"a".repeat(80)}<canary>${"b".repeat(80)}`,
+        "[eof] stderr: <canary>",
+      ],
+    });
+    expect(JSON.stringify(got)).not.toContain(value);
+    expect(canary(runOf([started("eof", "", `${value}\n`)])).detail).toBe(
+      "the value of MU_PLUGIN_CANARY came back in 1 line",
+    );
+  });
+
+  it("containment: names each process that left the group, and how the run watched", () => {
+    const escapee = { pid: 42, pgid: 42, sid: 42, cmdline: "sleep 300", by: "ancestry" };
+    expect(
+      containment(
+        runOf([
+          started("link.timeout", "", "", [escapee, { ...escapee, pid: 43, cmdline: "" }], 40),
+        ]),
+      ),
+    ).toEqual({
+      result: "fail",
+      detail: "2 processes the plugin started left its process group",
+      evidence: [
+        "[link.timeout] pid 42 (pgid 42, sid 42), not in the plugin's group 40, found by ancestry: sleep 300; killed",
+        "[link.timeout] pid 43 (pgid 42, sid 42), not in the plugin's group 40, found by ancestry: (no command line); killed",
+      ],
+    });
+    expect(containment(runOf([started("eof", "", "", [escapee])])).detail).toBe(
+      "1 process the plugin started left its process group",
+    );
+    expect(containment(runOf([started("eof", "", "", [escapee])])).evidence[0]).toContain(
+      "not in the plugin's group ?,",
+    );
+    const launcher = { launch: {}, reports: "/r" } as unknown as RunContext["launcher"];
+    expect(containment(runOf([started("a", ""), started("b", "")], { launcher })).detail).toBe(
+      "every process started in 2 starts stayed in the plugin's group, watched by environment marker and by ancestry under a child subreaper",
+    );
+    expect(containment(runOf([started("a", "")], { noLauncher: "no prctl" })).detail).toBe(
+      "every process started in 1 start stayed in the plugin's group, watched by environment marker only (no child subreaper: no prctl)",
+    );
+    expect(containment(runOf([])).detail).toBe(
+      "every process started in 0 starts stayed in the plugin's group, watched by environment marker only (no child subreaper: not set up)",
+    );
   });
 });
