@@ -127,6 +127,24 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
       expect(got["channel.controls"]?.detail).toBe(
         "fresh; a send with expectIncarnation 1 refused, nothing delivered; command; interrupt; abort; answer",
       );
+      // Each passing line says what it exercised, in words a reader can check.
+      expect(got["channel.lifecycle"]?.detail).toMatch(
+        /^delivered msg-check-[0-9a-f]{12}, receipt accepted with that msgId, the watch settled at runs=1$/,
+      );
+      expect(got["channel.turns"]?.detail).toBe(
+        "two sends answered baselines 0 and 1; runs went 0, 1, 2; readStates and lastRun agree, two turns back as one",
+      );
+      expect(got["channel.watch"]?.detail).toBe(
+        "a watch on a settled turn answered first, then one watch/settled (runs 1); a watch ended by $/cancel sent nothing as runs reached 2",
+      );
+      expect(got.handshake?.detail).toBe(
+        "protocol 1, cfx 0.1.0, instance fixture, seams job, channel: valid, digest matches, loads with channel; the same on two starts",
+      );
+      // What the run made, it says it removed; what it cannot remove, it names.
+      expect(r.stdout).toMatch(/^cleaned: stopped every job it started \(\d+\)$/m);
+      expect(r.stdout).toMatch(
+        /^left: {4}the plugin's record of the keys mu-check-[0-9a-f]{8}-\* \(the protocol has no call to forget a job, and the plugin declares no link to remove it through\)$/m,
+      );
     } finally {
       w.done();
     }
