@@ -145,6 +145,23 @@ describe("the schema module's validators and digest", () => {
     });
   });
 
+  it("walks past a directory with a package.json of its own to the package's schema", () => {
+    const dir = layout();
+    writeFileSync(join(dir, "dist/package.json"), '{ "type": "module" }\n');
+    expect(ask(dir)).toMatchObject({ digest: sha256(dir), source: "build" });
+  });
+
+  it("says which file it cannot find, rather than walk on forever", () => {
+    const dir = layout();
+    rmSync(join(dir, SCHEMA));
+    const schema = JSON.stringify(join(dir, "dist/host/protocol/schema.js"));
+    const r = nodeScript(`const s = await import(${schema}); s.schemaDigest();`, {}, { cwd: dir });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /Error: cannot find schemas\/plugin-protocol-v1\.json above file:\/\/\S+\/dist\/host\/protocol\/schema\.js\n/,
+    );
+  });
+
   it("compiles with ajv when the build's index is damaged", () => {
     const dir = layout();
     writeFileSync(join(dir, "dist/host/protocol/validators.cjs"), "module.exports = {;\n");

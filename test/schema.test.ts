@@ -886,6 +886,14 @@ describe("the error text of each kind of mismatch", () => {
   });
 
   it("keeps a failed union's branch errors out, but not an error beside the union", () => {
+    expect(errorsOf("method.host.lookup.result", { found: { handle: 5 }, none: true })).toEqual([
+      "/: must have exactly one of found, pending, none, unknown",
+      "/found/handle: must be string",
+    ]);
+    expect(errorsOf("notification.cancel.params", { id: 1, watchId: "w", zz: 2 })).toEqual([
+      "/: must have exactly one of id, watchId",
+      "/: unknown field 'zz'",
+    ]);
     expect(errorsOf("method.host.lookup.result", { pending: false })).toEqual([
       "/pending: must be true",
     ]);
