@@ -9,6 +9,7 @@ import { NEVER_CHECKED, uncovered } from "../host/contract/uncovered.js";
 import {
   CheckFailed,
   describeCall,
+  fail,
   failedCall,
   must,
   type Outcome,
@@ -118,6 +119,7 @@ describe("what a run says it did not prove", () => {
       v({ id: "link.timeout", detail: "killed the group (not exercised: a pipeline)" }),
       v({ id: "link.cwd", detail: "not provoked: the plugin never saw a relative cwd" }),
       v({ id: "link.output", result: "fail", detail: "broke (not exercised: x)" }),
+      v({ id: "link.git-timeout", detail: "quoted '(not exercised: y)' mid-line" }),
     ];
     expect(uncovered(vs)).toEqual([
       "not run: link.push, link.fetch (each skip line says why)",
@@ -134,6 +136,13 @@ describe("what a run says it did not prove", () => {
 });
 
 describe("how a failed call reads", () => {
+  it("makes each outcome with no evidence of its own", () => {
+    expect(pass("p")).toEqual({ result: "pass", detail: "p", evidence: [] });
+    expect(skip("s")).toEqual({ result: "skip", detail: "s", evidence: [] });
+    expect(fail("f")).toEqual({ result: "fail", detail: "f", evidence: [] });
+    expect(fail("f", ["e"])).toEqual({ result: "fail", detail: "f", evidence: ["e"] });
+  });
+
   it("names the error a plugin sent, why no answer came, or mu's own line", () => {
     expect(describeCall(new ErrorReply("link.exec", "retryable", "busy"))).toBe(
       "link.exec answered an error (retryable): busy",
@@ -319,8 +328,11 @@ describe("what the suite counts as made", () => {
     expect(made.jobs.get("j1")?.stopped).toBe(true);
     tally(made, "job.start", { key: "j1", target }, { handle: "h" });
     expect(made.jobs.get("j1")?.stopped).toBe(true);
+    expect(made.jobs.get("j1")?.target).toMatchObject({ job: { handle: "h" } });
     tally(made, "job.start", { key: "j1", target });
     expect(made.jobs.get("j1")?.stopped).toBe(false);
+    // a start sent again keeps the handle its first answer named
+    expect(made.jobs.get("j1")?.target).toMatchObject({ job: { handle: "h" } });
     tally(made, "job.stop", { key: "nope" }, null);
     expect([...made.jobs.keys()]).toEqual(["j1"]);
   });
@@ -331,6 +343,7 @@ describe("what the suite counts as made", () => {
     tally(made, "job.lookup", { key: "j2", fence: false });
     tally(made, "job.start", { target });
     tally(made, "host.acquire", { key: 5 });
+    tally(made, "host.lookup", { key: "h1", fence: true }, null);
     expect([...made.fenced]).toEqual(["j1"]);
     expect(made.jobs.size + made.hosts.size).toBe(0);
   });
@@ -346,6 +359,9 @@ describe("what the suite counts as made", () => {
     tally(made, "host.release", { key: "k" }, null);
     expect(made.hosts.get("k")).toEqual({ handle: "vm-1", released: true });
     tally(made, "host.acquire", { key: "k" }, { handle: "vm-1" });
+    expect(made.hosts.get("k")).toEqual({ handle: "vm-1", released: true });
+    // an acquire sent again, before its answer, is still that machine
+    tally(made, "host.acquire", { key: "k" });
     expect(made.hosts.get("k")).toEqual({ handle: "vm-1", released: true });
     tally(made, "host.acquire", { key: "k" }, { handle: "vm-2" });
     expect(made.hosts.get("k")).toEqual({ handle: "vm-2", released: false });
@@ -387,6 +403,22 @@ describe("everything a plugin wrote, judged line by line", () => {
       `a reply to id 9, which mu never sent: ${reply(9, exec).trim()}`,
     ]);
     expect(log.lines).toBe(3);
+  });
+
+  it("matches an error reply to its request too, and takes a null result", () => {
+    const log = new WireLog();
+    const error = (id: number) =>
+      `${JSON.stringify({ jsonrpc: "2.0", id, error: { code: 1, message: "m", data: { kind: "permanent" } } })}\n`;
+    log.received(enc(error(9)));
+    ask(log, 2, "job.stop");
+    log.received(enc(reply(2, null)));
+    ask(log, 3, "link.exec");
+    log.received(enc(error(3)));
+    log.received(enc(error(3)));
+    expect(log.problems).toEqual([
+      `a reply to id 9, which mu never sent: ${error(9).trim()}`,
+      `a second reply to id 3 (link.exec): ${error(3).trim()}`,
+    ]);
   });
 
   it("judges a result against its method's schema and quotes the line, clipped", () => {
@@ -436,7 +468,23 @@ describe("everything a plugin wrote, judged line by line", () => {
     ]);
   });
 
-  it("refuses a notification the schema does not allow", () => {
+  it("refuses a notification the schema does not allow, even for a watch that is open", () => {
+    const open = new WireLog();
+    ask(open, 1, "channel.watch");
+    open.received(enc(reply(1, { watchId: "w", initial: observation })));
+    open.received(
+      enc(
+        `${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled", params: { watchId: "w" } })}\n`,
+      ),
+    );
+    open.received(enc(`${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled" })}\n`));
+    expect(open.problems).toHaveLength(2);
+    expect(open.problems[0]).toMatch(
+      /^watch\/settled does not match the schema \(.*observation.*\): \{/,
+    );
+    expect(open.problems[1]).toBe(
+      'watch/settled without params: {"jsonrpc":"2.0","method":"watch/settled"}',
+    );
     const log = new WireLog();
     const line = `${JSON.stringify({ jsonrpc: "2.0", method: "watch/settled", params: { watchId: "w" } })}\n`;
     log.received(enc(line));
@@ -460,13 +508,18 @@ describe("everything a plugin wrote, judged line by line", () => {
     ask(log, 1, "link.exec");
     log.received(Buffer.from([0x61, 0xc3, 0xa9, 0xff, 0xfe, 0x62, 0x0a]));
     log.received(enc(reply(1, exec)));
+    log.end();
     expect(log.problems).toEqual(["a line that is not valid UTF-8: a\u00e9\\xff\\xfeb"]);
     expect(log.lines).toBe(0);
+    const one = new WireLog();
+    one.received(Buffer.from([0xff, 0x0a]));
+    expect(one.problems).toEqual(["a line that is not valid UTF-8: \\xff"]);
   });
 
   it("shows the start of a flood's first line, and stops there", () => {
     const log = new WireLog();
     log.received(enc("z".repeat(1024 * 1024 + 10)));
+    log.end();
     expect(log.problems).toHaveLength(1);
     expect(log.problems[0]).toMatch(/^a line of more than 1 MiB \(\d+ bytes so far\): z{240}$/);
   });
@@ -486,13 +539,25 @@ describe("everything a plugin wrote, judged line by line", () => {
 
   it("finds a needle on either stream, line by line", () => {
     const log = new WireLog();
-    log.received(enc("a\nsecret here\nb"));
+    log.received(enc("a\n"));
+    log.received(enc("secret here\nb"));
     log.stderr(enc("warn: secret there\nother\n"));
     expect(log.linesWith("secret")).toEqual([
       { stream: "stdout", line: "secret here" },
       { stream: "stderr", line: "warn: secret there" },
     ]);
     expect(log.linesWith("nothing")).toEqual([]);
+  });
+
+  it("keeps the first 8 MiB a stream wrote, no more", () => {
+    const log = new WireLog();
+    const MiB = 1024 * 1024;
+    log.stderr(enc(`${"x".repeat(8 * MiB - 8)}\nfirst\n`));
+    log.stderr(enc("late\n"));
+    expect(log.linesWith("first")).toEqual([{ stream: "stderr", line: "first" }]);
+    // one byte of the late line fits: the cut falls at exactly 8 MiB
+    expect(log.linesWith("l")).toEqual([{ stream: "stderr", line: "l" }]);
+    expect(log.linesWith("late")).toEqual([]);
   });
 });
 
