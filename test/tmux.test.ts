@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
@@ -101,6 +101,75 @@ describe("the tmux mux backend", () => {
     const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
     expect(panes.trim()).toBe("b 0");
     expect(mu("agent", "list").stdout).toMatch(/^main\/b\tbox\trunning\t%\d+@\d+\n$/);
+  });
+
+  // A spawn that died between opening its view and recording it leaves a
+  // pane no record names; the next spawn of the agent closes it, and any
+  // pane of that name an older mu left untagged, but no other agent's.
+  it("closes the panes a crashed spawn of the agent left, and no other agent's", () => {
+    const mu = boxed();
+    const crashed = muProcess(["agent", "spawn", "a", "--host", "box"], {
+      ...st.env,
+      MU_MUX: "tmux",
+      MU_TMUX_SOCKET: socket,
+      MU_CRASH_AT: "view.pane-opened",
+    });
+    expect(crashed.signal).toBe("SIGKILL");
+    const orphan = tmux("list-panes", "-a", "-F", "#{pane_id}").stdout.trim();
+    expect(orphan).toMatch(/^%\d+$/);
+    expect(tmux("new-window", "-d", "-t", "=mu-main:", "-n", "a", "sleep 300").status).toBe(0);
+    expect(tmux("new-window", "-d", "-t", "=mu-main:", "-n", "b", "sleep 300").status).toBe(0);
+    const again = mu("agent", "spawn", "a", "--host", "box");
+    expect(again.stderr).toBe("");
+    const view = /view (%\d+)@\d+/.exec(again.stdout)?.[1];
+    const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_id}").stdout;
+    expect(panes.trim().split("\n").sort()).toEqual([
+      `a ${view}`,
+      expect.stringMatching(/^b %\d+$/),
+    ]);
+    expect(panes).not.toContain(`${orphan}\n`);
+  });
+
+  it("uses tmux's default server when no socket is named", () => {
+    const tmpdir = mkdtempSync(join(st.dir, "tmux-"));
+    const env = { ...st.env, MU_MUX: "tmux", TMUX_TMPDIR: tmpdir };
+    const world = join(st.dir, "world");
+    World.create(world, { preset: "link-job", instance: "sim-1" });
+    const mu = (...args: string[]) => muProcess(args, env);
+    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
+    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    const own = (...args: string[]) =>
+      spawnSync("tmux", args, {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, TMUX_TMPDIR: tmpdir },
+      });
+    try {
+      expect(mu("agent", "spawn", "a", "--host", "box").stderr).toBe("");
+      expect(own("list-panes", "-a", "-F", "#{session_name} #{window_name}").stdout).toBe(
+        "mu-main a\n",
+      );
+      expect(mu("agent", "close", "a").stdout).toBe("closed main/a\n");
+    } finally {
+      own("kill-server");
+    }
+  });
+
+  it("says tmux is missing in one line, and leaves no job behind", () => {
+    const mu = boxed();
+    // node alone on PATH: the sim plugin still starts, tmux cannot.
+    const bin = mkdtempSync(join(st.dir, "bin-"));
+    symlinkSync(process.execPath, join(bin, "node"));
+    const r = muProcess(["agent", "spawn", "c", "--host", "box"], {
+      ...st.env,
+      MU_MUX: "tmux",
+      MU_TMUX_SOCKET: socket,
+      PATH: bin,
+    });
+    expect([r.code, r.stderr]).toEqual([
+      5,
+      "mu: agent: main/c did not come up: the tmux backend could not open a view for main/c: tmux is not on PATH (install tmux); the job was stopped; see the plugin's and the backend's state, then spawn again\n",
+    ]);
+    expect(mu("agent", "list").stdout).toMatch(/^no agents; /);
   });
 
   // Two databases on one tmux server (the default server, unless

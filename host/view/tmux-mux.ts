@@ -27,7 +27,14 @@ function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: st
     encoding: "utf8",
     env: ports.env as NodeJS.ProcessEnv,
   });
-  if (r.error) return { ok: false, out: "", err: r.error.message };
+  if (r.error) {
+    const missing = (r.error as NodeJS.ErrnoException).code === "ENOENT";
+    return {
+      ok: false,
+      out: "",
+      err: missing ? "tmux is not on PATH (install tmux)" : r.error.message,
+    };
+  }
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
 
@@ -41,6 +48,12 @@ function tmux(ports: Ports, args: string[]): { ok: boolean; out: string; err: st
 // taken as it is, and a pane with no tag (an older mu's, or a tmux before 3.0
 // that has no pane options) is swept as before.
 const DB_OPTION = "@mu-db";
+
+// A listed pane, its fields apart by spaces: tmux writes a tab as "_" where
+// the locale is C or POSIX (as under env -i, cron or a service manager), so
+// a tab could not part them. The tag is hex or empty; the window's name,
+// last, is the agent's.
+const PANE_LINE = /^(%\d+) (\d+) ([0-9a-f]*) (.*)$/;
 
 /** The database as a tag: a hash of its real path, so every spelling of it agrees. */
 function dbTag(ports: Ports): string {
@@ -124,14 +137,16 @@ export function tmuxMux(ports: Ports): Mux {
         "-t",
         `=${sessionName(workstream)}`,
         "-F",
-        `#{pane_id}\t#{pane_pid}\t#{${DB_OPTION}}\t#{window_name}`,
+        `#{pane_id} #{pane_pid} #{${DB_OPTION}} #{window_name}`,
       ]);
       if (!r.ok) return [];
       const db = dbTag(ports);
       const mine: string[] = [];
       for (const line of r.out.split("\n")) {
-        const [id, pid, tag, name] = line.split("\t");
-        if (id && pid && (tag === db || tag === "") && name === agent) mine.push(`${id}@${pid}`);
+        const m = PANE_LINE.exec(line);
+        if (!m) continue;
+        const [, id, pid, tag, name] = m;
+        if ((tag === db || tag === "") && name === agent) mine.push(`${id}@${pid}`);
       }
       return mine;
     },
