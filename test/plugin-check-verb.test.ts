@@ -14,7 +14,7 @@ import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
 import { World } from "../sim/plugin/world.js";
 import { checking, type Registered, registered } from "./fixture-check.js";
-import { muChild, tempState } from "./helpers.js";
+import { mu, muChild, tempState } from "./helpers.js";
 
 // The verb around the checks, on a plugin whose run is short: the channel
 // fixture with no --seam runs only the checks every plugin gets (a couple of
@@ -226,4 +226,39 @@ describe("mu plugin check, the verb", () => {
       "mu: usage: host 'box' is reached through plugin 'sim', not 'cfx'; name a host of 'cfx' (see: mu host list), or run mu plugin check sim\n",
     ]);
   }, 60_000);
+
+  it.each([
+    [["--seam", "box"], "--seam 'box' is not a seam; use link or host or job or channel"],
+    [
+      ["--param", "a=b"],
+      "--param is only used by the host, job and channel checks; add the --seam they are for, or drop --param",
+    ],
+    [
+      ["--seam", "link", "--param", "a=b"],
+      "--param is only used by the host, job and channel checks; add the --seam they are for, or drop --param",
+    ],
+    [["--seam", "host", "--param", "ab"], "--param 'ab' is not k=v; write --param region=eu"],
+    [["--seam", "job", "--param", "=b"], "--param '=b' is not k=v; write --param region=eu"],
+    [
+      ["--repeat", "0"],
+      "--repeat '0' is not valid; give a whole number of rounds from 1 to 1000, in plain digits, e.g. --repeat 10",
+    ],
+    [
+      ["--repeat", "1001"],
+      "--repeat '1001' is not valid; give a whole number of rounds from 1 to 1000, in plain digits, e.g. --repeat 10",
+    ],
+  ])("%j is a usage error, before anything starts", async (args, line) => {
+    const w = await fixture();
+    const r = await mu(["plugin", "check", "cfx", ...args], w.env);
+    expect([r.code, r.stderr, r.stdout]).toEqual([2, `mu: usage: ${line}\n`, ""]);
+  });
+
+  it("a plugin mu does not know is exit 3, with how to register it", async () => {
+    const w = await fixture();
+    const r = await mu(["plugin", "check", "nope"], w.env);
+    expect([r.code, r.stderr]).toEqual([
+      3,
+      "mu: plugin: no plugin named 'nope'; register it first: mu plugin add nope -- /abs/path/mu-plugin-nope\n",
+    ]);
+  });
 });
