@@ -241,10 +241,30 @@ for (const [path, entry] of [...byFile.entries()].sort(([a], [b]) => a.localeCom
   }
   out.push("");
 }
+/** How many mutants Stryker's instrumenter makes of each file (0: nothing to change). */
+async function mutantCounts(paths) {
+  const { Instrumenter } = await import("@stryker-mutator/instrumenter");
+  const quiet = new Proxy({}, { get: (_t, name) => (String(name).startsWith("is") ? () => false : () => {}) });
+  const files = paths.map((name) => ({ name, content: readFileSync(join(root, name), "utf8"), mutate: true }));
+  const { mutants } = await new Instrumenter(quiet).instrument(files, {
+    plugins: null,
+    excludedMutations: [],
+    ignorers: [],
+    noHeader: true,
+  });
+  const counts = new Map(paths.map((p) => [p, 0]));
+  for (const m of mutants) counts.set(m.fileName, (counts.get(m.fileName) ?? 0) + 1);
+  return counts;
+}
 if (unmeasured) {
-  const tracked = spawnSync("git", ["ls-files", "host", "plugins/ssh"], { cwd: root, encoding: "utf8" })
+  const left = spawnSync("git", ["ls-files", "host", "plugins/ssh"], { cwd: root, encoding: "utf8" })
     .stdout.split("\n")
     .filter((f) => f.endsWith(".ts") && !byFile.has(f));
+  // A module of types alone gives Stryker nothing to mutate: it is complete
+  // as it is, not waiting for a run.
+  const counts = await mutantCounts(left);
+  const typesOnly = left.filter((f) => counts.get(f) === 0);
+  const tracked = left.filter((f) => counts.get(f) !== 0);
   const byDir = new Map();
   for (const f of tracked) {
     const lines = readFileSync(join(root, f), "utf8").split("\n").length;
@@ -261,6 +281,12 @@ if (unmeasured) {
   for (const [dir, d] of [...byDir.entries()].sort(([a], [b]) => a.localeCompare(b)))
     out.push(`- \`${dir}/\` (${d.files.length}, ${d.lines} lines): ${d.files.join(", ")}`);
   out.push("");
+  if (typesOnly.length > 0) {
+    out.push(
+      `Nothing to mutate (types alone, no code Stryker can change): ${typesOnly.map((f) => `\`${f}\``).join(", ")}.`,
+    );
+    out.push("");
+  }
 }
 // --keep NAME: a compact copy of the merged result (each file's source and
 // each mutant's place, mutator, replacement and status) for git.

@@ -35,3 +35,26 @@ describe("npm run mutate", () => {
     expect(r.stderr).toMatch(/^mutate: another mutation run is using this checkout/);
   });
 });
+
+describe("the mutation summary's list of modules no run measured", () => {
+  it("sets apart the modules of types alone, which Stryker has nothing to mutate in", () => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(packageRoot(), "scripts", "mutation-summary.mjs"),
+        join(packageRoot(), "reports", "mutation-runs", "r23-tests-plant.json"),
+        "--unmeasured",
+      ],
+      { cwd: packageRoot(), encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const unmeasured = r.stdout.slice(r.stdout.indexOf("## Modules no run has measured"));
+    expect(unmeasured).toContain(
+      "Nothing to mutate (types alone, no code Stryker can change): `host/ports/types.ts`, `host/protocol/declaration.ts`, `host/view/backend.ts`.",
+    );
+    const listed = unmeasured.slice(0, unmeasured.indexOf("Nothing to mutate"));
+    expect(listed).toMatch(/- `host\/view\/` \(\d+, \d+ lines\): .*tmux-mux\.ts/);
+    expect(listed).not.toContain("backend.ts");
+    expect(listed).not.toContain("testbed-plant.ts");
+  });
+});
