@@ -26,11 +26,16 @@ describe("the tmux mux backend", () => {
     st.done();
   });
 
-  /** mu with its views on the private server, the sim registered and host box added. */
-  const boxed = (stateEnv: Record<string, string> = st.env) => {
+  /** A mu's environment with its views in tmux: on the private server unless `server` names another. */
+  const viewEnv = (
+    stateEnv: Record<string, string> = st.env,
+    server: Record<string, string> = { MU_TMUX_SOCKET: socket },
+  ) => ({ ...stateEnv, MU_MUX: "tmux", ...server });
+
+  /** mu in `env`, the sim registered and host box added. */
+  const boxed = (env: Record<string, string> = viewEnv()) => {
     const world = join(st.dir, "world");
     if (!existsSync(world)) World.create(world, { preset: "link-job", instance: "sim-1" });
-    const env = { ...stateEnv, MU_MUX: "tmux", MU_TMUX_SOCKET: socket };
     const mu = (...args: string[]) => muProcess(args, env);
     expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
     expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
@@ -109,9 +114,7 @@ describe("the tmux mux backend", () => {
   it("closes the panes a crashed spawn of the agent left, and no other agent's", () => {
     const mu = boxed();
     const crashed = muProcess(["agent", "spawn", "a", "--host", "box"], {
-      ...st.env,
-      MU_MUX: "tmux",
-      MU_TMUX_SOCKET: socket,
+      ...viewEnv(),
       MU_CRASH_AT: "view.pane-opened",
     });
     expect(crashed.signal).toBe("SIGKILL");
@@ -132,12 +135,7 @@ describe("the tmux mux backend", () => {
 
   it("uses tmux's default server when no socket is named", () => {
     const tmpdir = mkdtempSync(join(st.dir, "tmux-"));
-    const env = { ...st.env, MU_MUX: "tmux", TMUX_TMPDIR: tmpdir };
-    const world = join(st.dir, "world");
-    World.create(world, { preset: "link-job", instance: "sim-1" });
-    const mu = (...args: string[]) => muProcess(args, env);
-    expect(mu("plugin", "add", "sim", "--", sim, "--world", world).code).toBe(0);
-    expect(mu("host", "add", "box", "--plugin", "sim").code).toBe(0);
+    const mu = boxed(viewEnv(st.env, { TMUX_TMPDIR: tmpdir }));
     const own = (...args: string[]) =>
       spawnSync("tmux", args, {
         encoding: "utf8",
@@ -159,12 +157,7 @@ describe("the tmux mux backend", () => {
     // node alone on PATH: the sim plugin still starts, tmux cannot.
     const bin = mkdtempSync(join(st.dir, "bin-"));
     symlinkSync(process.execPath, join(bin, "node"));
-    const r = muProcess(["agent", "spawn", "c", "--host", "box"], {
-      ...st.env,
-      MU_MUX: "tmux",
-      MU_TMUX_SOCKET: socket,
-      PATH: bin,
-    });
+    const r = muProcess(["agent", "spawn", "c", "--host", "box"], { ...viewEnv(), PATH: bin });
     expect([r.code, r.stderr]).toEqual([
       5,
       "mu: agent: main/c did not come up: the tmux backend could not open a view for main/c: tmux is not on PATH (install tmux); the job was stopped; see the plugin's and the backend's state, then spawn again\n",
@@ -178,7 +171,7 @@ describe("the tmux mux backend", () => {
   it("leaves another database's agent of the same name alone", () => {
     const other = tempState();
     try {
-      const mus = [boxed(), boxed(other.env)];
+      const mus = [boxed(), boxed(viewEnv(other.env))];
       for (const mu of mus) expect(mu("agent", "spawn", "a", "--host", "box").code).toBe(0);
       const panes = tmux("list-panes", "-a", "-F", "#{window_name} #{pane_dead}").stdout;
       expect(panes.trim().split("\n")).toEqual(["a 0", "a 0"]);
