@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { packageRoot } from "../host/package-root.js";
 import { nodeScript } from "./helpers.js";
+import { LINK } from "./plugin-fixtures.js";
 
 // Where the built schema module takes its digest and validators from: the
 // build's precompiled modules only while they were made from the very file
@@ -27,15 +28,6 @@ const names = (
   JSON.parse(readFileSync(join(root, SCHEMA), "utf8")) as { $defs: Record<string, unknown> }
 ).$defs;
 const linkIndex = Object.keys(names).indexOf("seam.link");
-
-const linkSeam = {
-  fetch: false,
-  slots: "self",
-  remoteOnTimeout: "unknown",
-  quiescence: "provable",
-  maxScriptBytes: 131072,
-  checks: ["reach"],
-};
 
 let dirs: string[] = [];
 afterEach(() => {
@@ -88,7 +80,7 @@ function ask(dir: string, slots: string[] = ["self", "both"]): Seen {
     const s = await import(${schema});
     const slots = {};
     for (const v of ${JSON.stringify(slots)}) {
-      const r = s.validate("seam.link", { ...${JSON.stringify(linkSeam)}, slots: v });
+      const r = s.validate("seam.link", { ...${JSON.stringify(LINK)}, slots: v });
       slots[v] = r.ok ? "ok" : r.errors;
     }
     // The precompiled modules need only ajv's small runtime helpers.
