@@ -67,6 +67,56 @@ const BREAKS = [
     headline:
       /^channel\.send with expectIncarnation 1, not the agent's incarnation, was answered, not refused$/,
   },
+  {
+    broken: "resend-runs-again",
+    fails: "channel.dedupe",
+    headline:
+      /^msgId msg-check-\w+ was sent three times with identical params and a second turn ran: channel\.baseline reads runs 3 \d+ ms later, not 1$/,
+    evidence: [/^\{"incarnation":1,"runs":3\}$/],
+  },
+  {
+    broken: "later-other-msgid",
+    fails: "channel.turns",
+    headline: /^channel\.send answered channel cfx and msgId msg-other, not cfx and msg-check-\w+$/,
+    evidence: [
+      /^sent msgId msg-check-\w+$/,
+      /^\{"ack":"confirmed","baseline":1,"channel":"cfx","msgId":"msg-other"\}$/,
+    ],
+  },
+  // The lifecycle check's own promises, each broken on the first job alone.
+  {
+    broken: "other-msgid",
+    fails: "channel.lifecycle",
+    headline: /^channel\.send answered channel cfx and msgId msg-other, not cfx and msg-check-\w+$/,
+    evidence: [
+      /^sent msgId msg-check-\w+ on channel cfx$/,
+      /^\{"ack":"confirmed","baseline":0,"channel":"cfx","msgId":"msg-other"\}$/,
+    ],
+  },
+  {
+    broken: "other-channel",
+    fails: "channel.lifecycle",
+    headline:
+      /^channel\.send answered channel elsewhere and msgId (msg-check-\w+), not cfx and \1$/,
+  },
+  {
+    broken: "receipt-refused",
+    fails: "channel.lifecycle",
+    headline:
+      /^channel\.receipt of a delivery just made answered state not-accepted for msgId (msg-check-\w+), not accepted for \1$/,
+    evidence: [/^asked msg-check-\w+$/, /^\{"id":"msg-check-\w+","state":"not-accepted"\}$/],
+  },
+  {
+    broken: "watch-restarted",
+    fails: "channel.lifecycle",
+    headline: /^the watch ended with watch\/restarted, not watch\/settled$/,
+    evidence: [/^\{"incarnation":1,"watchId":"cw\d+-1"\}$/],
+  },
+  {
+    broken: "settle-at-baseline",
+    fails: "channel.lifecycle",
+    headline: /^watch\/settled reports runs 0, not past 0$/,
+  },
 ] as const;
 
 /** What runs with --seam channel on a plugin of one backend, no link. */
@@ -168,6 +218,41 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
     },
     120_000,
   );
+
+  // An at-start kind's first prompt goes with job.start: the checks wait for
+  // its turn, never send a first prompt of their own, and judge its receipt.
+  it("an at-start kind passes every channel check, the first turn counted from the start", async () => {
+    const w = await registerFixture("channel-plugin.mjs", "cfx", undefined, ["--at-start"]);
+    try {
+      const r = await checking(CHECK, w.env);
+      expect([r.code, r.stderr], r.stdout).toEqual([0, ""]);
+      for (const id of CHECK_IDS)
+        expect([id, r.got[id]?.mark]).toEqual([id, RUNS.has(id) ? "ok" : "skip"]);
+      expect(r.got["channel.lifecycle"]?.detail).toMatch(
+        /^delivered msg-check-[0-9a-f]{12}, receipt accepted with that msgId, the watch settled at runs=1$/,
+      );
+      expect(r.got["channel.turns"]?.detail).toBe(
+        "two sends answered baselines 1 and 2; runs went 1, 2, 3; readStates and lastRun agree, two turns back as one",
+      );
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+
+  it("an at-start kind's first prompt is judged by its receipt", async () => {
+    const w = await registerFixture("channel-plugin.mjs", "cfx", "receipt-refused", ["--at-start"]);
+    try {
+      const r = await checking(CHECK, w.env);
+      expectFailed(
+        r,
+        "cfx",
+        ["channel.lifecycle"],
+        /^channel\.receipt of a delivery just made answered state not-accepted for msgId (msg-check-\w+), not accepted for \1$/,
+      );
+    } finally {
+      w.done();
+    }
+  }, 120_000);
 
   // mu never resends to such a channel nor asks it for a receipt, so the
   // checks of both promises have nothing to prove and say why.

@@ -48,6 +48,8 @@ async function fresh(a: Agent): Promise<void> {
     msgId: newMsgId(),
     force: false,
   });
+  // A fresh conversation is a delivery: a send after it is not the agent's first prompt.
+  a.first = false;
   await untilRuns(a, (d.baseline ?? 0) + 1, "channel.fresh's turn");
 }
 
