@@ -83,6 +83,13 @@ const BREAKS = [
       /^\{"ack":"confirmed","baseline":1,"channel":"cfx","msgId":"msg-other"\}$/,
     ],
   },
+  // Every start's load rules hold it to the declaration plugin add recorded.
+  {
+    broken: "wobble-caps",
+    fails: "handshake",
+    headline:
+      /^start 2 did not load: mu: plugin: 'cfx' refused \(declaration\.changed\): its declaration differs from the one recorded by 'mu plugin add'; re-register it: mu plugin add cfx -- .*$/,
+  },
   // The lifecycle check's own promises, each broken on the first job alone.
   {
     broken: "other-msgid",
