@@ -83,6 +83,45 @@ const BREAKS = [
       /^\{"ack":"confirmed","baseline":1,"channel":"cfx","msgId":"msg-other"\}$/,
     ],
   },
+  {
+    broken: "states-behind",
+    fails: "channel.turns",
+    headline:
+      /^channel\.readStates after two turns reads runs 1 for mu-check\/check-\w+, where channel\.baseline reads 2$/,
+    evidence: [
+      /^\{"mu-check\/check-\w+":\{"incarnation":1,"runs":1,"since":\d+,"state":"idle"\}\}$/,
+    ],
+  },
+  {
+    broken: "states-none",
+    fails: "channel.turns",
+    headline:
+      /^channel\.readStates before the sends holds no reading for the asked agent mu-check\/check-\w+$/,
+    evidence: [/^\{\}$/],
+  },
+  {
+    broken: "lastrun-always",
+    fails: "channel.turns",
+    headline: /^channel\.lastRun past 0, the current count, answered a turn, not null$/,
+  },
+  {
+    broken: "lastrun-null",
+    fails: "channel.turns",
+    headline: /^channel\.lastRun past 0 answered null after a turn past it settled$/,
+    evidence: [/^null$/],
+  },
+  {
+    broken: "settled-silent",
+    fails: "channel.watch",
+    headline: /^a watch past run 0, opened once runs read 1, had no notification within 10 s$/,
+  },
+  {
+    broken: "settled-restarted",
+    fails: "channel.watch",
+    headline:
+      /^a watch past run 0, a turn past it settled, ended with watch\/restarted at runs undefined$/,
+    evidence: [/^\{"incarnation":1,"watchId":"cw\d+-1"\}$/],
+  },
   // Every start's load rules hold it to the declaration plugin add recorded.
   {
     broken: "wobble-caps",
@@ -225,6 +264,23 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
     },
     120_000,
   );
+
+  // mu's connection refuses a second notification of one watch, so the
+  // check's own count never sees it: the watch check and messages both fail.
+  it("a watch that notifies twice fails channel.watch and messages", async () => {
+    const w = await registered("settled-twice");
+    try {
+      const r = await checking(CHECK, w.env);
+      expectFailed(
+        r,
+        "cfx",
+        ["channel.watch", "messages"],
+        /^(channel\.watch not sent: the plugin sent an invalid message \(watch\/settled for no open watch 'cw\d+-1'\)|1 invalid message in \d+ lines from \d+ starts)$/,
+      );
+    } finally {
+      w.done();
+    }
+  }, 120_000);
 
   // An at-start kind's first prompt goes with job.start: the checks wait for
   // its turn, never send a first prompt of their own, and judge its receipt.
