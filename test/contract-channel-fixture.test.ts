@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
-import { checking, expectFailed, registered as registerFixture } from "./fixture-check.js";
+import {
+  checking,
+  evidenceOf,
+  expectFailed,
+  registered as registerFixture,
+} from "./fixture-check.js";
 
 // `mu plugin check --seam channel` against a job and channel plugin not
 // built on the sim (test/fixtures/channel-plugin.mjs): correct, it passes
@@ -181,18 +186,6 @@ const RUNS = new Set([
 ]);
 
 const CHECK = ["plugin", "check", "cfx", "--seam", "channel"];
-
-/** The evidence lines printed under a check's line. */
-function evidenceOf(stdout: string, id: string): string[] {
-  const lines = stdout.split("\n");
-  const at = lines.findIndex((l) => new RegExp(`^(ok {2}|FAIL|skip) {2}${id} `).test(l));
-  const out: string[] = [];
-  for (const l of lines.slice(at + 1)) {
-    if (!l.startsWith("        ")) break;
-    out.push(l.slice(8));
-  }
-  return out;
-}
 
 /** The fixture installed as mu-plugin-cfx and registered, broken as asked. */
 const registered = (broken?: string) => registerFixture("channel-plugin.mjs", "cfx", broken);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
-import { checking, expectFailed, registered as registerFixture } from "./fixture-check.js";
+import {
+  checking,
+  evidenceOf,
+  expectFailed,
+  registered as registerFixture,
+} from "./fixture-check.js";
 
 // `mu plugin check` against a job plugin not built on the sim
 // (test/fixtures/job-plugin.mjs): its backend is a directory every process
@@ -46,23 +51,49 @@ const BREAKS = [
     fails: "job.attach",
     headline:
       /^the view job\.attach answered for a running job ended within 1000 ms \(exit 3\), where a pane must show the job$/,
+    evidence: [
+      /^view: \{"command":"echo no such job >&2; exit 3","env":\{\}\}$/,
+      /^stderr: no such job$/,
+    ],
   },
   {
     broken: "slow-steps",
     fails: "job.checkSteps",
     headline: /^job\.checkSteps \(agent\): job\.checkSteps had no answer within 10000 ms$/,
+    evidence: [/^job\.checkSteps had no answer within 10000 ms$/],
   },
   {
     broken: "ignore-cwd",
     fails: "job.spec",
     headline:
       /^the job's command reported cwd and MU_CHECK_SPEC as '\/\S+ [0-9a-f]{16}', not '\/ [0-9a-f]{16}'$/,
+    evidence: [
+      /^command: printf 'mu-check-spec %s %s\\n' "\$\(pwd\)" "\$\{MU_CHECK_SPEC:-unset\}"; exec sleep 600$/,
+      /^view: \{"command":"exec tail -n \+1 -f '[^']+'","env":\{\}\}$/,
+      /^view printed: job fx-\w+ \| mu-check-spec \S+ [0-9a-f]{16}$/,
+    ],
   },
   {
     broken: "drop-env",
     fails: "job.spec",
     headline:
       /^the job's command reported cwd and MU_CHECK_SPEC as '\/ unset', not '\/ [0-9a-f]{16}'$/,
+    evidence: [
+      /^command: printf 'mu-check-spec %s %s\\n' "\$\(pwd\)" "\$\{MU_CHECK_SPEC:-unset\}"; exec sleep 600$/,
+      /^view: \{"command":"exec tail -n \+1 -f '[^']+'","env":\{\}\}$/,
+      /^view printed: job fx-\w+ \| mu-check-spec \/ unset$/,
+    ],
+  },
+  {
+    broken: "ignore-command",
+    fails: "job.spec",
+    headline:
+      /^the job's view showed no line from its command within 10 s: the command was not run, or not where its view shows$/,
+    evidence: [
+      /^command: printf 'mu-check-spec %s %s\\n' "\$\(pwd\)" "\$\{MU_CHECK_SPEC:-unset\}"; exec sleep 600$/,
+      /^view: \{"command":"exec tail -n \+1 -f '[^']+'","env":\{\}\}$/,
+      /^view printed: job fx-\w+$/,
+    ],
   },
   {
     broken: "late-start",
@@ -124,6 +155,15 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
       expect(got["job.replay"]?.detail).toMatch(
         /the identical start returned the first reply; lookup found it running and stopped; a start after a fenced none was refused \(permanent\) and made nothing$/,
       );
+      expect(got["job.attach"]?.detail).toMatch(
+        /^job\.attach of a running job answered a view that runs \(exec tail -n \+1 -f '.+\)$/,
+      );
+      expect(got["job.checkSteps"]?.detail).toMatch(
+        /^job\.checkSteps answered within 10 s \(agent: 0 steps in \d+ ms\)$/,
+      );
+      expect(got["job.spec"]?.detail).toBe(
+        "a job started with a command of the check's ran it in cwd / with MU_CHECK_SPEC as set in env, as its view shows",
+      );
       // Killed in flight, the start still lands, and its repeat finds it.
       expect(got["job.inflight"]?.detail).toMatch(
         /^the start's process SIGKILLed at \+\d+ ms; another process's lookups answered none (once|\d+ times) inside the declared inFlightMs 10000, then found it at \+\d+ ms; the identical start from a new process returned the job found$/,
@@ -140,6 +180,11 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
       try {
         const r = await checking(CHECK, w.env);
         expectFailed(r, "jfx", [b.fails], b.headline);
+        if ("evidence" in b) {
+          const shown = evidenceOf(r.stdout, b.fails);
+          expect(shown, r.stdout).toHaveLength(b.evidence.length);
+          for (const [i, e] of b.evidence.entries()) expect(shown[i], r.stdout).toMatch(e);
+        }
       } finally {
         w.done();
       }

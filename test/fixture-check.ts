@@ -102,3 +102,15 @@ export function expectFailed(
     ),
   );
 }
+
+/** The evidence lines printed under a check's line. */
+export function evidenceOf(stdout: string, id: string): string[] {
+  const lines = stdout.split("\n");
+  const at = lines.findIndex((l) => new RegExp(`^(ok {2}|FAIL|skip) {2}${id} `).test(l));
+  const out: string[] = [];
+  for (const l of lines.slice(at + 1)) {
+    if (!l.startsWith("        ")) break;
+    out.push(l.slice(8));
+  }
+  return out;
+}
