@@ -17,18 +17,24 @@ const BREAKS = [
     broken: "baseline-zero",
     fails: "channel.turns",
     headline: /^the second channel\.send answered baseline 0, where 1 turns had settled$/,
+    evidence: [/^\{"ack":"confirmed","baseline":0,"channel":"cfx","msgId":"msg-check-\w+"\}$/],
   },
   {
     broken: "runs-by-two",
     fails: "channel.turns",
     headline:
       /^runs went from 0 to 2 with one turn: runs must grow by exactly one per settled turn$/,
+    evidence: [/^channel\.baseline before: runs 0$/, /^after one turn: runs 2$/],
   },
   {
     broken: "first-past-text",
     fails: "channel.turns",
     headline:
       /^channel\.lastRun past 0, 2 turns back, answered another turn than past 1: an observation is of the last settled turn, its runs and its text alike$/,
+    evidence: [
+      /^past 0: \{.*\(the first turn\)\\"","runs":2,/,
+      /^past 1: \{.*\(the second turn\)\\"","runs":2,/,
+    ],
   },
   {
     broken: "resend-twice",
@@ -118,6 +124,13 @@ const BREAKS = [
     fails: "channel.turns",
     headline: /^channel\.lastRun past 0 answered null after a turn past it settled$/,
     evidence: [/^null$/],
+  },
+  {
+    broken: "lastrun-at-after",
+    fails: "channel.turns",
+    headline:
+      /^channel\.lastRun past 0 answered runs 0, settled true after a turn past it settled$/,
+    evidence: [/^\{"incarnation":1,"lastText":".*\(the first turn\)\\"","runs":0,"settled":true,/],
   },
   {
     broken: "settled-silent",
