@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import {
   checking,
-  evidenceOf,
+  expectEvidence,
   expectFailed,
   registered as registerFixture,
 } from "./fixture-check.js";
@@ -273,13 +273,10 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
         const r = await checking(CHECK, w.env);
         expectFailed(r, "cfx", [b.fails], b.headline);
         if ("evidence" in b) {
-          const shown = evidenceOf(r.stdout, b.fails);
-          expect(shown, r.stdout).toHaveLength(b.evidence.length);
-          for (const [i, e] of b.evidence.entries()) expect(shown[i], r.stdout).toMatch(e);
+          expectEvidence(r.stdout, b.fails, b.evidence);
         }
         if ("evidenceStarts" in b) {
-          const shown = evidenceOf(r.stdout, b.fails);
-          for (const [i, e] of b.evidenceStarts.entries()) expect(shown[i], r.stdout).toMatch(e);
+          expectEvidence(r.stdout, b.fails, b.evidenceStarts, true);
         }
       } finally {
         w.done();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import {
   checking,
-  evidenceOf,
+  expectEvidence,
   expectFailed,
   registered as registerFixture,
 } from "./fixture-check.js";
@@ -181,9 +181,7 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
         const r = await checking(CHECK, w.env);
         expectFailed(r, "jfx", [b.fails], b.headline);
         if ("evidence" in b) {
-          const shown = evidenceOf(r.stdout, b.fails);
-          expect(shown, r.stdout).toHaveLength(b.evidence.length);
-          for (const [i, e] of b.evidence.entries()) expect(shown[i], r.stdout).toMatch(e);
+          expectEvidence(r.stdout, b.fails, b.evidence);
         }
       } finally {
         w.done();

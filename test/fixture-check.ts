@@ -104,7 +104,7 @@ export function expectFailed(
 }
 
 /** The evidence lines printed under a check's line. */
-export function evidenceOf(stdout: string, id: string): string[] {
+function evidenceOf(stdout: string, id: string): string[] {
   const lines = stdout.split("\n");
   const at = lines.findIndex((l) => new RegExp(`^(ok {2}|FAIL|skip) {2}${id} `).test(l));
   const out: string[] = [];
@@ -113,4 +113,19 @@ export function evidenceOf(stdout: string, id: string): string[] {
     out.push(l.slice(8));
   }
   return out;
+}
+
+/**
+ * The evidence under a check's line matches these patterns in order: all of
+ * it, or with `leading`, its first lines (where how many follow varies).
+ */
+export function expectEvidence(
+  stdout: string,
+  id: string,
+  patterns: readonly RegExp[],
+  leading = false,
+): void {
+  const shown = evidenceOf(stdout, id);
+  if (!leading) expect(shown, stdout).toHaveLength(patterns.length);
+  for (const [i, e] of patterns.entries()) expect(shown[i], stdout).toMatch(e);
 }
