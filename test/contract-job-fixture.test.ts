@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import {
@@ -6,6 +7,7 @@ import {
   expectFailed,
   registered as registerFixture,
 } from "./fixture-check.js";
+import { muBin, mutantEnv } from "./helpers.js";
 
 // `mu plugin check` against a job plugin not built on the sim
 // (test/fixtures/job-plugin.mjs): its backend is a directory every process
@@ -189,4 +191,65 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
     },
     120_000,
   );
+});
+
+/** Pids of `parent`'s children whose command line starts with `name`. */
+function childrenNamed(parent: number, name: string): number[] {
+  const r = spawnSync("pgrep", ["-P", String(parent), "-a"], { encoding: "utf8" });
+  return r.stdout
+    .split("\n")
+    .map((l) => l.split(" "))
+    .filter(([, cmd]) => cmd === name)
+    .map(([pid]) => Number(pid));
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("mu plugin check cut short by a signal", () => {
+  // A view is mu's own child in a group of its own, so the plugins' stop
+  // sequence does not reach it: mu must end it itself, or a `tail -f` on the
+  // job's output runs on after the check.
+  it("SIGTERM while job.spec watches a job's view: mu dies by it, and the view goes with it", async () => {
+    // The command is never run, so job.spec watches the view for its full 10 s.
+    const w = await registered("ignore-command");
+    let views: number[] = [];
+    try {
+      const child = spawn(process.execPath, [muBin, ...CHECK], {
+        env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...w.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (b: Buffer) => {
+        stderr += b.toString();
+      });
+      const exited = new Promise<[number | null, string | null]>((res) =>
+        child.on("exit", (c, s) => res([c, s])),
+      );
+      // job.attach's view runs a second, job.spec's up to ten: either will do.
+      for (let i = 0; i < 1200 && views.length === 0; i++) {
+        views = childrenNamed(child.pid as number, "tail");
+        if (views.length === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(views, "no view ran under mu").not.toHaveLength(0);
+      child.kill("SIGTERM");
+      expect(await exited).toEqual([null, "SIGTERM"]);
+      expect(stderr).toMatch(
+        /^mu: interrupted: mu plugin check stopped by SIGTERM \(its plugins were stopped first\); nothing was recorded; a job or machine it made \(key mu-check-\*\) may be left on the plugin's backend; run it again\n$/,
+      );
+      // Killed before mu raised the signal; only the reaping is left to init.
+      for (let i = 0; i < 100 && views.some(alive); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(views.filter(alive), "a view outlived mu").toEqual([]);
+    } finally {
+      for (const pid of views.filter(alive)) process.kill(pid, "SIGKILL");
+      w.done();
+    }
+  }, 120_000);
 });

@@ -1,8 +1,11 @@
 import { spawn } from "node:child_process";
+import { type Stoppable, terminator } from "../plugin/terminator.js";
 
 // A job's view run as mu's pane would run it (sh -c, stdin from /dev/null),
 // in a process group of its own so that whatever it started goes with it
-// once the check has seen enough.
+// once the check has seen enough. A view is mu's child, not the plugin's:
+// when a signal or a crash ends mu mid-check, its group is killed with the
+// plugins', or a `tail -f` would outlive the check.
 
 export interface View {
   command: string;
@@ -41,15 +44,21 @@ export function runView(
       detached: true,
     });
     let over = false;
-    const finish = () => {
-      if (over) return;
-      over = true;
-      clearTimeout(timer);
+    const kill = () => {
       try {
         if (child.pid) process.kill(-child.pid, "SIGKILL");
       } catch {
         // its group is gone
       }
+    };
+    const member: Stoppable = { stopForSignal: async () => kill(), killNow: kill };
+    terminator.add(member);
+    const finish = () => {
+      if (over) return;
+      over = true;
+      clearTimeout(timer);
+      terminator.remove(member);
+      kill();
       done(r);
     };
     const timer = setTimeout(finish, ms);
