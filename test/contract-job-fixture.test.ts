@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import {
@@ -98,6 +100,17 @@ const BREAKS = [
     ],
   },
   {
+    broken: "blind-view",
+    fails: "job.spec",
+    headline:
+      /^the job's view showed no line from its command within 10 s: the command was not run, or not where its view shows$/,
+    evidence: [
+      /^command: printf 'mu-check-spec %s %s\\n' "\$\(pwd\)" "\$\{MU_CHECK_SPEC:-unset\}"; exec sleep 600$/,
+      /^view: \{"command":"exec sleep 600","env":\{\}\}$/,
+      /^view printed: nothing$/,
+    ],
+  },
+  {
     broken: "late-start",
     fails: "job.inflight",
     headline:
@@ -138,7 +151,23 @@ const NOT_DECLARED = [
 const CHECK = ["plugin", "check", "jfx", "--seam", "job", "--repeat", "2"];
 
 /** The fixture installed as mu-plugin-jfx and registered, broken as asked. */
-const registered = (broken?: string) => registerFixture("job-plugin.mjs", "jfx", broken);
+const registered = (broken?: string, args: string[] = []) =>
+  registerFixture("job-plugin.mjs", "jfx", broken, args);
+
+/**
+ * job.spec stops its own job, pass or fail, from the process that started
+ * it: not left running for the suite's clean-up at the end, which stops it
+ * from a start of its own. The fixture's record of the one job started with
+ * a command says which processes started and stopped it.
+ */
+function expectSpecJobStoppedByItsCheck(home: string): void {
+  const jobs = readdirSync(join(home, "jobs"))
+    .filter((f) => !f.endsWith(".tmp"))
+    .map((f) => JSON.parse(readFileSync(join(home, "jobs", f), "utf8")));
+  const spec = jobs.filter((j) => j.command);
+  expect(spec, JSON.stringify(jobs)).toHaveLength(1);
+  expect(spec[0]).toMatchObject({ state: "ended", stoppedBy: spec[0].startedBy });
+}
 
 describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
   it("the correct plugin, deduping on the key and every param, passes every check it declares", async () => {
@@ -166,6 +195,7 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
       expect(got["job.spec"]?.detail).toBe(
         "a job started with a command of the check's ran it in cwd / with MU_CHECK_SPEC as set in env, as its view shows",
       );
+      expectSpecJobStoppedByItsCheck(w.home);
       // Killed in flight, the start still lands, and its repeat finds it.
       expect(got["job.inflight"]?.detail).toMatch(
         /^the start's process SIGKILLed at \+\d+ ms; another process's lookups answered none (once|\d+ times) inside the declared inFlightMs 10000, then found it at \+\d+ ms; the identical start from a new process returned the job found$/,
@@ -185,12 +215,59 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
         if ("evidence" in b) {
           expectEvidence(r.stdout, b.fails, b.evidence);
         }
+        if (b.fails === "job.spec") expectSpecJobStoppedByItsCheck(w.home);
       } finally {
         w.done();
       }
     },
     120_000,
   );
+
+  // What job.spec asks for follows what the kind declares it honours.
+  it("a kind that honours a command but not env: job.spec sends no env and wants MU_CHECK_SPEC unset", async () => {
+    const w = await registered(undefined, ["--honours", "command"]);
+    try {
+      const r = await checking(CHECK, w.env);
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.got["job.spec"]).toEqual({
+        mark: "ok",
+        detail: "a job started with a command of the check's ran it in cwd /, as its view shows",
+      });
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+
+  it("the same kind running a command elsewhere: the headline names '/ unset' as wanted", async () => {
+    const w = await registered("ignore-cwd", ["--honours", "command"]);
+    try {
+      const r = await checking(CHECK, w.env);
+      expectFailed(
+        r,
+        "jfx",
+        ["job.spec"],
+        /^the job's command reported cwd and MU_CHECK_SPEC as '\/\S+ unset', not '\/ unset'$/,
+      );
+      expectSpecJobStoppedByItsCheck(w.home);
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+
+  it("a kind that declares no honours (env alone): job.spec is skipped, saying why", async () => {
+    const w = await registered(undefined, ["--honours", "absent"]);
+    try {
+      const r = await checking(CHECK, w.env);
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.got["job.spec"]).toEqual({
+        mark: "skip",
+        detail:
+          "the kind does not honour a command (honours.command), so no job of the check's can report its cwd and environment",
+      });
+    } finally {
+      w.done();
+    }
+  }, 120_000);
 });
 
 /** Pids of `parent`'s children whose command line starts with `name`. */

@@ -11,11 +11,20 @@ import { clip } from "./wire.js";
 // The check can only see that through the job itself: with a command the
 // kind honours, it starts one that prints where it runs and what one
 // variable holds, then reads that line in the job's view, as a pane would.
+// The line must be exactly the one expected: a value merely contained in a
+// longer line (a variable with more appended) is not the value sent.
 
 const VAR = "MU_CHECK_SPEC";
 /** Absolute and present on every backend, and not where a job would land by accident. */
 const CWD = "/";
 const SEEN_MS = 10_000;
+
+/** The view's whole lines so far (a line still being written is not one yet). */
+const lines = (out: string) =>
+  out
+    .split("\n")
+    .slice(0, -1)
+    .map((l) => l.replace(/\r$/, ""));
 
 export function specSkip(hello: InitializeResult): Outcome | undefined {
   return hello.seams.job?.honours?.command === true
@@ -54,9 +63,9 @@ export async function jobSpec(
     if (reply.handle) target.job.handle = reply.handle;
     const started = { key: call.key, target, reply, stopped: false };
     try {
-      const { out } = await runView(reply.view, SEEN_MS, (o) => o.includes(want));
-      const line = out.split("\n").find((l) => l.startsWith("mu-check-spec "));
-      if (!out.includes(want))
+      const { out } = await runView(reply.view, SEEN_MS, (o) => lines(o).includes(want));
+      const line = lines(out).find((l) => l.startsWith("mu-check-spec "));
+      if (line !== want)
         throw new CheckFailed(
           line
             ? `the job's command reported cwd and ${VAR} as '${line.slice(14)}', not '${CWD} ${envHonoured ? value : "unset"}'`
