@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
@@ -140,6 +140,33 @@ const NOT_DECLARED: string[] = CHECK_IDS.filter((id) => /^(host|job|channel)\./.
 
 const run = muChild;
 
+/** Pids of the processes whose working directory is `dir`. */
+function runningIn(dir: string): number[] {
+  return readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`) === dir;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/**
+ * What link.timeout's script started on the remote ends, and leaves no
+ * marker behind, even where the plugin let it run on: once nothing runs in
+ * the login directory any more, no marker is there.
+ */
+async function expectTimeoutScriptGone(home: string): Promise<void> {
+  const login = join(home, "mu-check");
+  for (let i = 0; i < 600 && runningIn(login).length > 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  expect(runningIn(login)).toEqual([]);
+  expect(readdirSync(login).filter((f) => f.includes(".late-"))).toEqual([]);
+}
+
 /** The fixture installed as mu-plugin-brk and registered, broken as asked. */
 const registered = (broken?: string) =>
   registerFixture("link-plugin.mjs", "brk", broken, ["--hosts", "box"]);
@@ -169,6 +196,8 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
         const r = await checking(["plugin", "check", "brk"], w.env);
         expectFailed(r, "brk", b.fails, b.headline);
         if ("evidence" in b) expect(r.stdout).toMatch(b.evidence);
+        if ((b.fails as readonly string[]).includes("link.timeout"))
+          await expectTimeoutScriptGone(w.home);
       } finally {
         w.done();
       }

@@ -15,11 +15,17 @@ import { CheckFailed, describeCall, failedCall, type Outcome, pass } from "./ver
 // removed the moment the answer comes and must not come back; for
 // "stopping", the same after the grace. Killing only the script's shell, or
 // killing the tree some time after answering, leaves them writing.
+// Where writers may live on (a plugin that failed, or one that promised
+// nothing), the check stops them itself before it answers: each writer ends
+// once a stop file exists and removes its marker as it goes, so the run
+// leaves no process and no file behind on the remote.
 
 const MIN_TIMEOUT_MS = 1_500;
 const MAX_TIMEOUT_MS = 15_000;
 /** Longer than the writers' one-second beat, so a writer still alive is seen. */
 const WATCH_MS = 1_600;
+/** How long the stop file stays: two beats, so every writer alive has looked for it. */
+const STOP_S = 2;
 const PROBE_MS = 10_000;
 /** The writers, each by what it stands for and the file it rewrites. */
 const WRITERS = [
@@ -46,17 +52,21 @@ export async function linkTimeout(
 ): Promise<Outcome> {
   const start = `.${tag}.start`;
   const marker = (w: string) => `.${tag}.late-${w}`;
+  const stop = `.${tag}.late-stop`;
   const markers = WRITERS.map(([w]) => marker(w)).join(" ");
   // Each writer stops by itself once no check could still look.
   const beats = Math.ceil(timeoutMs / 1000) + Math.ceil(GRACE_MS / 1000) + 4;
-  const loop = `i=0; while [ $i -lt ${beats} ]; do : > "$0"; sleep 1; i=$((i + 1)); done`;
+  const beat = (write: string) =>
+    `i=0; while [ $i -lt ${beats} ] && [ ! -e ${stop} ]; do ${write}sleep 1; i=$((i + 1)); done`;
+  const loop = `${beat(': > "$0"; ')}; rm -f "$0"`;
   const script = [
     `: > ${start}`,
     `loop='${loop}'`,
+    `idle='${beat("")}'`,
     `sh -c "$loop" ${marker("background")} &`,
     `setsid env ${ownSession(tag)} sh -c "$loop" ${marker("session")} &`,
     `env -i PATH="$PATH" sh -c "$loop" ${marker("blank")} &`,
-    `sleep ${beats} | sh -c "$loop" ${marker("pipeline")}`,
+    `sh -c "$idle" | sh -c "$loop" ${marker("pipeline")}`,
     "wait",
   ].join("\n");
   const exec = (script: string, timeoutMs: number) =>
@@ -76,56 +86,70 @@ export async function linkTimeout(
     }
   };
 
-  const t0 = s.now();
-  let r: ExecResult;
+  let clean = false;
   try {
-    r = await exec(script, timeoutMs);
-  } catch (err) {
-    throw new CheckFailed(
-      `a script that outlives timeoutMs ${timeoutMs}: ${failedCall("link.exec", err)}`,
-      [describeCall(err)],
-    );
+    const outcome = await judge();
+    clean = outcome.result === "pass" && link.remoteOnTimeout !== "unknown";
+    return outcome;
+  } finally {
+    if (!clean)
+      await exec(`: > ${stop}; sleep ${STOP_S}; rm -f ${stop} ${markers}; true`, PROBE_MS).catch(
+        () => undefined,
+      );
   }
-  const took = s.now() - t0;
 
-  // From the answer (or, for "stopping", the end of its grace) nothing the
-  // script started may write: clear the markers, wait out a beat, look.
-  if (link.remoteOnTimeout === "stopping") await s.sleep(GRACE_MS);
-  const began = await probe(
-    `test -e ${start} && echo MU-CHECK:started; rm -f ${start} ${markers}; true`,
-  );
-  await s.sleep(WATCH_MS);
-  const after = await probe(
-    [
-      ...WRITERS.map(([w]) => `test -e ${marker(w)} && echo MU-CHECK:${w}`),
-      link.remoteOnTimeout === "unknown" ? "true" : `rm -f ${markers}; true`,
-    ].join("\n"),
-  );
+  async function judge(): Promise<Outcome> {
+    const t0 = s.now();
+    let r: ExecResult;
+    try {
+      r = await exec(script, timeoutMs);
+    } catch (err) {
+      throw new CheckFailed(
+        `a script that outlives timeoutMs ${timeoutMs}: ${failedCall("link.exec", err)}`,
+        [describeCall(err)],
+      );
+    }
+    const took = s.now() - t0;
 
-  if (r.exitCode !== null) {
-    throw new CheckFailed(
-      `a script past timeoutMs ${timeoutMs} was answered with exitCode ${r.exitCode} after ${took} ms, not exitCode null`,
-      [canonical(r)],
+    // From the answer (or, for "stopping", the end of its grace) nothing the
+    // script started may write: clear the markers, wait out a beat, look.
+    if (link.remoteOnTimeout === "stopping") await s.sleep(GRACE_MS);
+    const began = await probe(
+      `test -e ${start} && echo MU-CHECK:started; rm -f ${start} ${markers}; true`,
     );
-  }
-  const answered = `${place.label}: answered exitCode null after ${took} ms (timeoutMs ${timeoutMs})`;
-  if (!began.includes("MU-CHECK:started")) {
-    throw new CheckFailed(`${answered}, but the script never began`, [
-      `it would have written ${start} in the login directory at once; the next script found none`,
-    ]);
-  }
-  if (link.remoteOnTimeout === "unknown")
-    return pass(`${answered}; remoteOnTimeout unknown promises nothing after that`);
-  const ranOn = WRITERS.filter(([w]) => after.includes(`MU-CHECK:${w}`)).map(([, what]) => what);
-  if (ranOn.length > 0) {
-    throw new CheckFailed(
-      `remoteOnTimeout is '${link.remoteOnTimeout}', yet ${ranOn.join(", ")} the script started went on running after the answer${link.remoteOnTimeout === "stopping" ? ` and its ${GRACE_MS} ms grace` : ""}`,
+    await s.sleep(WATCH_MS);
+    const after = await probe(
       [
-        `each rewrites its marker in the login directory every second; the markers were removed ${link.remoteOnTimeout === "stopping" ? "at the end of the grace" : "as the answer came"} and were back ${WATCH_MS} ms later`,
-      ],
+        ...WRITERS.map(([w]) => `test -e ${marker(w)} && echo MU-CHECK:${w}`),
+        link.remoteOnTimeout === "unknown" ? "true" : `rm -f ${markers}; true`,
+      ].join("\n"),
+    );
+
+    if (r.exitCode !== null) {
+      throw new CheckFailed(
+        `a script past timeoutMs ${timeoutMs} was answered with exitCode ${r.exitCode} after ${took} ms, not exitCode null`,
+        [canonical(r)],
+      );
+    }
+    const answered = `${place.label}: answered exitCode null after ${took} ms (timeoutMs ${timeoutMs})`;
+    if (!began.includes("MU-CHECK:started")) {
+      throw new CheckFailed(`${answered}, but the script never began`, [
+        `it would have written ${start} in the login directory at once; the next script found none`,
+      ]);
+    }
+    if (link.remoteOnTimeout === "unknown")
+      return pass(`${answered}; remoteOnTimeout unknown promises nothing after that`);
+    const ranOn = WRITERS.filter(([w]) => after.includes(`MU-CHECK:${w}`)).map(([, what]) => what);
+    if (ranOn.length > 0) {
+      throw new CheckFailed(
+        `remoteOnTimeout is '${link.remoteOnTimeout}', yet ${ranOn.join(", ")} the script started went on running after the answer${link.remoteOnTimeout === "stopping" ? ` and its ${GRACE_MS} ms grace` : ""}`,
+        [
+          `each rewrites its marker in the login directory every second; the markers were removed ${link.remoteOnTimeout === "stopping" ? "at the end of the grace" : "as the answer came"} and were back ${WATCH_MS} ms later`,
+        ],
+      );
+    }
+    return pass(
+      `${answered}; none of its background job, pipeline member, own-session and blank-environment processes ran on (${link.remoteOnTimeout})`,
     );
   }
-  return pass(
-    `${answered}; none of its background job, pipeline member, own-session and blank-environment processes ran on (${link.remoteOnTimeout})`,
-  );
 }
