@@ -352,10 +352,13 @@ describe.concurrent("mu plugin check on a stand-alone channel plugin", () => {
   // mu never resends to such a channel nor asks it for a receipt, so the
   // checks of both promises have nothing to prove and say why.
   // A reply may leave its msgId out; the checks then judge the channel alone.
-  it("a channel that declares neither dedupe nor receipts has those two checks skipped; replies without msgId pass", async () => {
+  // What a plugin logs on stderr is not on the wire, even a copy of a
+  // notification: the watch checks count stdout alone.
+  it("a channel that declares neither dedupe nor receipts has those two checks skipped; replies without msgId, and stderr copies of every line, pass", async () => {
     const w = await registerFixture("channel-plugin.mjs", "cfx", undefined, [
       "--no-resend-caps",
       "--no-reply-msgid",
+      "--echo-stderr",
     ]);
     try {
       const r = await checking(CHECK, w.env);
