@@ -168,8 +168,8 @@ async function expectTimeoutScriptGone(home: string): Promise<void> {
 }
 
 /** The fixture installed as mu-plugin-brk and registered, broken as asked. */
-const registered = (broken?: string) =>
-  registerFixture("link-plugin.mjs", "brk", broken, ["--hosts", "box"]);
+const registered = (broken?: string, args: string[] = []) =>
+  registerFixture("link-plugin.mjs", "brk", broken, ["--hosts", "box", ...args]);
 
 describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
   it("the correct plugin passes every check it declares", async () => {
@@ -204,6 +204,22 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
     },
     120_000,
   );
+
+  // "unknown" promises nothing after a timeout, so what the script started
+  // runs on by the plugin's leave: the check passes, and stops it itself.
+  it("remoteOnTimeout unknown: link.timeout passes a plugin that kills only the shell, and nothing of the script stays", async () => {
+    const w = await registered("shell-only-kill", ["--on-timeout", "unknown"]);
+    try {
+      const r = await checking(["plugin", "check", "brk"], w.env);
+      expect([r.code, r.stderr], r.stdout).toEqual([0, ""]);
+      expect(r.got["link.timeout"]?.detail).toMatch(
+        /^on host mu-check: answered exitCode null after \d+ ms \(timeoutMs \d+\); remoteOnTimeout unknown promises nothing after that$/,
+      );
+      await expectTimeoutScriptGone(w.home);
+    } finally {
+      w.done();
+    }
+  }, 120_000);
 
   it("--host runs the link checks on a registered profile, reading its --repo, and changes no profile", async () => {
     const w = await registered("unknown-host");
