@@ -1,11 +1,21 @@
-import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHECK_IDS } from "../host/contract/verdict.js";
 import { packageRoot } from "../host/package-root.js";
 import { checking, expectFailed, registered as registerFixture } from "./fixture-check.js";
-import { mu, muBin, muChild } from "./helpers.js";
+import { mu, muBin, muChild, mutantEnv } from "./helpers.js";
 
 // `mu plugin check` against plugins not built on the sim: a small link
 // plugin written from the spec (test/fixtures/link-plugin.mjs) passes every
@@ -300,4 +310,40 @@ describe("mu plugin check --host and --help", () => {
     expect(text).toContain("host.acquire's params, and harness and cmd for job.start");
     expect(r.stdout).toMatch(/--host <name>/);
   });
+});
+
+describe("mu plugin check cut short by a signal", () => {
+  // The git checks push from and fetch into local repositories of the
+  // check's own. mu raises the signal only once its plugins are stopped, and
+  // by then each check's call has failed and its finally has removed them.
+  it("SIGTERM while a git check holds a local repository: mu dies by it, and its temp directories go", async () => {
+    const w = await registered();
+    // mu's own temp directory, so that what this run leaves is all there is.
+    const tmp = mkdtempSync(join(tmpdir(), "mu-check-tmp-"));
+    try {
+      const child = spawn(process.execPath, [muBin, "plugin", "check", "brk"], {
+        env: { PATH: process.env.PATH ?? "", ...mutantEnv(), ...w.env, TMPDIR: tmp },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (b: Buffer) => {
+        stderr += b.toString();
+      });
+      const exited = new Promise<[number | null, string | null]>((res) =>
+        child.on("exit", (c, s) => res([c, s])),
+      );
+      const repos = () => readdirSync(tmp).filter((d) => existsSync(join(tmp, d, ".git")));
+      // link.git-timeout holds its repository 2 s at least, the push and fetch checks less.
+      for (let i = 0; i < 1500 && repos().length === 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(repos(), "no local repository seen").not.toHaveLength(0);
+      child.kill("SIGTERM");
+      expect(await exited).toEqual([null, "SIGTERM"]);
+      expect(stderr).toMatch(/^mu: interrupted: mu plugin check stopped by SIGTERM /);
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+      w.done();
+    }
+  }, 120_000);
 });

@@ -318,7 +318,7 @@ describe("mu plugin check cut short by a signal", () => {
       child.kill("SIGTERM");
       expect(await exited).toEqual([null, "SIGTERM"]);
       expect(stderr).toMatch(
-        /^mu: interrupted: mu plugin check stopped by SIGTERM \(its plugins were stopped first\); nothing was recorded; a job or machine it made \(key mu-check-\*\) may be left on the plugin's backend; run it again\n$/,
+        /^mu: interrupted: mu plugin check stopped by SIGTERM \(its plugins were stopped first\); nothing was recorded; a job, machine or directory it made \(named mu-check-\*\) may be left on the plugin's backend; run it again\n$/,
       );
       // Killed before mu raised the signal; only the reaping is left to init.
       for (let i = 0; i < 100 && views.some(alive); i++)

@@ -20,9 +20,10 @@ const NEXT: Record<string, (argv: string) => string> = {
   "host fetch": (argv) => `a fetch is safe to repeat: mu ${argv}`,
   "host push": (argv) => `a push is safe to repeat: mu ${argv}`,
   "plugin add": () => "nothing was recorded; run it again",
-  // Its own stop sends no job.stop or host.release: what a check made stays on the backend.
+  // Its own stop sends no job.stop, host.release or clean-up script: what a
+  // check made stays on the backend.
   "plugin check": () =>
-    "nothing was recorded; a job or machine it made (key mu-check-*) may be left on the plugin's backend; run it again",
+    "nothing was recorded; a job, machine or directory it made (named mu-check-*) may be left on the plugin's backend; run it again",
 };
 
 /** `mu: interrupted: …` for the verb at `path` (e.g. `agent spawn`), run as `argv`. */
