@@ -93,9 +93,10 @@ export async function linkTimeout(
     return outcome;
   } finally {
     if (!clean)
-      await exec(`: > ${stop}; sleep ${STOP_S}; rm -f ${stop} ${markers}; true`, PROBE_MS).catch(
-        () => undefined,
-      );
+      await exec(
+        `: > ${stop}; sleep ${STOP_S}; rm -f ${stop} ${start} ${markers}; true`,
+        PROBE_MS,
+      ).catch(() => undefined);
   }
 
   async function judge(): Promise<Outcome> {
