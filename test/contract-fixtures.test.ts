@@ -193,6 +193,38 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
       for (const id of CHECK_IDS)
         expect([id, got[id]?.mark]).toEqual([id, NOT_DECLARED.includes(id) ? "skip" : "ok"]);
       expect(got.containment?.detail).toMatch(/by ancestry under a child subreaper/);
+      // Each passing line says what it exercised, with the sizes and limits it used.
+      const on = "on host mu-check: ";
+      expect(got["link.exec"]?.detail).toMatch(
+        new RegExp(
+          `^${on}stdout, stderr and exit code 37 came back exactly, and cwd '\\.' is the same directory from one script to the next \\(\\d+ ms there and back\\)$`,
+        ),
+      );
+      expect(got["link.push"]?.detail).toBe(
+        `${on}the remote holds the pushed commit, a second push succeeded, a newer commit pushed to it arrived, and a fetch brought it back`,
+      );
+      expect(got["link.fetch"]?.detail).toBe(
+        `${on}FETCH_HEAD names the HEAD of a fresh repository, again after a new commit, and with HEAD on another branch`,
+      );
+      expect(got["link.timeout"]?.detail).toMatch(
+        new RegExp(
+          `^${on}answered exitCode null after \\d+ ms \\(timeoutMs \\d+\\); none of its background job, pipeline member, own-session and blank-environment processes ran on \\(stopped\\)$`,
+        ),
+      );
+      expect(got["link.cwd"]?.detail).toBe(
+        `${on}a script ran in the directory its cwd named, relative to the login directory and absolute`,
+      );
+      expect(got["link.script-size"]?.detail).toBe(
+        `${on}a script of exactly 131072 bytes ran byte for byte; one byte more ran whole too`,
+      );
+      expect(got["link.output"]?.detail).toBe(
+        `${on}204800 bytes whole, 2176000 bytes cut to 262144 (partial); bytes that are not UTF-8 came back as valid UTF-8`,
+      );
+      expect(got["link.git-timeout"]?.detail).toMatch(
+        new RegExp(
+          `^${on}against a repository that never answers, under timeoutMs 2000, link\\.fetch after \\d+ ms and link\\.push after \\d+ ms answered in time$`,
+        ),
+      );
     } finally {
       w.done();
     }
