@@ -90,6 +90,21 @@ const BREAKS = [
     evidence: /\[link\.output\] a line that is not valid UTF-8: .*mu-check \\xff\\xfe \\xc3 end/,
   },
   {
+    broken: "cut-at-bad-byte",
+    fails: ["link.output"],
+    headline: /^output holding bytes that are not UTF-8 did not come back around them$/,
+  },
+  {
+    broken: "partial-whole",
+    fails: ["link.output"],
+    headline: /^204800 bytes of output came back whole with partial: true$/,
+  },
+  {
+    broken: "garbled-output",
+    fails: ["link.output"],
+    headline: /^204800 bytes of output came back as other bytes than the script printed$/,
+  },
+  {
     broken: "late-kill",
     fails: ["link.timeout"],
     headline:
