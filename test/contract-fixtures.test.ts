@@ -67,6 +67,24 @@ const BREAKS = [
       /^a script sent with the relative cwd '\.mu-check-[0-9a-f-]+cwd\/rel' ran in '.*\/mu-check', not in /,
   },
   {
+    broken: "ignore-abs-cwd",
+    fails: ["link.cwd"],
+    headline:
+      /^a script sent with the absolute cwd '(\/\S+\/abs)' ran in '.*\/mu-check', not in '\1'$/,
+  },
+  {
+    broken: "refuse-cwd",
+    fails: ["link.cwd"],
+    headline:
+      /^in cwd '\.mu-check-[0-9a-f-]+cwd\/rel': link\.exec answered an error \(permanent\): no directory \.mu-check-[0-9a-f-]+cwd\/rel$/,
+  },
+  {
+    broken: "cwd-exit-1",
+    fails: ["link.cwd"],
+    headline:
+      /^a script sent with the relative cwd '\.mu-check-[0-9a-f-]+cwd\/rel' \(a directory that exists\) answered exitCode 1$/,
+  },
+  {
     broken: "script-argv",
     fails: ["link.script-size"],
     headline: /^link\.exec answered an error \(permanent\): spawn E2BIG$/,
