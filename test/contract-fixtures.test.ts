@@ -85,6 +85,18 @@ const BREAKS = [
       /^a script sent with the relative cwd '\.mu-check-[0-9a-f-]+cwd\/rel' \(a directory that exists\) answered exitCode 1$/,
   },
   {
+    broken: "cut-at-max",
+    fails: ["link.script-size"],
+    headline:
+      /^a script of exactly maxScriptBytes \(131072 bytes\) did not arrive as sent: the cksum of its here-document came back as '\d+ 13\d{4}', not '\d+ 13\d{4}'$/,
+  },
+  {
+    broken: "cut-over-max",
+    fails: ["link.script-size"],
+    headline:
+      /^a script one byte over maxScriptBytes was neither refused nor run as sent \(exitCode 0\)$/,
+  },
+  {
     broken: "script-argv",
     fails: ["link.script-size"],
     headline: /^link\.exec answered an error \(permanent\): spawn E2BIG$/,
@@ -273,6 +285,32 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
         if ("evidence" in b) expect(r.stdout).toMatch(b.evidence);
         if ((b.fails as readonly string[]).includes("link.timeout"))
           await expectTimeoutScriptGone(w.home);
+      } finally {
+        w.done();
+      }
+    },
+    120_000,
+  );
+
+  // One byte over maxScriptBytes may be refused; a maxScriptBytes no request
+  // line can carry is never sent, so not tried.
+  it.each([
+    [
+      ["--refuse-over-max"],
+      /^on host mu-check: a script of exactly 131072 bytes ran byte for byte; one byte more was refused \(link\.exec answered an error \(permanent\): a script over 131072 bytes\)$/,
+    ],
+    [
+      ["--max-script", "2000000"],
+      /^maxScriptBytes 2000000: a script that long cannot fit a 1 MiB request line, so mu never sends one; not tried$/,
+    ],
+  ])(
+    "link.script-size passes a plugin run with %j, saying so",
+    async (args, detail) => {
+      const w = await registered(undefined, args);
+      try {
+        const r = await checking(["plugin", "check", "brk"], w.env);
+        expect([r.code, r.stderr], r.stdout).toEqual([0, ""]);
+        expect(r.got["link.script-size"]?.detail).toMatch(detail);
       } finally {
         w.done();
       }
