@@ -85,6 +85,21 @@ const BREAKS = [
       /^a script sent with the relative cwd '\.mu-check-[0-9a-f-]+cwd\/rel' \(a directory that exists\) answered exitCode 1$/,
   },
   {
+    broken: "exit-zero",
+    fails: ["link.exec"],
+    headline: /^a script that exits 37 came back with exitCode 0$/,
+  },
+  {
+    broken: "drop-stderr",
+    fails: ["link.exec"],
+    headline: /^stderr came back without the line "mu-check -?\d+"$/,
+  },
+  {
+    broken: "trim-stdout",
+    fails: ["link.exec"],
+    headline: /^stdout came back as "mu-check \d+", not the "mu-check \d+\\n" the script printed$/,
+  },
+  {
     broken: "cut-at-max",
     fails: ["link.script-size"],
     headline:
