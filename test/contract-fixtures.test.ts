@@ -85,6 +85,18 @@ const BREAKS = [
       /^a script sent with the relative cwd '\.mu-check-[0-9a-f-]+cwd\/rel' \(a directory that exists\) answered exitCode 1$/,
   },
   {
+    broken: "timeout-error",
+    fails: ["link.timeout"],
+    headline:
+      /^a script that outlives timeoutMs \d+: link\.exec answered an error \(retryable\): timed out after \d+ ms$/,
+  },
+  {
+    broken: "timeout-exit-1",
+    fails: ["link.timeout"],
+    headline:
+      /^a script past timeoutMs \d+ was answered with exitCode 1 after \d+ ms, not exitCode null$/,
+  },
+  {
     broken: "exit-zero",
     fails: ["link.exec"],
     headline: /^a script that exits 37 came back with exitCode 0$/,
@@ -335,6 +347,22 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
 
   // "unknown" promises nothing after a timeout, so what the script started
   // runs on by the plugin's leave: the check passes, and stops it itself.
+  // "stopping" gives the remote side the grace to end: a tree killed 2.5 s
+  // after the answer is within it.
+  it("remoteOnTimeout stopping: link.timeout passes a plugin that kills the tree 2.5 s after answering", async () => {
+    const w = await registered("late-kill", ["--on-timeout", "stopping"]);
+    try {
+      const r = await checking(["plugin", "check", "brk"], w.env);
+      expect([r.code, r.stderr], r.stdout).toEqual([0, ""]);
+      expect(r.got["link.timeout"]?.detail).toMatch(
+        /^on host mu-check: answered exitCode null after \d+ ms \(timeoutMs \d+\); none of its background job, pipeline member, own-session and blank-environment processes ran on \(stopping\)$/,
+      );
+      await expectTimeoutScriptGone(w.home);
+    } finally {
+      w.done();
+    }
+  }, 120_000);
+
   it("remoteOnTimeout unknown: link.timeout passes a plugin that kills only the shell, and nothing of the script stays", async () => {
     const w = await registered("shell-only-kill", ["--on-timeout", "unknown"]);
     try {
