@@ -224,8 +224,9 @@ describe.concurrent("mu plugin check on a stand-alone job plugin", () => {
   );
 
   // What job.spec asks for follows what the kind declares it honours.
-  it("a kind that honours a command but not env: job.spec sends no env and wants MU_CHECK_SPEC unset", async () => {
-    const w = await registered(undefined, ["--honours", "command"]);
+  // Its views end their lines with CR LF, as a pane does: the line is still whole.
+  it("a kind that honours a command but not env: job.spec sends no env and wants MU_CHECK_SPEC unset, read through a CR LF view", async () => {
+    const w = await registered(undefined, ["--honours", "command", "--crlf-view"]);
     try {
       const r = await checking(CHECK, w.env);
       expect(r.code, r.stdout).toBe(0);
