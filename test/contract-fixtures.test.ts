@@ -57,8 +57,9 @@ const BREAKS = [
   {
     broken: "unknown-host",
     fails: ["link.exec"],
-    headline: /link\.exec answered an error \(retryable\): unknown host mu-check$/,
-    evidence: /a link that reaches only hosts it knows needs --host <profile>/,
+    headline: /^link\.exec answered an error \(retryable\): unknown host mu-check$/,
+    evidence:
+      /\n {8}link\.exec answered an error \(retryable\): unknown host mu-check\n {8}the suite named the host 'mu-check': a link that reaches only hosts it knows needs --host <profile>\n/,
   },
   {
     broken: "ignore-cwd",
@@ -100,16 +101,34 @@ const BREAKS = [
     broken: "exit-zero",
     fails: ["link.exec"],
     headline: /^a script that exits 37 came back with exitCode 0$/,
+    evidence:
+      /\n {8}\{"exitCode":0,"partial":false,"stderr":"mu-check -?\d+\\n","stdout":"mu-check \d+\\n"\}\n/,
   },
   {
     broken: "drop-stderr",
     fails: ["link.exec"],
     headline: /^stderr came back without the line "mu-check -?\d+"$/,
+    evidence: /\n {8}\{"exitCode":37,"partial":false,"stderr":"","stdout":"mu-check \d+\\n"\}\n/,
   },
   {
     broken: "trim-stdout",
     fails: ["link.exec"],
     headline: /^stdout came back as "mu-check \d+", not the "mu-check \d+\\n" the script printed$/,
+    evidence:
+      /\n {8}\{"exitCode":37,"partial":false,"stderr":"mu-check -?\d+\\n","stdout":"mu-check \d+"\}\n/,
+  },
+  {
+    broken: "always-partial",
+    fails: ["link.exec"],
+    headline: /^a few bytes of output came back partial$/,
+    evidence: /\n {8}\{"exitCode":37,"partial":true,/,
+  },
+  {
+    broken: "fresh-cwd",
+    fails: ["link.exec"],
+    headline: /^a file one script wrote in cwd '\.' was not there for the next script in cwd '\.'$/,
+    evidence:
+      /\n {8}\{"exitCode":1,"partial":false,"stderr":"cat: \.mu-check-\S+\/nonce: No such file or directory\\n","stdout":""\}\n/,
   },
   {
     broken: "cut-at-max",
@@ -278,9 +297,10 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
       expect(got["link.fetch"]?.detail).toBe(
         `${on}FETCH_HEAD names the HEAD of a fresh repository, again after a new commit, and with HEAD on another branch`,
       );
+      // The limit scales with link.exec's round trip: here far below its 15 s cap.
       expect(got["link.timeout"]?.detail).toMatch(
         new RegExp(
-          `^${on}answered exitCode null after \\d+ ms \\(timeoutMs \\d+\\); none of its background job, pipeline member, own-session and blank-environment processes ran on \\(stopped\\)$`,
+          `^${on}answered exitCode null after \\d+ ms \\(timeoutMs (\\d{4}|1[0-4]\\d{3})\\); none of its background job, pipeline member, own-session and blank-environment processes ran on \\(stopped\\)$`,
         ),
       );
       expect(got["link.cwd"]?.detail).toBe(
@@ -292,6 +312,10 @@ describe.concurrent("mu plugin check on a stand-alone link plugin", () => {
       expect(got["link.output"]?.detail).toBe(
         `${on}204800 bytes whole, 2176000 bytes cut to 262144 (partial); bytes that are not UTF-8 came back as valid UTF-8`,
       );
+      // Every check removed its scratch directory from the login directory.
+      expect(
+        readdirSync(join(w.home, "mu-check")).filter((f) => f.startsWith(".mu-check-")),
+      ).toEqual([]);
       expect(got["link.git-timeout"]?.detail).toMatch(
         new RegExp(
           `^${on}against a repository that never answers, under timeoutMs 2000, link\\.fetch after \\d+ ms and link\\.push after \\d+ ms answered in time$`,
