@@ -10,6 +10,7 @@ import {
   registered as registerFixture,
 } from "./fixture-check.js";
 import { muBin, mutantEnv } from "./helpers.js";
+import { alive } from "./sshd.js";
 
 // `mu plugin check` against a job plugin not built on the sim
 // (test/fixtures/job-plugin.mjs): its backend is a directory every process
@@ -287,15 +288,6 @@ function childrenNamed(parent: number, name: string): number[] {
     .filter(([, cmd]) => cmd === name)
     .map(([pid]) => Number(pid));
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("mu plugin check cut short by a signal", () => {
   // A view is mu's own child in a group of its own, so the plugins' stop
