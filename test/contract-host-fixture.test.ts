@@ -128,6 +128,24 @@ describe.concurrent("mu plugin check on a stand-alone provider", () => {
     }
   }, 180_000);
 
+  it("a provider that refuses to release a key it never made a machine for: every check passes, and each such key is left, named", async () => {
+    const w = await registered("refuse-unknown-release");
+    try {
+      const r = await checking(CHECK, w.env);
+      expect([r.code, r.stderr], r.stdout).toEqual([0, ""]);
+      // The two refused acquires' keys: the release by key at the end was refused.
+      const left = r.stdout.split("\n").filter((l) => l.startsWith("left: "));
+      expect(left, r.stdout).toHaveLength(2);
+      for (const l of left)
+        expect(l).toMatch(
+          /^left: +the machine for key (mu-check-\w+-\S+): the release at the end failed \(host\.release answered an error \(permanent\): no machine for key \1\); release it at the provider$/,
+        );
+      expect(r.stdout).not.toMatch(/^cleaned: released every machine/m);
+    } finally {
+      w.done();
+    }
+  }, 180_000);
+
   it.each(BREAKS)(
     "$broken fails exactly $fails",
     async (b) => {
