@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { members, outside, sweep, type Watch } from "../host/contract/escapees.js";
+import { type Escapee, members, outside, sweep, type Watch } from "../host/contract/escapees.js";
 import { alive } from "./sshd.js";
 
 // How `mu plugin check` finds what a plugin started outside its process
@@ -48,6 +48,16 @@ function leader(script: string, env: Record<string, string> = {}) {
 
 const marker = () => ({ name: "MU_CHECK_MARK", value: randomBytes(6).toString("hex") });
 
+/** What `outside(w)` finds once `f` holds of it, or at the bound. */
+async function outsideWhen(w: Watch, f: (found: Escapee[]) => boolean): Promise<Escapee[]> {
+  let found = outside(w);
+  for (let i = 0; i < 200 && !f(found); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    found = outside(w);
+  }
+  return found;
+}
+
 async function until(f: () => boolean): Promise<boolean> {
   for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 25));
   return f();
@@ -61,8 +71,7 @@ describe.skipIf(process.platform !== "linux")(
       const p = leader("setsid sleep 60 & sleep 60 & echo $! $$", { [m.name]: m.value });
       const [inGroup] = await pids(p, 2);
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
-      let found: ReturnType<typeof outside> = [];
-      await until(() => (found = outside(w)).length > 0);
+      const found = await outsideWhen(w, (f) => f.length > 0);
       expect(found).toHaveLength(1);
       const [e] = found;
       expect(e?.by).toBe("marker and ancestry");
@@ -96,8 +105,7 @@ describe.skipIf(process.platform !== "linux")(
       });
       const [blank] = await pids(p, 2);
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
-      let found: ReturnType<typeof outside> = [];
-      await until(() => (found = outside(w)).some((e) => e.pid === blank));
+      const found = await outsideWhen(w, (f) => f.some((e) => e.pid === blank));
       expect(found.find((e) => e.pid === blank)?.by).toBe("ancestry");
       // The plugin ends: the sleep is no descendant of it any more, but remembered.
       process.kill(p.pid as number, "SIGKILL");
