@@ -54,8 +54,11 @@ describe("mu-plugin-ssh's local helpers", () => {
     await runLocal("sh", ["-c", "echo a; sleep 0.1; echo b"], {
       onStdout: (all) => seen.push(all.toString()),
     });
+    // Two chunks, or one on a loaded machine: each call has all that came so far.
     expect(seen.at(-1)).toBe("a\nb\n");
-    expect(seen[0]).toBe("a\n");
+    expect(seen[0]?.startsWith("a\n")).toBe(true);
+    for (let i = 1; i < seen.length; i++)
+      expect(seen[i]?.startsWith(seen[i - 1] as string)).toBe(true);
   });
 
   it("stderr is kept up to about 64 KiB", async () => {
@@ -65,13 +68,16 @@ describe("mu-plugin-ssh's local helpers", () => {
   });
 
   it("a deadline kills the helper and answers at once, though a process it left holds the pipes", async () => {
-    const r = await runLocal("sh", ["-c", "sleep 60 & echo $!; exec sleep 60"], { timeoutMs: 300 });
-    const left = Number(r.stdout.toString().trim());
+    const r = await runLocal("sh", ["-c", "sleep 60 & echo $!; exec sleep 60"], {
+      timeoutMs: 2000,
+    });
+    // On a machine too loaded to start the shell within the deadline, no sleep was left.
+    const left = Number(r.stdout.toString().trim()) || undefined;
     try {
       expect([r.code, r.signal, r.timedOut, r.aborted]).toEqual([null, "SIGKILL", true, false]);
-      expect(alive(left)).toBe(true);
+      if (left) expect(alive(left)).toBe(true);
     } finally {
-      process.kill(left, "SIGKILL");
+      if (left) process.kill(left, "SIGKILL");
     }
   });
 
@@ -89,8 +95,9 @@ describe("mu-plugin-ssh's local helpers", () => {
     const left = Number(b.stdout.toString().trim());
     try {
       expect([b.signal, b.timedOut, b.aborted]).toEqual(["SIGKILL", false, true]);
+      expect(left).toBeGreaterThan(0);
     } finally {
-      process.kill(left, "SIGKILL");
+      if (left > 0) process.kill(left, "SIGKILL");
     }
   });
 
