@@ -1,13 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Escapee, members, outside, sweep, type Watch } from "../host/contract/escapees.js";
 import { alive } from "./sshd.js";
 
 // How `mu plugin check` finds what a plugin started outside its process
 // group (containment): by a marker in the environment, and by ancestry from
 // the plugin's process, remembered once seen. Real processes stand in for a
-// plugin and what it starts; every one is killed at the end.
+// plugin and what it starts; every one is killed at the end, and only those:
+// the test never signals a pid it did not read from its own shells.
 
 const started: number[] = [];
 afterEach(() => {
@@ -68,12 +69,13 @@ describe.skipIf(process.platform !== "linux")(
   () => {
     it("a child in a session of its own is found by marker and by ancestry; one in the group is not", async () => {
       const m = marker();
-      const p = leader("setsid sleep 60 & sleep 60 & echo $! $$", { [m.name]: m.value });
-      const [inGroup] = await pids(p, 2);
+      const p = leader("setsid sleep 60 & a=$!; sleep 60 & echo $a $!", { [m.name]: m.value });
+      const [away, inGroup] = await pids(p, 2);
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
       const found = await outsideWhen(w, (f) => f.length > 0);
       expect(found).toHaveLength(1);
       const [e] = found;
+      expect(e?.pid).toBe(away);
       expect(e?.by).toBe("marker and ancestry");
       expect(e?.cmdline).toBe("sleep 60");
       expect(e?.pgid).toBe(e?.pid);
@@ -81,8 +83,7 @@ describe.skipIf(process.platform !== "linux")(
       expect(e?.pid).not.toBe(inGroup);
       // Every descendant seen is remembered, in the group or not.
       expect(w.known.has(inGroup as number)).toBe(true);
-      expect(w.known.has(e?.pid as number)).toBe(true);
-      started.push(e?.pid as number);
+      expect(w.known.has(away as number)).toBe(true);
     });
 
     it("a process with the marker that is no descendant is found by marker alone", async () => {
@@ -131,16 +132,35 @@ describe.skipIf(process.platform !== "linux")(
 
     it("members lists a group; sweep kills every escapee and returns each once", async () => {
       const m = marker();
-      const p = leader("setsid sleep 60 & setsid sleep 61 & echo $$", { [m.name]: m.value });
-      await pids(p, 1);
+      const p = leader("setsid sleep 60 & a=$!; setsid sleep 61 & echo $a $!", {
+        [m.name]: m.value,
+      });
+      const ours = new Set(await pids(p, 2));
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
       await until(() => outside(w).length === 2);
       const group = members(p.pid as number);
       expect(group.map((e) => [e.pid, e.by])).toEqual([[p.pid, "group"]]);
-      const killed = sweep(w);
+      // The sweep signals only what it found; should it find more than this
+      // test started (the code under test broken), nothing else is touched.
+      const asked: number[] = [];
+      const kill = process.kill.bind(process);
+      const guarded = () => {
+        const spy = vi.spyOn(process, "kill").mockImplementation((pid, sig) => {
+          asked.push(pid);
+          return ours.has(pid) ? kill(pid, sig) : true;
+        });
+        try {
+          return sweep(w);
+        } finally {
+          spy.mockRestore();
+        }
+      };
+      const killed = guarded();
+      expect(asked.sort()).toEqual([...ours].sort());
       expect(killed.map((e) => e.cmdline).sort()).toEqual(["sleep 60", "sleep 61"]);
       for (const e of killed) expect(await until(() => !alive(e.pid))).toBe(true);
-      expect(sweep(w)).toEqual([]);
+      expect(guarded()).toEqual([]);
+      expect(asked).toHaveLength(2);
     });
   },
 );
