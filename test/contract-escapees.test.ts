@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Escapee, members, outside, sweep, type Watch } from "../host/contract/escapees.js";
 import { alive } from "./sshd.js";
@@ -47,6 +48,15 @@ function leader(script: string, env: Record<string, string> = {}) {
   return child;
 }
 
+/** A process's command line, or "" once it is gone. */
+function cmd(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
 const marker = () => ({ name: "MU_CHECK_MARK", value: randomBytes(6).toString("hex") });
 
 /** What `outside(w)` finds once `f` holds of it, or at the bound. */
@@ -72,7 +82,11 @@ describe.skipIf(process.platform !== "linux")(
       const p = leader("setsid sleep 60 & a=$!; sleep 60 & echo $a $!", { [m.name]: m.value });
       const [away, inGroup] = await pids(p, 2);
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
-      const found = await outsideWhen(w, (f) => f.length > 0);
+      // Once setsid has run the sleep (before, it shows as setsid).
+      const found = await outsideWhen(
+        w,
+        (f) => f.length > 0 && f.every((e) => e.cmdline.startsWith("sleep")),
+      );
       expect(found).toHaveLength(1);
       const [e] = found;
       expect(e?.pid).toBe(away);
@@ -122,20 +136,28 @@ describe.skipIf(process.platform !== "linux")(
     it("a process carrying the spare entry is the check's own, and left alone", async () => {
       const m = marker();
       const spare = `MU_CHECK_SPARE=${randomBytes(4).toString("hex")}`;
-      const p = leader(`setsid env ${spare} sleep 60 & echo $!`, { [m.name]: m.value });
-      const [own] = await pids(p, 1);
-      await until(() => alive(own as number));
+      const p = leader(`setsid env ${spare} sleep 60 & a=$!; setsid sleep 61 & echo $a $!`, {
+        [m.name]: m.value,
+      });
+      const [own, other] = await pids(p, 2);
+      // Until env has run the sleep, the process holds no entry yet.
+      await until(() => cmd(own as number).startsWith("sleep"));
       const w: Watch = { ...m, leader: p.pid, known: new Map(), spare };
-      expect(outside(w).some((e) => e.pid === own)).toBe(false);
+      // Only the process with the entry is spared; another escapee is still found.
+      const found = await outsideWhen(w, (f) => f.some((e) => e.pid === other));
+      expect(found.map((e) => e.pid)).toEqual([other]);
       expect(outside({ ...w, spare: undefined }).some((e) => e.pid === own)).toBe(true);
     });
 
     it("members lists a group; sweep kills every escapee and returns each once", async () => {
       const m = marker();
-      const p = leader("setsid sleep 60 & a=$!; setsid sleep 61 & echo $a $!", {
-        [m.name]: m.value,
-      });
+      // Each ignores SIGTERM: only the sweep's SIGKILL ends it.
+      const p = leader(
+        `setsid sh -c "trap '' TERM; exec sleep 60" & a=$!; setsid sh -c "trap '' TERM; exec sleep 61" & echo $a $!`,
+        { [m.name]: m.value },
+      );
       const ours = new Set(await pids(p, 2));
+      await until(() => [...ours].every((pid) => cmd(pid).startsWith("sleep")));
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
       await until(() => outside(w).length === 2);
       const group = members(p.pid as number);

@@ -77,7 +77,7 @@ describe("a job's view, as the check runs it", () => {
   it("each stream is kept only up to its bound", async () => {
     const r = await runView(
       {
-        command: "head -c 200000 /dev/zero | tr '\\0' o; head -c 50000 /dev/zero | tr '\\0' e >&2",
+        command: "head -c 200000 /dev/zero | tr '\\0' o; head -c 200000 /dev/zero | tr '\\0' e >&2",
         env: {},
       },
       20_000,
