@@ -119,6 +119,8 @@ describe.skipIf(process.platform !== "linux")(
         [m.name]: m.value,
       });
       const [blank] = await pids(p, 2);
+      // Until env has run the sleep, the process still holds the marker.
+      await until(() => cmd(blank as number).startsWith("/bin/sleep"));
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
       const found = await outsideWhen(w, (f) => f.some((e) => e.pid === blank));
       expect(found.find((e) => e.pid === blank)?.by).toBe("ancestry");
