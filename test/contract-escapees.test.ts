@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Escapee, members, outside, sweep, type Watch } from "../host/contract/escapees.js";
+import { until } from "./helpers.js";
 import { alive } from "./sshd.js";
 
 // How `mu plugin check` finds what a plugin started outside its process
@@ -69,10 +70,8 @@ async function outsideWhen(w: Watch, f: (found: Escapee[]) => boolean): Promise<
   return found;
 }
 
-async function until(f: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 200 && !f(); i++) await new Promise((r) => setTimeout(r, 25));
-  return f();
-}
+/** The bound of each wait here: the processes are local and start at once. */
+const WAIT_MS = 5_000;
 
 describe.skipIf(process.platform !== "linux")(
   "finding what a plugin started outside its group",
@@ -120,13 +119,17 @@ describe.skipIf(process.platform !== "linux")(
       });
       const [blank] = await pids(p, 2);
       // Until env has run the sleep, the process still holds the marker.
-      await until(() => cmd(blank as number).startsWith("/bin/sleep"));
+      await until(
+        "env to run the sleep",
+        () => cmd(blank as number).startsWith("/bin/sleep"),
+        WAIT_MS,
+      );
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
       const found = await outsideWhen(w, (f) => f.some((e) => e.pid === blank));
       expect(found.find((e) => e.pid === blank)?.by).toBe("ancestry");
       // The plugin ends: the sleep is no descendant of it any more, but remembered.
       process.kill(p.pid as number, "SIGKILL");
-      await until(() => !alive(p.pid as number));
+      await until("the plugin to end", () => !alive(p.pid as number), WAIT_MS);
       const again = outside(w);
       expect(again.find((e) => e.pid === blank)?.by).toBe("ancestry");
       // A watch that never saw it cannot tell.
@@ -143,7 +146,7 @@ describe.skipIf(process.platform !== "linux")(
       });
       const [own, other] = await pids(p, 2);
       // Until env has run the sleep, the process holds no entry yet.
-      await until(() => cmd(own as number).startsWith("sleep"));
+      await until("env to run the sleep", () => cmd(own as number).startsWith("sleep"), WAIT_MS);
       const w: Watch = { ...m, leader: p.pid, known: new Map(), spare };
       // Only the process with the entry is spared; another escapee is still found.
       const found = await outsideWhen(w, (f) => f.some((e) => e.pid === other));
@@ -159,9 +162,13 @@ describe.skipIf(process.platform !== "linux")(
         { [m.name]: m.value },
       );
       const ours = new Set(await pids(p, 2));
-      await until(() => [...ours].every((pid) => cmd(pid).startsWith("sleep")));
+      await until(
+        "both sleeps",
+        () => [...ours].every((pid) => cmd(pid).startsWith("sleep")),
+        WAIT_MS,
+      );
       const w: Watch = { ...m, leader: p.pid, known: new Map() };
-      await until(() => outside(w).length === 2);
+      await until("two escapees", () => outside(w).length === 2, WAIT_MS);
       const group = members(p.pid as number);
       expect(group.map((e) => [e.pid, e.by])).toEqual([[p.pid, "group"]]);
       // The sweep signals only what it found; should it find more than this
@@ -182,7 +189,7 @@ describe.skipIf(process.platform !== "linux")(
       const killed = guarded();
       expect(asked.sort()).toEqual([...ours].sort());
       expect(killed.map((e) => e.cmdline).sort()).toEqual(["sleep 60", "sleep 61"]);
-      for (const e of killed) expect(await until(() => !alive(e.pid))).toBe(true);
+      for (const e of killed) await until(`pid ${e.pid} to die`, () => !alive(e.pid), WAIT_MS);
       expect(guarded()).toEqual([]);
       expect(asked).toHaveLength(2);
     });

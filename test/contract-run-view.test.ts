@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runView } from "../host/contract/run-view.js";
 import { packageRoot } from "../host/package-root.js";
-import { nodeScript } from "./helpers.js";
+import { nodeScript, until } from "./helpers.js";
 import { alive } from "./sshd.js";
 
 // How `mu plugin check` watches a job's view (job.attach, job.spec): as mu's
@@ -24,10 +24,7 @@ const scratch = () => {
 };
 
 /** Until `pid` is gone, within a bound; a killed group may take a moment to be reaped. */
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
-  return !alive(pid);
-}
+const gone = (pid: number) => until(`pid ${pid} to be gone`, () => !alive(pid), 5_000);
 
 describe("a job's view, as the check runs it", () => {
   it("a view that ends: its stdout, stderr and exit code, each apart", async () => {
@@ -57,8 +54,8 @@ describe("a job's view, as the check runs it", () => {
       out.endsWith("\n"),
     );
     const [sh, bg] = r.out.trim().split(" ").map(Number);
-    expect(await gone(sh as number)).toBe(true);
-    expect(await gone(bg as number)).toBe(true);
+    await gone(sh as number);
+    await gone(bg as number);
   });
 
   it("enough is asked after each chunk, and a view that never gives it is cut at the bound", async () => {
@@ -116,7 +113,7 @@ describe("a job's view, as the check runs it", () => {
     );
     expect([r.status, r.stderr]).toEqual([0, ""]);
     const [sh, bg] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
-    expect(await gone(sh as number)).toBe(true);
-    expect(await gone(bg as number)).toBe(true);
+    await gone(sh as number);
+    await gone(bg as number);
   });
 });

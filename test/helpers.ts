@@ -120,3 +120,12 @@ export function simBoxState(): ReturnType<typeof tempState> {
   }
   return st;
 }
+
+/** Waits for a condition another process makes true; a timeout fails, naming what was awaited. */
+export async function until(what: string, ok: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -54,14 +54,7 @@ export function readPids(file: string): number[] {
   return readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number);
 }
 
-/** Waits for a condition the remote side makes true, with a generous bound. */
-export async function until(what: string, ok: () => boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { until } from "./helpers.js";
 
 /** The built mu as a real child, run in a checkout. */
 export function muAt(cwd: string, args: string[], env: Record<string, string>) {
