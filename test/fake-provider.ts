@@ -1,0 +1,153 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { nothingMade } from "../host/contract/made.js";
+import type { RunContext, Session } from "../host/contract/session.js";
+import { ErrorReply } from "../host/plugin/call-errors.js";
+
+// A provider for in-process tests of `mu plugin check`'s host checks: a
+// machine is a directory, link.exec runs the script under sh there, and
+// every start of the "plugin" shares one backend, as starts of a real
+// provider share its cloud. Correct by default; each hook replaces one
+// answer, so a test can give the check the answer a broken provider would.
+// The real-process runs (test/contract-host-fixture.test.ts) prove the same
+// checks against a plugin on the wire.
+
+export const INSTANCE = "inst-1";
+
+export type Exec = { exitCode: number; stdout: string; stderr: string };
+
+export interface Machine {
+  key: string;
+  handle: string;
+  state: "up" | "gone";
+  dir: string;
+}
+
+export interface Hooks {
+  /** What host.acquire answers; by default a machine per key, the same one for a repeat. */
+  acquire?: (key: string, made: Machine) => unknown;
+  /** What host.release answers, n counting from 1 per key; null by default. */
+  release?: (key: string, n: number) => unknown;
+  /** What host.status answers, n counting from 1 per handle. */
+  status?: (m: Machine | undefined, n: number) => unknown;
+  /** What host.lookup answers. */
+  lookup?: (key: string, m: Machine | undefined) => unknown;
+  /** What link.exec on a released machine does; a correct provider refuses it. */
+  goneExec?: (script: string, dir: string) => Exec | null;
+  /** What link.exec does on a live machine; by default it runs the script. */
+  liveExec?: (script: string, dir: string) => Exec;
+  /** The state of a start's connection once a call failed: "open" unless set. */
+  conn?: string;
+}
+
+export const sh = (script: string, dir: string): Exec => {
+  try {
+    const stdout = execFileSync("sh", ["-c", script], { cwd: dir, encoding: "utf8" });
+    return { exitCode: 0, stdout, stderr: "" };
+  } catch (err) {
+    const e = err as { status: number; stdout: string; stderr: string };
+    return { exitCode: e.status, stdout: e.stdout, stderr: e.stderr };
+  }
+};
+
+export const refusal = (method: string, message: string) =>
+  new ErrorReply(method, "permanent", message);
+
+export class FakeProvider {
+  readonly home = mkdtempSync(join(tmpdir(), "mu-fake-provider-"));
+  readonly machines = new Map<string, Machine>();
+  readonly calls: { method: string; params: Record<string, unknown> }[] = [];
+  readonly count = new Map<string, number>();
+  starts = 0;
+  /** Virtual: a wait for a machine to settle costs nothing. */
+  clock = 0;
+
+  constructor(readonly hooks: Hooks = {}) {}
+
+  dispose() {
+    rmSync(this.home, { recursive: true, force: true });
+  }
+
+  private nth(what: string): number {
+    const n = (this.count.get(what) ?? 0) + 1;
+    this.count.set(what, n);
+    return n;
+  }
+
+  byHandle(handle: unknown): Machine | undefined {
+    return [...this.machines.values()].find((m) => m.handle === handle);
+  }
+
+  answer(method: string, params: Record<string, unknown>): unknown {
+    this.calls.push({ method, params });
+    const host = (params.target as { host: { handle?: string } }).host;
+    const key = params.key as string;
+    switch (method) {
+      case "host.acquire": {
+        let m = this.machines.get(key);
+        if (!m) {
+          const handle = `m${this.machines.size + 1}`;
+          m = { key, handle, state: "up", dir: join(this.home, handle) };
+          mkdirSync(m.dir);
+          this.machines.set(key, m);
+        }
+        return this.hooks.acquire ? this.hooks.acquire(key, m) : { handle: m.handle };
+      }
+      case "host.release": {
+        const m = this.machines.get(key);
+        if (m) {
+          m.state = "gone";
+          if (!this.hooks.goneExec) rmSync(m.dir, { recursive: true, force: true });
+        }
+        return this.hooks.release ? this.hooks.release(key, this.nth(`release ${key}`)) : null;
+      }
+      case "host.status": {
+        const m = this.byHandle(host.handle);
+        if (this.hooks.status) return this.hooks.status(m, this.nth(`status ${host.handle}`));
+        return { state: m?.state ?? "gone", handle: host.handle };
+      }
+      case "host.lookup": {
+        const m = this.machines.get(key);
+        if (this.hooks.lookup) return this.hooks.lookup(key, m);
+        return m && m.state === "up" ? { found: { handle: m.handle } } : { none: true };
+      }
+      case "link.exec": {
+        const m = this.byHandle(host.handle);
+        const script = params.script as string;
+        if (!m || m.state === "gone") {
+          if (!this.hooks.goneExec) throw refusal("link.exec", "that machine is gone");
+          return this.hooks.goneExec(script, m?.dir ?? this.home);
+        }
+        return (this.hooks.liveExec ?? sh)(script, m.dir);
+      }
+    }
+    throw new Error(`the fake provider does not know ${method}`);
+  }
+
+  session(): Session {
+    this.starts++;
+    const fake = {
+      hello: { instance: INSTANCE },
+      proc: { conn: { state: this.hooks.conn ?? "open" } },
+      now: () => this.clock,
+      sleep: async (ms: number) => {
+        this.clock += ms;
+      },
+      call: async (method: string, params: Record<string, unknown>) => this.answer(method, params),
+      again: async () => this.session(),
+      kill: async () => {},
+      close: async () => {},
+    };
+    return fake as unknown as Session;
+  }
+
+  /** Each machine's state, in the order they were made. */
+  states(): string[] {
+    return [...this.machines.values()].map((m) => m.state);
+  }
+}
+
+export const checkContext = (): RunContext =>
+  ({ runId: "r1", made: nothingMade() }) as unknown as RunContext;
