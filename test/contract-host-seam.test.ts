@@ -361,7 +361,12 @@ describe("the idempotency check", () => {
 
   it("fails a repeat inside the window that makes a second machine, naming the round, and releases the key", async () => {
     let n = 0;
-    const p = provider({ acquire: () => ({ handle: `m${++n}` }) });
+    const p = provider({
+      acquire: (_key, _params, make) => {
+        make();
+        return { handle: `m${++n}` };
+      },
+    });
     const f = await failure(idempotency(checkContext(), p.session(), {}, all, 3));
     expect(f.detail).toBe(
       "round 1 of 3: a repeat of host.acquire inside the 5000 ms dedupe window did not return the first result",

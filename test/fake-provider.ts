@@ -26,8 +26,12 @@ export interface Machine {
 }
 
 export interface Hooks {
-  /** What host.acquire answers; by default a machine per key, the same one for a repeat. */
-  acquire?: (key: string, made: Machine) => unknown;
+  /**
+   * What host.acquire answers; by default it makes a machine per key (the
+   * same one for a repeat) and answers its handle. make() is that default's
+   * first half, for a hook whose acquire takes effect.
+   */
+  acquire?: (key: string, params: Record<string, unknown>, make: () => Machine) => unknown;
   /** What host.release answers, n counting from 1 per key; null by default. */
   release?: (key: string, n: number) => unknown;
   /** What host.status answers, n counting from 1 per handle. */
@@ -86,14 +90,20 @@ export class FakeProvider {
     const key = params.key as string;
     switch (method) {
       case "host.acquire": {
-        let m = this.machines.get(key);
-        if (!m) {
-          const handle = `m${this.machines.size + 1}`;
-          m = { key, handle, state: "up", dir: join(this.home, handle) };
-          mkdirSync(m.dir);
-          this.machines.set(key, m);
-        }
-        return this.hooks.acquire ? this.hooks.acquire(key, m) : { handle: m.handle };
+        const make = () => {
+          let m = this.machines.get(key);
+          if (!m) {
+            const handle = `m${this.machines.size + 1}`;
+            m = { key, handle, state: "up", dir: join(this.home, handle) };
+            mkdirSync(m.dir);
+            this.machines.set(key, m);
+          }
+          return m;
+        };
+        const asked = (params.params ?? {}) as Record<string, unknown>;
+        return this.hooks.acquire
+          ? this.hooks.acquire(key, asked, make)
+          : { handle: make().handle };
       }
       case "host.release": {
         const m = this.machines.get(key);
