@@ -42,8 +42,9 @@ describe("the gone check: a released machine runs nothing more", () => {
     expect(out.detail).toBe(
       "a file left on the machine, released from a new process, status gone, then link.exec there from another was refused (permanent)",
     );
-    // acquire, write, release, status and exec, each from a start of its own
+    // acquire, then write and release, then status and exec, each on a start of its own, killed after
     expect(p.starts).toBe(4);
+    expect(p.killed).toBe(3);
     const gone = p.calls.find((c) => c.method === "link.exec" && /echo/.test(`${c.params.script}`));
     expect(gone?.params).toMatchObject({ cwd: ".", timeoutMs: 20_000 });
   });
@@ -119,6 +120,12 @@ describe("the gone check: a released machine runs nothing more", () => {
     expect([...p.machines.values()].map((m) => m.state)).toEqual(["gone"]);
   });
 
+  it("fails a first script that reads back what it wrote yet exits non-zero", async () => {
+    const p = provider({ liveExec: (script, dir) => ({ ...run(script, dir), exitCode: 1 }) });
+    const f = await failure(hostGone(context(), p.session(), {}));
+    expect(f.detail).toMatch(/^a script that writes a file/);
+  });
+
   it("fails a first script that exits 0 yet does not read back what it wrote", async () => {
     const p = provider({ liveExec: () => ({ exitCode: 0, stdout: "", stderr: "" }) });
     const f = await failure(hostGone(context(), p.session(), {}));
@@ -178,6 +185,7 @@ describe("the end of the run: every machine still owed is released", () => {
     );
     const out = await releaseMachines(ctx, o.open);
     expect(o.opened()).toBe(1);
+    expect(p.closed).toBe(1);
     expect(p.calls).toEqual([
       {
         method: "host.release",

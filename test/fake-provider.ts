@@ -65,6 +65,9 @@ export class FakeProvider {
   readonly calls: { method: string; params: Record<string, unknown> }[] = [];
   readonly count = new Map<string, number>();
   starts = 0;
+  /** Starts ended by close() (the stop sequence) and by kill() (SIGKILL, as a killed mu leaves them). */
+  closed = 0;
+  killed = 0;
   /** Virtual: a wait for a machine to settle costs nothing. */
   clock = 0;
 
@@ -147,8 +150,12 @@ export class FakeProvider {
       },
       call: async (method: string, params: Record<string, unknown>) => this.answer(method, params),
       again: async () => this.session(),
-      kill: async () => {},
-      close: async () => {},
+      kill: async () => {
+        this.killed++;
+      },
+      close: async () => {
+        this.closed++;
+      },
     };
     return fake as unknown as Session;
   }
