@@ -64,6 +64,10 @@ export class FakeProvider {
   readonly machines = new Map<string, Machine>();
   readonly calls: { method: string; params: Record<string, unknown> }[] = [];
   readonly count = new Map<string, number>();
+  /** Which start (1 for the first session()) sent each call, beside calls. */
+  readonly from: number[] = [];
+  /** Keys a fenced lookup answered none for: an acquire of one is refused. */
+  readonly fenced = new Set<string>();
   starts = 0;
   /** Starts ended by close() (the stop sequence) and by kill() (SIGKILL, as a killed mu leaves them). */
   closed = 0;
@@ -87,8 +91,9 @@ export class FakeProvider {
     return [...this.machines.values()].find((m) => m.handle === handle);
   }
 
-  answer(method: string, params: Record<string, unknown>): unknown {
+  answer(start: number, method: string, params: Record<string, unknown>): unknown {
     this.calls.push({ method, params });
+    this.from.push(start);
     const host = (params.target as { host: { handle?: string } }).host;
     const key = params.key as string;
     switch (method) {
@@ -104,6 +109,8 @@ export class FakeProvider {
           return m;
         };
         const asked = (params.params ?? {}) as Record<string, unknown>;
+        if (this.fenced.has(key) && !this.hooks.acquire)
+          throw refusal("host.acquire", "that key was fenced");
         return this.hooks.acquire
           ? this.hooks.acquire(key, asked, make)
           : { handle: make().handle };
@@ -124,7 +131,10 @@ export class FakeProvider {
       case "host.lookup": {
         const m = this.machines.get(key);
         if (this.hooks.lookup) return this.hooks.lookup(key, m);
-        return m && m.state === "up" ? { found: { handle: m.handle } } : { none: true };
+        // A released machine's key was still acquired once: found, never none.
+        if (m) return { found: { handle: m.handle } };
+        if (params.fence === true) this.fenced.add(key);
+        return { none: true };
       }
       case "link.exec": {
         const m = this.byHandle(host.handle);
@@ -140,7 +150,7 @@ export class FakeProvider {
   }
 
   session(): Session {
-    this.starts++;
+    const start = ++this.starts;
     const fake = {
       hello: { instance: INSTANCE },
       proc: { conn: { state: this.hooks.conn ?? "open" } },
@@ -148,7 +158,8 @@ export class FakeProvider {
       sleep: async (ms: number) => {
         this.clock += ms;
       },
-      call: async (method: string, params: Record<string, unknown>) => this.answer(method, params),
+      call: async (method: string, params: Record<string, unknown>) =>
+        this.answer(start, method, params),
       again: async () => this.session(),
       kill: async () => {
         this.killed++;
