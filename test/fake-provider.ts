@@ -66,6 +66,8 @@ export class FakeProvider {
   readonly count = new Map<string, number>();
   /** Which start (1 for the first session()) sent each call, beside calls. */
   readonly from: number[] = [];
+  /** The virtual clock when each call came, beside calls. */
+  readonly times: number[] = [];
   /** Keys a fenced lookup answered none for: an acquire of one is refused. */
   readonly fenced = new Set<string>();
   starts = 0;
@@ -74,8 +76,24 @@ export class FakeProvider {
   killed = 0;
   /** Virtual: a wait for a machine to settle costs nothing. */
   clock = 0;
+  private waiters: { at: number; wake: () => void }[] = [];
 
   constructor(readonly hooks: Hooks = {}) {}
+
+  /** Resolves once a start's sleep has moved the clock to ms: an answer a hook holds back until then. */
+  at(ms: number): Promise<void> {
+    if (this.clock >= ms) return Promise.resolve();
+    return new Promise((wake) => this.waiters.push({ at: ms, wake }));
+  }
+
+  private async advance(ms: number) {
+    this.clock += ms;
+    const due = this.waiters.filter((w) => w.at <= this.clock);
+    this.waiters = this.waiters.filter((w) => w.at > this.clock);
+    for (const w of due) w.wake();
+    // Lets what waited on the clock answer before the sleeper goes on, as time passing would.
+    await new Promise((r) => setImmediate(r));
+  }
 
   dispose() {
     rmSync(this.home, { recursive: true, force: true });
@@ -94,6 +112,7 @@ export class FakeProvider {
   answer(start: number, method: string, params: Record<string, unknown>): unknown {
     this.calls.push({ method, params });
     this.from.push(start);
+    this.times.push(this.clock);
     const host = (params.target as { host: { handle?: string } }).host;
     const key = params.key as string;
     switch (method) {
@@ -155,9 +174,7 @@ export class FakeProvider {
       hello: { instance: INSTANCE },
       proc: { conn: { state: this.hooks.conn ?? "open" } },
       now: () => this.clock,
-      sleep: async (ms: number) => {
-        this.clock += ms;
-      },
+      sleep: (ms: number) => this.advance(ms),
       call: async (method: string, params: Record<string, unknown>) =>
         this.answer(start, method, params),
       again: async () => this.session(),
