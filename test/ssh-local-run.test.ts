@@ -117,4 +117,26 @@ describe("mu-plugin-ssh's local helpers", () => {
     expect([ra.signal, rb.signal]).toEqual(["SIGKILL", "SIGKILL"]);
     expect([ra.timedOut, ra.aborted]).toEqual([false, false]);
   });
+
+  it("a helper that ends by itself is read until its pipes close, a child it left writing included", async () => {
+    const r = await runLocal("sh", ["-c", "(sleep 0.3; echo late) & echo early"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.toString()).toBe("early\nlate\n");
+  });
+
+  it("leaves no deadline timer and no abort listener behind", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const before = timers();
+    const ac = new AbortController();
+    const removed: string[] = [];
+    const remove = ac.signal.removeEventListener.bind(ac.signal);
+    ac.signal.removeEventListener = ((type: string, fn: () => void) => {
+      removed.push(type);
+      remove(type, fn);
+    }) as typeof ac.signal.removeEventListener;
+    const r = await runLocal("true", [], { timeoutMs: 60_000, signal: ac.signal });
+    expect(r.code).toBe(0);
+    expect(timers()).toBe(before);
+    expect(removed).toEqual(["abort"]);
+  });
 });
