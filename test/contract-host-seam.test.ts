@@ -153,6 +153,7 @@ describe("the clean-up of a machine a failed check still holds", () => {
     await cleanUp(p.session(), m, evidence);
     expect(evidence).toEqual([]);
     expect(p.starts).toBe(3);
+    expect(p.closed).toBe(1);
     expect(m.released).toBe(true);
   });
 
@@ -346,7 +347,11 @@ describe("the idempotency check", () => {
       key: first.params.key,
       fence: false,
     });
-    expect(unused.params.fence).toBe(false);
+    expect(unused.params).toEqual({
+      target: { host: { name: CHECK_HOST } },
+      key: unused.params.key,
+      fence: false,
+    });
     expect(unused.params.key).not.toBe(first.params.key);
   });
 
@@ -390,6 +395,31 @@ describe("the idempotency check", () => {
     expect(f.detail).toBe(
       'round 1 of 1: host.lookup of a key never used answered {"found":{"handle":"m1"}}, not none',
     );
+    expect(f.evidence).toEqual(['{"found":{"handle":"m1"}}']);
+  });
+
+  it("fails a repeated acquire the provider refuses, naming it as the repeat", async () => {
+    const p = provider({
+      acquire: (key, _params, make) => {
+        if (p.machines.has(key)) throw refusal("host.acquire", "duplicate key");
+        return { handle: make().handle };
+      },
+    });
+    const f = await failure(idempotency(checkContext(), p.session(), {}, all, 1));
+    expect(f.detail).toBe(
+      "round 1 of 1: a repeated host.acquire: host.acquire answered an error (permanent): duplicate key",
+    );
+  });
+
+  it("fails a lookup of a key never used that the provider refuses", async () => {
+    const p = provider({
+      lookup: (_key, m) => {
+        if (!m) throw refusal("host.lookup", "unknown key");
+        return { found: { handle: m.handle } };
+      },
+    });
+    const f = await failure(idempotency(checkContext(), p.session(), {}, all, 1));
+    expect(f.detail).toBe("round 1 of 1: host.lookup answered an error (permanent): unknown key");
   });
 
   it("fails a second release that does not resolve", async () => {
