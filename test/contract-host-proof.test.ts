@@ -128,6 +128,37 @@ describe("facts are a patch", () => {
     expect(p.states()).toEqual(["gone"]);
   });
 
+  it("without lookup, names the second start as another new process where its status is not up", async () => {
+    const p = provider({
+      status: (m, n) => ({ state: n === 1 ? "up" : "unknown", handle: m?.handle }),
+    });
+    const f = await failure(hostFacts(checkContext(), p.session(), {}, NO_LOOKUP));
+    expect(f.detail).toBe(
+      "host.status from another new process answered unknown for the machine just acquired, not up",
+    );
+  });
+
+  it("fails a lookup the provider refuses, naming it", async () => {
+    const p = provider({
+      lookup: () => {
+        throw refusal("host.lookup", "not supported");
+      },
+    });
+    const f = await failure(hostFacts(checkContext(), p.session(), {}, LOOKUP));
+    expect(f.detail).toBe("host.lookup answered an error (permanent): not supported");
+    expect(p.states()).toEqual(["gone"]);
+  });
+
+  it("an error that is not a check's failure passes through unchanged", async () => {
+    const p = provider();
+    const s = p.session();
+    const boom = new Error("the plugin could not be started");
+    s.again = async () => {
+      throw boom;
+    };
+    await expect(hostFacts(checkContext(), s, {}, LOOKUP)).rejects.toBe(boom);
+  });
+
   it("a check that fails and whose machine cannot be released shows both", async () => {
     const p = provider({
       status: () => ({ state: "unknown" }),

@@ -297,4 +297,76 @@ describe("the host seam's replay check", () => {
       /; an acquire after a fenced none was refused \(retryable\) and made nothing$/,
     );
   });
+
+  it("fails a late acquire refused as retryable whose machine a lookup then finds", async () => {
+    const p: FakeProvider = provider({
+      acquire: lateAcquire(
+        () => p,
+        (make) => {
+          make();
+          throw new ErrorReply("host.acquire", "retryable", "busy");
+        },
+      ),
+    });
+    const f = await failure(hostReplay(checkContext(), p.session(), {}, ALL));
+    expect(f.detail).toBe(
+      "a fenced host.acquire answered retryable, which says nothing happened, yet host.lookup then found the machine",
+    );
+  });
+
+  it("fails a late acquire that answered a machine though lookup knows none, and releases it by its handle", async () => {
+    const p: FakeProvider = provider({
+      acquire: lateAcquire(
+        () => p,
+        (make) => ({ handle: (make() as { handle: string }).handle }),
+      ),
+      lookup: (key, m) =>
+        p.fenced.has(key) || !m ? { none: true } : { found: { handle: m.handle } },
+    });
+    const f = await failure(hostReplay(checkContext(), p.session(), {}, ALL));
+    expect(f.detail).toBe(
+      "a host.acquire after a fenced host.lookup of its key answered none took effect",
+    );
+    expect(f.evidence).toEqual(['acquire: {"handle":"m2"}', 'lookup after: {"none":true}']);
+    expect(p.calls.at(-1)?.params.target).toEqual({
+      host: { name: CHECK_HOST, instance: INSTANCE, handle: "m2" },
+    });
+  });
+
+  it("fails a repeated acquire the new process refuses, naming it as the repeat", async () => {
+    const p: FakeProvider = provider({
+      acquire: (key, _params, make) => {
+        if (p.machines.has(key)) throw refusal("host.acquire", "duplicate");
+        return { handle: make().handle };
+      },
+    });
+    const f = await failure(hostReplay(checkContext(), p.session(), {}, ALL));
+    expect(f.detail).toBe(
+      "a repeated host.acquire: host.acquire answered an error (permanent): duplicate",
+    );
+    expect(p.states()).toEqual(["gone"]);
+  });
+
+  it("fails a fenced lookup the provider refuses, naming it", async () => {
+    const p = provider({
+      lookup: (_key, m) => {
+        if (!m) throw refusal("host.lookup", "fences not kept");
+        return { found: { handle: m.handle } };
+      },
+    });
+    const f = await failure(hostReplay(checkContext(), p.session(), {}, ALL));
+    expect(f.detail).toBe(
+      "a fenced host.lookup: host.lookup answered an error (permanent): fences not kept",
+    );
+  });
+
+  it("an error that is not a check's failure passes through unchanged", async () => {
+    const p = provider();
+    const s = p.session();
+    const boom = new Error("the plugin could not be started");
+    s.again = async () => {
+      throw boom;
+    };
+    await expect(hostReplay(checkContext(), s, {}, ALL)).rejects.toBe(boom);
+  });
 });

@@ -149,11 +149,11 @@ export class FakeProvider {
       }
       case "host.lookup": {
         const m = this.machines.get(key);
+        // Kept even where a hook answers, so a late acquire can tell it was fenced.
+        if (params.fence === true && !m) this.fenced.add(key);
         if (this.hooks.lookup) return this.hooks.lookup(key, m);
         // A released machine's key was still acquired once: found, never none.
-        if (m) return { found: { handle: m.handle } };
-        if (params.fence === true) this.fenced.add(key);
-        return { none: true };
+        return m ? { found: { handle: m.handle } } : { none: true };
       }
       case "link.exec": {
         const m = this.byHandle(host.handle);
