@@ -93,6 +93,39 @@ describe("inFlightMs, watched from another start", () => {
     });
     expect(p.states()).toEqual(["gone"]);
     expect(p.closed).toBe(2);
+    // a machine known is released by its handle only
+    expect(p.calls.filter((c) => c.method === "host.release")).toHaveLength(1);
+  });
+
+  it("counts every time from the send, not from the clock's zero", async () => {
+    const p = landingAt(7600);
+    p.clock = 7000;
+    const out = await hostInFlight(checkContext(), p.session(), {}, caps(1000));
+    expect(out.detail).toBe(
+      "lookups from another process answered none up to 400 ms after the acquire was sent, then it landed at 600 ms, inside the declared inFlightMs 1000",
+    );
+  });
+
+  it("names the last none past the bound", async () => {
+    const p = landingAt(2000);
+    const f = await failure(hostInFlight(checkContext(), p.session(), {}, caps(1000)));
+    expect(f.detail).toBe(
+      "inFlightMs is 1000, yet a host.lookup sent 1800 ms after the acquire was sent answered none, and the machine came up 2000 ms after the acquire was sent",
+    );
+  });
+
+  it("a machine landed when a lookup found it, which may be after the acquire answered", async () => {
+    // Each lookup takes 50 ms: the one that finds the machine answers after the acquire did.
+    const p: FakeProvider = landingAt(400, {
+      lookup: (_key, m) => {
+        p.clock += 50;
+        return m ? { found: { handle: m.handle } } : { none: true };
+      },
+    });
+    const out = await hostInFlight(checkContext(), p.session(), {}, caps(1000));
+    expect(out.detail).toBe(
+      "lookups from another process answered none up to 250 ms after the acquire was sent, then it landed at 550 ms, inside the declared inFlightMs 1000",
+    );
   });
 
   it("asks every tenth of the bound, no more often than 200 ms and no less than 5 s", async () => {

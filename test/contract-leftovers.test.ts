@@ -210,10 +210,20 @@ describe("the clean-up at the end of a run", () => {
     expect(existsSync(join(b.home, "runs"))).toBe(true);
   });
 
-  it("a fenced key alone is reason enough to sweep", async () => {
+  it("a fenced key alone is reason enough to sweep; one that finds nothing says nothing", async () => {
     const b = backend();
-    await tidy(ctxWith([], ["k"]), JOB_AND_LINK, b.open);
+    const out = await tidy(ctxWith([], ["k"]), JOB_AND_LINK, b.open);
     expect(b.calls.map((c) => c.method)).toEqual(["link.exec"]);
+    expect(b.calls[0].params.target).toEqual({ host: { name: CHECK_HOST, instance: "inst-1" } });
+    expect(out).toEqual({ removed: [], left: [] });
+  });
+
+  it("sweeps on --host when one was given", async () => {
+    const b = backend();
+    const ctx = ctxWith([], ["k"]);
+    ctx.linkTarget = { host: { name: "box" } };
+    await tidy(ctx, JOB_AND_LINK, b.open);
+    expect(b.calls[0].params.target).toEqual({ host: { name: "box" } });
   });
 
   it("without a link, names the plugin's record of the run's keys, which nothing can remove", async () => {
@@ -241,14 +251,35 @@ describe("the clean-up at the end of a run", () => {
   });
 
   it("a sweep that failed yet named what it did is read for what it named", async () => {
-    const b = backend(() => ({ exitCode: 1, stdout: "gone ./a-mu-check-r1-x\n", stderr: "" }));
+    const b = backend(() => ({
+      exitCode: 1,
+      stdout: "gone ./a-mu-check-r1-x\nkept ./b-mu-check-r1-y\n",
+      stderr: "",
+    }));
     const out = await tidy(ctxWith([], ["k"]), JOB_AND_LINK, b.open);
     expect(out).toEqual({
       removed: [
         "removed through link.exec what the run left in the login directory: a-mu-check-r1-x",
       ],
-      left: [],
+      left: [
+        {
+          what: "b-mu-check-r1-y",
+          command:
+            "rm -rf 'b-mu-check-r1-y' (in the login directory, once no job of this run runs)",
+        },
+      ],
     });
+  });
+
+  it("a failed sweep's result is cut to 200 characters", async () => {
+    const b = backend(() => ({ exitCode: 1, stdout: "", stderr: "e".repeat(500) }));
+    const out = await tidy(ctxWith([], ["k"]), JOB_AND_LINK, b.open);
+    const shown = `{"exitCode":1,"stderr":"${"e".repeat(500)}`;
+    expect(out.left).toEqual([
+      {
+        what: `whatever the plugin keeps for the keys mu-check-r1-*: the sweep through link.exec failed (${shown.slice(0, 200)})`,
+      },
+    ]);
   });
 
   it("a clean-up that cannot start the plugin says so", async () => {
