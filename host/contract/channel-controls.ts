@@ -56,7 +56,10 @@ async function fresh(a: Agent): Promise<void> {
 /** A send with a stale expectIncarnation must be refused, and nothing delivered. */
 async function stale(a: Agent, inc: number): Promise<void> {
   const before = (await runsNow(a)).runs;
+  const first = a.first;
   const p = sendParams(a, newMsgId(), { expectIncarnation: inc });
+  // A refused send delivered nothing: the agent's first prompt is still to come.
+  a.first = first;
   let took: unknown;
   try {
     took = await a.s.call("channel.send", p, EFFECT_MS);
