@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { channelControls } from "../host/contract/channel-controls.js";
 import { EFFECT_MS, type JobTarget } from "../host/contract/job-seam.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply, NoAnswer } from "../host/plugin/call-errors.js";
-import type { ChannelSeam } from "../host/protocol/declaration.js";
+import type { ChannelSeam, JobSeam } from "../host/protocol/declaration.js";
 import {
   ALL_ON,
   CHANNEL,
@@ -12,7 +11,7 @@ import {
   TURN_MS,
 } from "./fake-channel-plugin.js";
 import { ALL_CAPS, jobSeam } from "./fake-job-plugin.js";
-import { checkContext, refusal } from "./fake-provider.js";
+import { checkContext, failure, perTest, refusal } from "./fake-provider.js";
 
 // The channel.controls check of `mu plugin check` (fresh, a send with a
 // stale expectIncarnation refused, command, interrupt, abort, answer),
@@ -21,24 +20,12 @@ import { checkContext, refusal } from "./fake-provider.js";
 // sends and says. The real-process runs, against a plugin on the wire, are
 // in test/contract-channel-fixture.test.ts.
 
-const plugins: FakeChannelPlugin[] = [];
-afterEach(() => {
-  for (const p of plugins.splice(0)) p.dispose();
-});
-const plugin = (caps: Partial<ChannelSeam["caps"]> = {}, hooks: ChannelHooks = {}) => {
-  const p = new FakeChannelPlugin({ ...ALL_ON, ...caps }, hooks);
-  plugins.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const made = perTest(
+  (caps: ChannelSeam["caps"], hooks: ChannelHooks, seam?: JobSeam) =>
+    new FakeChannelPlugin(caps, hooks, seam),
+);
+const plugin = (caps: Partial<ChannelSeam["caps"]> = {}, hooks: ChannelHooks = {}) =>
+  made({ ...ALL_ON, ...caps } as ChannelSeam["caps"], hooks);
 
 const controls = (p: FakeChannelPlugin) =>
   channelControls(checkContext(), p.session(), p.hello, {});
@@ -246,8 +233,7 @@ describe("a correct channel passes channel.controls", () => {
   });
 
   it("an at-start kind's check begins once the first turn has settled", async () => {
-    const p = new FakeChannelPlugin(ALL_ON, {}, jobSeam(ALL_CAPS, { firstTurn: "at-start" }));
-    plugins.push(p);
+    const p = made(ALL_ON, {}, jobSeam(ALL_CAPS, { firstTurn: "at-start" }));
     expect((await controls(p)).detail).toBe(ALL_PASS);
     expect(trail(p).slice(0, 6)).toEqual([
       "0 job.start",

@@ -1,11 +1,18 @@
 import { mkdirSync, rmSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hostGone } from "../host/contract/host-gone.js";
 import { releaseMachines } from "../host/contract/machines-left.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
-import { checkContext, FakeProvider, type Hooks, INSTANCE, sh } from "./fake-provider.js";
+import {
+  checkContext,
+  FakeProvider,
+  failure,
+  type Hooks,
+  INSTANCE,
+  perTest,
+  sh,
+} from "./fake-provider.js";
 
 // The provider's gone check and the end-of-run release, in-process, against
 // the fake provider of fake-provider.ts. Each case is one way a provider
@@ -13,26 +20,9 @@ import { checkContext, FakeProvider, type Hooks, INSTANCE, sh } from "./fake-pro
 // cover the correct provider and the breaks a fixture can show; these cover
 // the rest of what the check says and sends.
 
-const providers: FakeProvider[] = [];
-afterEach(() => {
-  for (const p of providers.splice(0)) p.dispose();
-});
-const provider = (hooks: Hooks = {}) => {
-  const p = new FakeProvider(hooks);
-  providers.push(p);
-  return p;
-};
+const provider = perTest((hooks: Hooks = {}) => new FakeProvider(hooks));
 const context = checkContext;
 const run = sh;
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
 
 describe("the gone check: a released machine runs nothing more", () => {
   it("passes a provider that refuses link.exec on the gone machine, naming the refusal's kind", async () => {

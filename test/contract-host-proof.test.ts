@@ -1,33 +1,23 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hostErrors, hostFacts } from "../host/contract/host-proof.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { KeyCaps } from "../host/protocol/declaration.js";
-import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import {
+  checkContext,
+  FakeProvider,
+  failure,
+  type Hooks,
+  INSTANCE,
+  perTest,
+  refusal,
+} from "./fake-provider.js";
 
 // Two host checks beyond the replay, in-process against fake-provider.ts:
 // facts are a patch (a null clears, an absent fact keeps), and a refusal says
 // nothing happened. Each case gives the check one answer a provider can give.
 
-const providers: FakeProvider[] = [];
-afterEach(() => {
-  for (const p of providers.splice(0)) p.dispose();
-});
-const provider = (hooks: Hooks = {}) => {
-  const p = new FakeProvider(hooks);
-  providers.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const provider = perTest((hooks: Hooks = {}) => new FakeProvider(hooks));
 
 const LOOKUP: KeyCaps = { lookup: true, fenceKey: false };
 const NO_LOOKUP: KeyCaps = { lookup: false, fenceKey: false };

@@ -1,21 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runHostProofs } from "../host/contract/host-proofs-run.js";
 import type { CheckId, Outcome, Verdict } from "../host/contract/verdict.js";
 import type { InitializeResult } from "../host/protocol/declaration.js";
-import { checkContext, FakeProvider } from "./fake-provider.js";
+import { checkContext, FakeProvider, perTest } from "./fake-provider.js";
 
 // The host checks after the replay, in-process against fake-provider.ts:
 // their order, the caps each is given, and which of them stand down when the
 // replay failed.
 
-const providers: FakeProvider[] = [];
-afterEach(() => {
-  for (const p of providers.splice(0)) p.dispose();
-});
+const provider = perTest(() => new FakeProvider());
 
 async function proofs(replay: "pass" | "fail" | undefined, acquire?: object) {
-  const p = new FakeProvider();
-  providers.push(p);
+  const p = provider();
   const hello = { seams: acquire ? { host: { acquire } } : {} } as unknown as InitializeResult;
   const ran: [CheckId, Outcome][] = [];
   const out = (replay ? [{ id: "host.replay", result: replay }] : []) as Verdict[];

@@ -1,10 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hostReplay } from "../host/contract/host-replay.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { KeyCaps } from "../host/protocol/declaration.js";
-import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import {
+  checkContext,
+  FakeProvider,
+  failure,
+  type Hooks,
+  INSTANCE,
+  perTest,
+  refusal,
+} from "./fake-provider.js";
 
 // The host seam as mu's replay meets it, in-process against fake-provider.ts:
 // every step after the acquire goes to a start that never saw it, and a late
@@ -13,24 +20,7 @@ import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fak
 // (memory-dedupe, memory-records, forget-released, ignore-fence) is in
 // test/contract-host-fixture.test.ts.
 
-const providers: FakeProvider[] = [];
-afterEach(() => {
-  for (const p of providers.splice(0)) p.dispose();
-});
-const provider = (hooks: Hooks = {}) => {
-  const p = new FakeProvider(hooks);
-  providers.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const provider = perTest((hooks: Hooks = {}) => new FakeProvider(hooks));
 
 const ALL: KeyCaps = { lookup: true, fenceKey: true, dedupe: { exact: true, windowMs: 5000 } };
 const NONE: KeyCaps = { lookup: false, fenceKey: false };

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   acquire,
   cleanUp,
@@ -12,7 +12,15 @@ import {
 import { CHECK_HOST } from "../host/contract/target.js";
 import { CheckFailed } from "../host/contract/verdict.js";
 import type { KeyCaps } from "../host/protocol/declaration.js";
-import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import {
+  checkContext,
+  FakeProvider,
+  failure,
+  type Hooks,
+  INSTANCE,
+  perTest,
+  refusal,
+} from "./fake-provider.js";
 
 // The host seam's checks (acquire, release, status, lookup, dedupe) as
 // `mu plugin check` runs them, in-process against fake-provider.ts: each case
@@ -20,24 +28,7 @@ import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fak
 // sends, says and releases. The same checks against a plugin on the wire are
 // in test/contract-host-fixture.test.ts.
 
-const providers: FakeProvider[] = [];
-afterEach(() => {
-  for (const p of providers.splice(0)) p.dispose();
-});
-const provider = (hooks: Hooks = {}) => {
-  const p = new FakeProvider(hooks);
-  providers.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const provider = perTest((hooks: Hooks = {}) => new FakeProvider(hooks));
 
 const machine = async (p: FakeProvider, key = "k1"): Promise<Machine> =>
   acquire(p.session(), { size: "s" }, key);

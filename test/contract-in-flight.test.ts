@@ -1,9 +1,16 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hostInFlight } from "../host/contract/in-flight.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import type { KeyCaps } from "../host/protocol/declaration.js";
-import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import {
+  checkContext,
+  FakeProvider,
+  failure,
+  type Hooks,
+  INSTANCE,
+  perTest,
+  refusal,
+} from "./fake-provider.js";
 
 // inFlightMs, as `mu plugin check` watches it, in-process against
 // fake-provider.ts on a virtual clock: the acquire is held back until the
@@ -11,24 +18,7 @@ import { checkContext, FakeProvider, type Hooks, INSTANCE, refusal } from "./fak
 // same check against a plugin on the wire (late-effect) is in
 // test/contract-host-fixture.test.ts.
 
-const providers: FakeProvider[] = [];
-afterEach(() => {
-  for (const p of providers.splice(0)) p.dispose();
-});
-const provider = (hooks: Hooks = {}) => {
-  const p = new FakeProvider(hooks);
-  providers.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const provider = perTest((hooks: Hooks = {}) => new FakeProvider(hooks));
 
 const caps = (inFlightMs?: number, lookup = true): KeyCaps => ({
   lookup,

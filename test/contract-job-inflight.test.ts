@@ -1,12 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { inFlightSkip, jobInFlight } from "../host/contract/job-inflight.js";
 import { EFFECT_MS } from "../host/contract/job-seam.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { JobSeam, KeyCaps } from "../host/protocol/declaration.js";
 import { ALL_CAPS, FakeJobPlugin, type JobHooks, jobSeam } from "./fake-job-plugin.js";
-import { checkContext, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import { checkContext, failure, type Hooks, INSTANCE, perTest, refusal } from "./fake-provider.js";
 
 // inFlightMs for job.start, as `mu plugin check` watches it, in-process
 // against fake-job-plugin.ts on a virtual clock: the start is held back until
@@ -14,24 +13,10 @@ import { checkContext, type Hooks, INSTANCE, refusal } from "./fake-provider.js"
 // asks lookup and the sending start is killed. The same check against a
 // plugin on the wire (late-start) is in test/contract-job-fixture.test.ts.
 
-const plugins: FakeJobPlugin[] = [];
-afterEach(() => {
-  for (const p of plugins.splice(0)) p.dispose();
-});
-const plugin = (seam: JobSeam = jobSeam(), hooks: JobHooks = {}, provider?: Hooks) => {
-  const p = new FakeJobPlugin(seam, hooks, provider);
-  plugins.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const plugin = perTest(
+  (seam: JobSeam = jobSeam(), hooks: JobHooks = {}, provider?: Hooks) =>
+    new FakeJobPlugin(seam, hooks, provider),
+);
 
 const caps = (inFlightMs: number, more: Partial<KeyCaps> = {}): KeyCaps => ({
   ...ALL_CAPS,

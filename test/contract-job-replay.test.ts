@@ -1,8 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { jobReplay } from "../host/contract/job-replay.js";
 import { EFFECT_MS, type JobTarget } from "../host/contract/job-seam.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { JobSeam, KeyCaps } from "../host/protocol/declaration.js";
 import {
@@ -12,7 +11,7 @@ import {
   jobSeam,
   type StartReply,
 } from "./fake-job-plugin.js";
-import { checkContext, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import { checkContext, failure, type Hooks, INSTANCE, perTest, refusal } from "./fake-provider.js";
 
 // The job seam as mu's replay meets it, in-process against
 // fake-job-plugin.ts: every step after the start goes to a start of the
@@ -23,24 +22,10 @@ import { checkContext, type Hooks, INSTANCE, refusal } from "./fake-provider.js"
 // test/contract-job-fixture.test.ts, and on a provider's machine in
 // test/contract.test.ts.
 
-const plugins: FakeJobPlugin[] = [];
-afterEach(() => {
-  for (const p of plugins.splice(0)) p.dispose();
-});
-const plugin = (seam: JobSeam = jobSeam(), hooks: JobHooks = {}, provider?: Hooks) => {
-  const p = new FakeJobPlugin(seam, hooks, provider);
-  plugins.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const plugin = perTest(
+  (seam: JobSeam = jobSeam(), hooks: JobHooks = {}, provider?: Hooks) =>
+    new FakeJobPlugin(seam, hooks, provider),
+);
 
 const replay = (p: FakeJobPlugin, params: Record<string, string> = {}) =>
   jobReplay(checkContext(), p.session(), p.hello, params);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   EFFECT_MS,
   jobIdempotency,
@@ -13,7 +13,7 @@ import { CHECK_HOST, type Target } from "../host/contract/target.js";
 import { CheckFailed } from "../host/contract/verdict.js";
 import type { JobSeam, KeyCaps } from "../host/protocol/declaration.js";
 import { ALL_CAPS, FakeJobPlugin, type JobHooks, jobSeam } from "./fake-job-plugin.js";
-import { checkContext, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
+import { checkContext, failure, type Hooks, INSTANCE, perTest, refusal } from "./fake-provider.js";
 
 // The job seam's own checks (start, status, stop, lookup, dedupe) and the
 // helpers the replay and in-flight checks build on, in-process against
@@ -22,24 +22,10 @@ import { checkContext, type Hooks, INSTANCE, refusal } from "./fake-provider.js"
 // against plugins on the wire are in test/contract-job-fixture.test.ts and,
 // for a provider's jobs on a machine it acquired, test/contract.test.ts.
 
-const plugins: FakeJobPlugin[] = [];
-afterEach(() => {
-  for (const p of plugins.splice(0)) p.dispose();
-});
-const plugin = (seam: JobSeam = jobSeam(), hooks: JobHooks = {}, provider?: Hooks) => {
-  const p = new FakeJobPlugin(seam, hooks, provider);
-  plugins.push(p);
-  return p;
-};
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
+const plugin = perTest(
+  (seam: JobSeam = jobSeam(), hooks: JobHooks = {}, provider?: Hooks) =>
+    new FakeJobPlugin(seam, hooks, provider),
+);
 
 /** Where a plugin without a host seam runs its jobs: the profile's one backend. */
 const HERE: Target = { host: { name: CHECK_HOST, instance: INSTANCE } };

@@ -6,9 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { linkGitTimeout } from "../host/contract/link-git-timeout.js";
 import type { Session } from "../host/contract/session.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
-import { type Exec, sh } from "./fake-provider.js";
+import { type Exec, failure, sh } from "./fake-provider.js";
 
 // link.git-timeout in-process: link.exec runs under the real shell in a temp
 // login directory, so the check's named pipe and its clean-up are real;
@@ -49,15 +48,6 @@ function plugin(git: Git, exec?: (script: string, dir: string) => Exec) {
 }
 
 const NULL = async () => ({ exitCode: null, stdout: "", stderr: "" });
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
-}
 
 describe("link.git-timeout", () => {
   it("passes fetch and push that each answer exitCode null, sent against a stuck repository with the short limit", async () => {

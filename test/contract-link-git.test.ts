@@ -6,10 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { linkFetch, linkPush } from "../host/contract/link-git.js";
 import type { Session } from "../host/contract/session.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { LinkSeam } from "../host/protocol/declaration.js";
-import { type Exec, sh } from "./fake-provider.js";
+import { type Exec, failure, sh } from "./fake-provider.js";
 
 // link.push and link.fetch read back, in-process against a link plugin whose
 // "remote" is a temp login directory on this machine: link.exec is the real
@@ -83,15 +82,6 @@ function plugin(hooks: Hooks = {}) {
     },
   } as unknown as Session;
   return { s, home, calls, at };
-}
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
 }
 
 const ok: Exec = { exitCode: 0, stdout: "", stderr: "" };

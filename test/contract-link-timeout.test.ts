@@ -7,10 +7,9 @@ import type { ExecResult } from "../host/contract/link-roundtrip.js";
 import { linkTimeout, ownSession, timeoutFor } from "../host/contract/link-timeout.js";
 import type { Session } from "../host/contract/session.js";
 import { CHECK_HOST } from "../host/contract/target.js";
-import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { LinkSeam } from "../host/protocol/declaration.js";
-import { sh } from "./fake-provider.js";
+import { failure, sh } from "./fake-provider.js";
 import { until } from "./helpers.js";
 
 // link.timeout, in-process. Most cases model the plugin: its answer to the
@@ -81,15 +80,6 @@ function modelled(m: Model = {}) {
     },
   } as unknown as Session;
   return { s, dir, scripts, left: () => readdirSync(dir) };
-}
-
-async function failure(p: Promise<unknown>): Promise<CheckFailed> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CheckFailed);
-  return err as CheckFailed;
 }
 
 describe("link.timeout's limits", () => {

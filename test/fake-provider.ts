@@ -2,8 +2,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, expect } from "vitest";
 import { nothingMade } from "../host/contract/made.js";
 import type { RunContext, Session } from "../host/contract/session.js";
+import { CheckFailed } from "../host/contract/verdict.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 
 // A provider for in-process tests of `mu plugin check`'s host checks: a
@@ -196,3 +198,28 @@ export class FakeProvider {
 
 export const checkContext = (): RunContext =>
   ({ runId: "r1", made: nothingMade() }) as unknown as RunContext;
+
+/** The CheckFailed a check ends with; fails the test if it ends any other way. */
+export async function failure(p: Promise<unknown>): Promise<CheckFailed> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(CheckFailed);
+  return err as CheckFailed;
+}
+
+/** make, with each fake it made disposed of after the test (its temp directory removed). */
+export function perTest<A extends unknown[], T extends { dispose(): void }>(
+  make: (...a: A) => T,
+): (...a: A) => T {
+  const made: T[] = [];
+  afterEach(() => {
+    for (const x of made.splice(0)) x.dispose();
+  });
+  return (...a) => {
+    const x = make(...a);
+    made.push(x);
+    return x;
+  };
+}
