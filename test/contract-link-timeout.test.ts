@@ -23,6 +23,8 @@ import { until } from "./helpers.js";
 
 const TAG = "mu-check-r1-t";
 const TIMEOUT = 2000;
+/** The limit the check gives its own probes: every other link.exec is the script past its limit. */
+const PROBE_MS = 10_000;
 const WRITERS = ["background", "pipeline", "session", "blank"] as const;
 type Writer = (typeof WRITERS)[number];
 const PLACE = { target: { host: { name: CHECK_HOST } }, label: "on box" };
@@ -44,6 +46,8 @@ interface Model {
   live?: Writer[];
   /** A probe the plugin fails. */
   probeFails?: boolean;
+  /** Where the virtual clock starts. */
+  at?: number;
 }
 
 /** A link plugin modelled as the cases need, with a login directory of its own. */
@@ -52,7 +56,7 @@ function modelled(m: Model = {}) {
   dirs.push(dir);
   const live = new Set<Writer>(m.live ?? []);
   const scripts: { script: string; timeoutMs: number }[] = [];
-  let clock = 0;
+  let clock = m.at ?? 0;
   const rewrite = () => {
     for (const w of live) writeFileSync(join(dir, marker(w)), "");
   };
@@ -66,10 +70,10 @@ function modelled(m: Model = {}) {
       expect(method).toBe("link.exec");
       expect(params.cwd).toBe(".");
       scripts.push({ script: params.script, timeoutMs: params.timeoutMs });
-      if (params.timeoutMs === TIMEOUT) {
+      if (params.timeoutMs !== PROBE_MS) {
         if (m.begins !== false) writeFileSync(join(dir, `.${TAG}.start`), "");
         for (const w of WRITERS) writeFileSync(join(dir, marker(w)), "");
-        clock += TIMEOUT;
+        clock += params.timeoutMs;
         if (m.answer instanceof Error) throw m.answer;
         return m.answer ?? { exitCode: null, stdout: "", stderr: "" };
       }
@@ -150,6 +154,24 @@ describe("link.timeout against a modelled plugin", () => {
     expect(f.evidence).toEqual([
       "each rewrites its marker in the login directory every second; the markers were removed at the end of the grace and were back 1600 ms later",
     ]);
+  });
+
+  it("counts the answer's time from the send, not from the clock's zero", async () => {
+    const p = modelled({ at: 5000 });
+    const out = await linkTimeout(p.s, link("stopped"), PLACE, TAG, TIMEOUT);
+    expect(out.detail).toMatch(/^on box: answered exitCode null after 2000 ms \(timeoutMs 2000\)/);
+  });
+
+  it("each writer ends by itself after timeoutMs, the grace and four seconds more, stop file or not", async () => {
+    const p = modelled();
+    await linkTimeout(p.s, link("stopped"), PLACE, TAG, TIMEOUT);
+    // 2 s + 5 s + 4 beats
+    expect(p.scripts[0].script).toContain(
+      "while [ $i -lt 11 ] && [ ! -e .mu-check-r1-t.late-stop ]",
+    );
+    const q = modelled();
+    await linkTimeout(q.s, link("stopped"), PLACE, TAG, 2500);
+    expect(q.scripts[0].script).toContain("while [ $i -lt 12 ]");
   });
 
   it("stopped does not wait the grace", async () => {
