@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { eof } from "../host/contract/eof.js";
+import { members } from "../host/contract/escapees.js";
 import { type RunContext, Session } from "../host/contract/session.js";
 import { CHECK_HOST } from "../host/contract/target.js";
 import type { InitializeResult } from "../host/protocol/declaration.js";
@@ -21,12 +22,21 @@ const NO_LINK = { seams: {}, instance: "i1" } as unknown as InitializeResult;
 const children: ChildProcess[] = [];
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const c of children.splice(0)) c.kill("SIGKILL");
+  // Each group is the test's own (a detached child's), so the whole of it goes.
+  for (const c of children.splice(0)) {
+    try {
+      process.kill(-(c.pid as number), "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 });
 
-/** A real process group of one sleep, this test's own. */
-async function group(): Promise<number> {
-  const c = spawn("sleep", ["60"], { detached: true, stdio: "ignore" });
+/** A real process group of this test's own: one sleep, or with `more` a second one beside its leader. */
+async function group(more = false): Promise<number> {
+  const c = more
+    ? spawn("sh", ["-c", "sleep 62 & exec sleep 60"], { detached: true, stdio: "ignore" })
+    : spawn("sleep", ["60"], { detached: true, stdio: "ignore" });
   children.push(c);
   const pid = c.pid as number;
   await until("the sleep to be running", () => {
@@ -48,21 +58,26 @@ interface Start {
   pgid?: number;
   /** The stop sequence takes this long. */
   stopMs?: number;
+  /** Whether time passed the look before mu's kill (when forced): true unless false. */
+  looked?: boolean;
 }
 
 /** The two starts eof makes, a then b, modelled; answers the run's context and what each start saw. */
 function model(a: Start, b: Start, more: Partial<RunContext> = {}) {
   const timers: { ms: number; fn: () => void; cancelled: boolean }[] = [];
+  const opened: unknown[][] = [];
   const seen = {
     calls: [] as { method: string; params: unknown; timeout: unknown }[],
     killed: 0,
     closed: 0,
     closedInput: 0,
+    stops: [] as unknown[][],
   };
   const starts = [a, b];
   // Each start keeps time of its own: the two run at once.
   const groups = new Map<number, { st: Start; now: () => number }>();
-  vi.spyOn(Session, "open").mockImplementation(async () => {
+  vi.spyOn(Session, "open").mockImplementation(async (...args) => {
+    opened.push(args.slice(1));
     const st = starts.shift() as Start;
     const pgid = st.pgid ?? 900_000 + starts.length;
     let clock = 0;
@@ -81,10 +96,11 @@ function model(a: Start, b: Start, more: Partial<RunContext> = {}) {
       },
       proc: {
         pgid,
-        stop: async () => {
+        stop: async (...args: unknown[]) => {
+          seen.stops.push(args);
           clock += st.stopMs ?? 40;
           // Time passes past the look before mu's kill when the plugin outlives the grace.
-          if (st.forced) for (const t of timers) if (!t.cancelled) t.fn();
+          if (st.forced && st.looked !== false) for (const t of timers) if (!t.cancelled) t.fn();
           return { forced: st.forced === true };
         },
         child: {
@@ -124,12 +140,12 @@ function model(a: Start, b: Start, more: Partial<RunContext> = {}) {
     },
     ...more,
   } as unknown as RunContext;
-  return { ctx, seen, timers };
+  return { ctx, seen, timers, opened };
 }
 
 describe("the eof check's verdict", () => {
   it("passes a plugin whose group empties both ways, with a call in flight, naming each time", async () => {
-    const { ctx, seen } = model({ stopMs: 40 }, { emptiesAt: 260 });
+    const { ctx, seen, opened } = model({ stopMs: 40 }, { emptiesAt: 260 });
     const out = await eof(ctx, LINK);
     expect(out).toEqual({
       result: "pass",
@@ -152,8 +168,13 @@ describe("the eof check's verdict", () => {
     ]);
     expect(seen.closedInput).toBe(1);
     expect(seen.killed).toBe(0);
+    expect(seen.stops).toEqual([["normal", "contract suite: the stop sequence"]]);
     expect(seen.closed).toBe(2);
     expect(ctx.outlivesStop).toBeUndefined();
+    expect(opened).toEqual([
+      ["eof", []],
+      ["eof", []],
+    ]);
   });
 
   it("sends the call in flight to --host when one was given, and none without a link", async () => {
@@ -192,8 +213,9 @@ describe("the eof check's verdict", () => {
     ]);
   });
 
-  it("leaves the suite's own launcher out of who was still there", async () => {
-    const pgid = await group();
+  it("leaves the suite's own launcher, its group's leader, out of who was still there", async () => {
+    const pgid = await group(true);
+    await until("the second sleep", () => members(pgid).length === 2);
     const { ctx } = model(
       { forced: true, pgid },
       { emptiesAt: 200 },
@@ -202,7 +224,40 @@ describe("the eof check's verdict", () => {
       },
     );
     const out = await eof(ctx, LINK);
-    expect(out.evidence[1]).toBe("(the group emptied at the last moment)");
+    expect(out.evidence.slice(1)).toEqual([expect.stringMatching(/^pid \d+: sleep 62$/)]);
+    const bare = model({ forced: true, pgid }, { emptiesAt: 200 });
+    const all = await eof(bare.ctx, LINK);
+    expect(all.evidence.slice(1)).toHaveLength(2);
+    expect(all.evidence).toContain(`pid ${pgid}: sleep 60`);
+    expect(all.evidence.some((l) => /^pid \d+: sleep 62$/.test(l))).toBe(true);
+  });
+
+  it("a stop that was forced before the look names nobody, rather than guessing", async () => {
+    const { ctx } = model({ forced: true, looked: false, pgid: 999_998 }, { emptiesAt: 200 });
+    const out = await eof(ctx, LINK);
+    expect(out.evidence).toEqual([
+      "after $/cancel, shutdown and EOF the group (999998) still ran 5000 ms later and mu killed it:",
+      "(the group emptied at the last moment)",
+    ]);
+  });
+
+  it("a group that empties only as the grace runs out after a bare EOF fails", async () => {
+    const { ctx } = model({}, { emptiesAt: 200 + GRACE });
+    const out = await eof(ctx, LINK);
+    expect(out.result).toBe("fail");
+  });
+
+  it("a bare-EOF start that cannot be made fails the check with its reason", async () => {
+    const { ctx } = model({}, { emptiesAt: 200 });
+    const boom = new Error("the plugin could not be started again");
+    const open = vi.mocked(Session.open);
+    const real = open.getMockImplementation();
+    let n = 0;
+    open.mockImplementation(async (...a) => {
+      if (n++ === 1) throw boom;
+      return (real as typeof Session.open)(...a);
+    });
+    await expect(eof(ctx, LINK)).rejects.toBe(boom);
   });
 
   it("fails a plugin whose group outlives a bare EOF by the grace, kills it, and names who was there", async () => {

@@ -14,16 +14,26 @@ async function proofs(replay: "pass" | "fail" | undefined, acquire?: object) {
   const p = provider();
   const hello = { seams: acquire ? { host: { acquire } } : {} } as unknown as InitializeResult;
   const ran: [CheckId, Outcome][] = [];
-  const out = (replay ? [{ id: "host.replay", result: replay }] : []) as Verdict[];
+  const handed: CheckId[] = [];
+  // A failed check before the replay's verdict is no reason to stand down.
+  const out = [
+    { id: "host.idempotency", result: "fail" },
+    ...(replay ? [{ id: "host.replay", result: replay }] : []),
+  ] as Verdict[];
   await runHostProofs(
     checkContext(),
     async (id, body) => {
       ran.push([id, await body()]);
     },
-    (_id, fn) => () => fn(p.session(), hello),
+    (id, fn) => () => {
+      handed.push(id);
+      return fn(p.session(), hello);
+    },
     out,
     { size: "s" },
   );
+  // each check is handed to the host's runner under its own id
+  expect(handed).toEqual(ran.map(([id]) => id));
   return { p, ran };
 }
 

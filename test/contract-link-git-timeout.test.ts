@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { linkGitTimeout } from "../host/contract/link-git-timeout.js";
 import type { Session } from "../host/contract/session.js";
@@ -31,7 +31,8 @@ function plugin(git: Git, exec?: (script: string, dir: string) => Exec) {
   const dir = mkdtempSync(join(tmpdir(), "mu-git-timeout-"));
   dirs.push(dir);
   const calls: { method: string; params: Record<string, unknown> }[] = [];
-  let clock = 0;
+  // Not zero: a time counted from the clock's zero rather than the send shows.
+  let clock = 5000;
   const s = {
     now: () => clock,
     call: async (method: string, params: Record<string, unknown>) => {
@@ -39,7 +40,7 @@ function plugin(git: Git, exec?: (script: string, dir: string) => Exec) {
       if (method === "link.exec") return (exec ?? sh)(params.script as string, dir);
       // Both calls are sent before either answers; each answer comes 2.1 s after the sends.
       const r = await git(method, params).finally(() => {
-        clock = 2100;
+        clock = 5000 + 2100;
       });
       return r;
     },
@@ -71,6 +72,8 @@ describe("link.git-timeout", () => {
       timeoutMs: 2000,
     });
     expect(push?.params.rev).toMatch(/^[0-9a-f]{40}$/);
+    // named as the check's own, so a run cut short leaves it findable
+    expect(basename(`${push?.params.localRepo}`)).toMatch(/^mu-check-/);
     // the local repository is the check's own temp directory, gone once it answered
     expect(existsSync(`${push?.params.localRepo}`)).toBe(false);
     // the pipe is opened once both answered, then the scratch directory goes
@@ -189,4 +192,23 @@ describe("link.git-timeout", () => {
     expect(end).not.toBe("still blocked");
     expect(end).not.toBeNull();
   }, 60_000);
+
+  it("fails a push it could not make a local commit for, and sends nothing", async () => {
+    const p = plugin(NULL);
+    const was = process.env.GIT_AUTHOR_DATE;
+    // git refuses a commit with a date it cannot read
+    process.env.GIT_AUTHOR_DATE = "not a date";
+    try {
+      const f = await failure(linkGitTimeout(p.s, PLACE, BOTH, "r1-g"));
+      expect(f.detail).toBe(
+        "the check could not make a local commit to push, so the push was not tried",
+      );
+      expect(f.evidence).toEqual(["git commit --allow-empty in a temporary repository failed"]);
+    } finally {
+      if (was === undefined) delete process.env.GIT_AUTHOR_DATE;
+      else process.env.GIT_AUTHOR_DATE = was;
+    }
+    expect(p.calls.every((c) => c.method === "link.exec")).toBe(true);
+    expect(existsSync(join(p.dir, ".mu-check-r1-g"))).toBe(false);
+  });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import type { Session } from "../host/contract/session.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Session } from "../host/contract/session.js";
 import { AGENT_CHECKS, type AgentOptions, runAgentCheck } from "../host/contract/suite-jobs.js";
 import type { CheckId } from "../host/contract/verdict.js";
 import type { InitializeResult } from "../host/protocol/declaration.js";
@@ -133,4 +133,39 @@ describe("the job and channel checks", () => {
       expect(calls.length, c.id).toBeGreaterThan(0);
     }
   });
+
+  it("a check with nothing against it starts the plugin for its own seam, named after it, and closes it", async () => {
+    const opened: unknown[][] = [];
+    let closed = 0;
+    vi.spyOn(Session, "open").mockImplementation(async (...a) => {
+      opened.push(a.slice(1));
+      return {
+        call: async () => {
+          throw new Error("no answer");
+        },
+        close: async () => {
+          closed++;
+        },
+      } as unknown as Session;
+    });
+    const provider = hello({ job: JOB, channel: CHANNEL, host: {} });
+    const ctx = checkContext();
+    for (const [id, h, seams] of [
+      ["job.inflight", FULL, ["job"]],
+      ["channel.watch", FULL, ["channel"]],
+      ["job.lifecycle", provider, ["job", "host"]],
+    ] as const) {
+      await runAgentCheck(ctx, opts([...seams], ["job.lifecycle"]), check(id), h).catch(() => {});
+    }
+    expect(opened).toEqual([
+      ["job.inflight", ["job"]],
+      ["channel.watch", ["channel"]],
+      ["job.lifecycle", ["job"]],
+    ]);
+    expect(closed).toBe(3);
+  });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
 });
