@@ -141,7 +141,9 @@ describe("link.git-timeout", () => {
       return NULL();
     });
     const out = await linkGitTimeout(p.s, PLACE, BOTH, "r1-g");
-    expect(out.result).toBe("pass");
+    expect(out.detail).toMatch(
+      /link\.fetch after 2100 ms and link\.push after 2100 ms answered in time$/,
+    );
   });
 
   it("fails a push that gets no answer at all", async () => {

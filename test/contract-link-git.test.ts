@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -209,6 +209,7 @@ describe("link.push, read back", () => {
     expect(f.detail).toBe(
       `after link.fetch of the pushed repository, FETCH_HEAD names ${revs[0]}, not ${revs[2]}`,
     );
+    expect(f.evidence).toEqual(['{"exitCode":0,"stderr":"","stdout":""}']);
   });
 });
 
@@ -346,5 +347,87 @@ describe("link.fetch, read back", () => {
     });
     const f = await failure(linkFetch(p.s, PLACE, "r1-f", "n1"));
     expect(f.detail).toBe("the HEAD of a fresh repository on the host could not be read");
+  });
+
+  it("fails a HEAD read that exits non-zero, or names more than a commit", async () => {
+    const hash = "0".repeat(40);
+    for (const answer of [
+      { exitCode: 1, stdout: `${hash}\n`, stderr: "" },
+      { exitCode: 0, stdout: `${hash}-dirty\n`, stderr: "" },
+      { exitCode: 0, stdout: `x${hash}\n`, stderr: "" },
+    ]) {
+      const p = plugin({
+        exec: (script, real) =>
+          script.includes("rev-parse --verify --quiet HEAD") ? answer : real(),
+      });
+      const f = await failure(linkFetch(p.s, PLACE, "r1-f", "n1"));
+      expect(f.detail).toBe("the HEAD of a fresh repository on the host could not be read");
+    }
+  });
+
+  it("a failed new commit on the host shows the script's result", async () => {
+    const p = plugin({
+      exec: (script, real) =>
+        script.includes("checkout") ? { ...ok, exitCode: 1, stderr: "no" } : real(),
+    });
+    const f = await failure(linkFetch(p.s, PLACE, "r1-f", "n1"));
+    expect(f.evidence).toEqual(['{"exitCode":1,"stderr":"no","stdout":""}']);
+  });
+});
+
+describe("the check's local repositories", () => {
+  /** Runs fn with TMPDIR and the git environment set as given, restored after. */
+  async function withEnv(env: Record<string, string>, fn: () => Promise<void>) {
+    const was = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    try {
+      await fn();
+    } finally {
+      for (const [k, v] of Object.entries(was)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  }
+
+  it("are made in the temp directory under the check's name, and gone once it answered", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "mu-link-git-tmp-"));
+    dirs.push(tmp);
+    const p = plugin();
+    await withEnv({ TMPDIR: tmp }, async () => {
+      await linkPush(p.s, PLACE, WITH_FETCH, "r1-p", "n1");
+    });
+    const local = [
+      ...p.calls
+        .filter((c) => c.method === "link.push" || c.method === "link.fetch")
+        .map((c) => `${c.params.localRepo}`),
+    ];
+    for (const l of local) expect(l.startsWith(join(tmp, "mu-check-"))).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it("commit even where the user's git config signs every commit", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "mu-link-git-cfg-"));
+    dirs.push(tmp);
+    const cfg = join(tmp, "gitconfig");
+    writeFileSync(cfg, "[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = false\n");
+    const p = plugin();
+    await withEnv({ GIT_CONFIG_GLOBAL: cfg }, async () => {
+      const out = await linkPush(p.s, PLACE, NO_FETCH, "r1-p", "n1");
+      expect(out.result).toBe("pass");
+    });
+  });
+
+  it("a commit git refuses ends the check with git's own failure, and leaves no directory", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "mu-link-git-tmp-"));
+    dirs.push(tmp);
+    const p = plugin();
+    await withEnv({ TMPDIR: tmp, GIT_AUTHOR_DATE: "not a date" }, async () => {
+      await expect(linkPush(p.s, PLACE, WITH_FETCH, "r1-p", "n1")).rejects.toThrow(
+        "git could not make a local commit for the check (is git installed?)",
+      );
+    });
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(p.calls).toEqual([]);
   });
 });

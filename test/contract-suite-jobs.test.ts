@@ -137,16 +137,24 @@ describe("the job and channel checks", () => {
   it("a check with nothing against it starts the plugin for its own seam, named after it, and closes it", async () => {
     const opened: unknown[][] = [];
     let closed = 0;
+    let asked = 0;
+    const session = {
+      hello: { instance: "i" },
+      now: () => 0,
+      sleep: async () => {},
+      again: async () => session,
+      kill: async () => {},
+      call: async () => {
+        asked++;
+        throw new Error("no answer");
+      },
+      close: async () => {
+        closed++;
+      },
+    } as unknown as Session;
     vi.spyOn(Session, "open").mockImplementation(async (...a) => {
       opened.push(a.slice(1));
-      return {
-        call: async () => {
-          throw new Error("no answer");
-        },
-        close: async () => {
-          closed++;
-        },
-      } as unknown as Session;
+      return session;
     });
     const provider = hello({ job: JOB, channel: CHANNEL, host: {} });
     const ctx = checkContext();
@@ -162,7 +170,14 @@ describe("the job and channel checks", () => {
       ["channel.watch", ["channel"]],
       ["job.lifecycle", ["job"]],
     ]);
-    expect(closed).toBe(3);
+    expect(closed).toBeGreaterThanOrEqual(3);
+    // each body ran: its calls reached the session
+    expect(asked).toBeGreaterThanOrEqual(3);
+    // options without a record of failures skip nothing for it
+    opened.length = 0;
+    const { failed: _f, ...bare } = opts(["job"]);
+    await runAgentCheck(ctx, bare, check("job.inflight"), FULL).catch(() => {});
+    expect(opened).toEqual([["job.inflight", ["job"]]]);
   });
 });
 
