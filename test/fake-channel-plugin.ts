@@ -89,12 +89,6 @@ export class FakeChannelPlugin extends FakeJobPlugin {
     return baseline;
   }
 
-  private nthCall(what: string): number {
-    const n = (this.count.get(what) ?? 0) + 1;
-    this.count.set(what, n);
-    return n;
-  }
-
   override answer(start: number, method: string, params: Record<string, unknown>): unknown {
     if (!method.startsWith("channel.")) {
       const answered = super.answer(start, method, params);
@@ -109,7 +103,7 @@ export class FakeChannelPlugin extends FakeJobPlugin {
     const a = this.agentOf(params.target as JobTarget);
     const correct = () => this.correct(method, params, a);
     const hook = this.channelHooks[method];
-    return hook ? hook(correct, params, a, this.nthCall(method)) : correct();
+    return hook ? hook(correct, params, a, this.nth(method)) : correct();
   }
 
   private correct(method: string, p: Record<string, unknown>, a: ChanAgent): unknown {

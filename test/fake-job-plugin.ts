@@ -94,12 +94,6 @@ export class FakeJobPlugin extends FakeProvider {
     };
   }
 
-  private next(what: string): number {
-    const n = (this.count.get(what) ?? 0) + 1;
-    this.count.set(what, n);
-    return n;
-  }
-
   override session(): Session {
     const s = super.session();
     const call = s.call;
@@ -136,16 +130,16 @@ export class FakeJobPlugin extends FakeProvider {
           return j.reply;
         };
         if (this.fenced.has(key) && !h.start) throw refusal("job.start", "that key was fenced");
-        return h.start ? h.start(key, make, this.next(`start ${key}`)) : make();
+        return h.start ? h.start(key, make, this.nth(`start ${key}`)) : make();
       }
       case "job.status": {
-        if (h.status) return h.status(job, this.next(`status ${key}`));
+        if (h.status) return h.status(job, this.nth(`status ${key}`));
         if (!job) return { state: "lost", reason: "no such job" };
         return job.state === "running" ? { state: "running" } : { state: "ended", exit: 0 };
       }
       case "job.stop": {
         if (job) job.state = "ended";
-        return h.stop ? h.stop(key, this.next(`stop ${key}`)) : null;
+        return h.stop ? h.stop(key, this.nth(`stop ${key}`)) : null;
       }
       case "job.lookup": {
         const fence = params.fence === true;

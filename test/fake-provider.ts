@@ -101,7 +101,8 @@ export class FakeProvider {
     rmSync(this.home, { recursive: true, force: true });
   }
 
-  private nth(what: string): number {
+  /** The how-manieth call this is of `what` (a method and what it names), from 1. */
+  protected nth(what: string): number {
     const n = (this.count.get(what) ?? 0) + 1;
     this.count.set(what, n);
     return n;
