@@ -9,7 +9,7 @@ import type { Session } from "../host/contract/session.js";
 import { CHECK_HOST } from "../host/contract/target.js";
 import { ErrorReply } from "../host/plugin/call-errors.js";
 import type { LinkSeam } from "../host/protocol/declaration.js";
-import { failure, sh } from "./fake-provider.js";
+import { failure, outside, sh } from "./fake-provider.js";
 import { until } from "./helpers.js";
 
 // link.timeout, in-process. Most cases model the plugin: its answer to the
@@ -243,6 +243,7 @@ describe("link.timeout's own script, run for real", () => {
       sleep: (ms: number) => new Promise((r) => setTimeout(r, ms)),
       call: async (_method: string, params: { script: string; timeoutMs: number }) => {
         if (params.timeoutMs !== TIMEOUT) return sh(params.script, dir);
+        expect(outside(params.script, dir)).toBeUndefined();
         const child = spawn("sh", ["-c", params.script], { cwd: dir, stdio: "ignore" });
         child.unref();
         // Answered once every writer has begun, as a plugin whose limit passed would.

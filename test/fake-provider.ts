@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
@@ -48,7 +48,29 @@ export interface Hooks {
   conn?: string;
 }
 
+/**
+ * The first absolute path a script names outside dir, if any. The scripts
+ * are the check's, and under a mutant a path can lose its directory: one
+ * such run left a FIFO at /.git/HEAD, which then blocked every git that
+ * looked for a repository above its directory. Reading /dev/null or a
+ * program's own directory is allowed.
+ */
+export function outside(script: string, dir: string): string | undefined {
+  // A script may name dir as pwd -P prints it.
+  const homes = [dir, realpathSync(dir)];
+  for (const m of script.matchAll(/(?:^|[\s'"=<>])(\/[^\s'";|&)<>]*)/g)) {
+    const path = m[1] as string;
+    if (path === "/dev/null" || homes.some((h) => path === h || path.startsWith(`${h}/`))) continue;
+    return path;
+  }
+  return undefined;
+}
+
+/** Runs a check's script under sh in dir, refusing one that names a path outside it. */
 export const sh = (script: string, dir: string): Exec => {
+  const far = outside(script, dir);
+  if (far !== undefined)
+    return { exitCode: 126, stdout: "", stderr: `fake: refused a path outside ${dir}: ${far}` };
   try {
     const stdout = execFileSync("sh", ["-c", script], { cwd: dir, encoding: "utf8" });
     return { exitCode: 0, stdout, stderr: "" };
