@@ -89,17 +89,14 @@ export class FakeChannelPlugin extends FakeJobPlugin {
     return baseline;
   }
 
-  override answer(start: number, method: string, params: Record<string, unknown>): unknown {
+  override answer(method: string, params: Record<string, unknown>): unknown {
     if (!method.startsWith("channel.")) {
-      const answered = super.answer(start, method, params);
+      const answered = super.answer(method, params);
       // An at-start kind's first turn goes with the job's start.
       if (method === "job.start" && this.seam.firstTurn === "at-start")
         this.startTurn(this.agentOf(params.target as JobTarget));
       return answered;
     }
-    this.calls.push({ method, params });
-    this.from.push(start);
-    this.times.push(this.clock);
     const a = this.agentOf(params.target as JobTarget);
     const correct = () => this.correct(method, params, a);
     const hook = this.channelHooks[method];

@@ -1,5 +1,4 @@
 import type { JobTarget } from "../host/contract/job-seam.js";
-import type { Session } from "../host/contract/session.js";
 import type { InitializeResult, JobSeam, KeyCaps } from "../host/protocol/declaration.js";
 import { FakeProvider, type Hooks, INSTANCE, refusal } from "./fake-provider.js";
 
@@ -59,8 +58,6 @@ export const jobSeam = (start: KeyCaps = ALL_CAPS, more: Partial<JobSeam> = {}):
 
 export class FakeJobPlugin extends FakeProvider {
   readonly jobs = new Map<string, Job>();
-  /** Each call's timeoutMs, beside calls: undefined is the connection's read timeout. */
-  readonly timeouts: (number | undefined)[] = [];
   readonly hello: InitializeResult;
 
   constructor(
@@ -94,21 +91,8 @@ export class FakeJobPlugin extends FakeProvider {
     };
   }
 
-  override session(): Session {
-    const s = super.session();
-    const call = s.call;
-    s.call = async (method, params, timeoutMs) => {
-      this.timeouts.push(timeoutMs);
-      return call(method, params);
-    };
-    return s;
-  }
-
-  override answer(start: number, method: string, params: Record<string, unknown>): unknown {
-    if (!method.startsWith("job.")) return super.answer(start, method, params);
-    this.calls.push({ method, params });
-    this.from.push(start);
-    this.times.push(this.clock);
+  override answer(method: string, params: Record<string, unknown>): unknown {
+    if (!method.startsWith("job.")) return super.answer(method, params);
     const h = this.jobHooks;
     // job.status names its job by the target alone.
     const key = (params.key ?? (params.target as JobTarget).job.key) as string;

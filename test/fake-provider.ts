@@ -49,11 +49,10 @@ export interface Hooks {
 }
 
 /**
- * The first absolute path a script names outside dir, if any. The scripts
- * are the check's, and under a mutant a path can lose its directory: one
- * such run left a FIFO at /.git/HEAD, which then blocked every git that
- * looked for a repository above its directory. Reading /dev/null or a
- * program's own directory is allowed.
+ * The first absolute path a script names outside dir, if any (/dev/null
+ * aside). The scripts are the check's, run as the machine's user, and under
+ * a mutant a path can lose its directory: a FIFO made at /.git/HEAD, say,
+ * blocks every git that looks for a repository above its directory.
  */
 export function outside(script: string, dir: string): string | undefined {
   // A script may name dir as pwd -P prints it.
@@ -88,10 +87,12 @@ export class FakeProvider {
   readonly machines = new Map<string, Machine>();
   readonly calls: { method: string; params: Record<string, unknown> }[] = [];
   readonly count = new Map<string, number>();
-  /** Which start (1 for the first session()) sent each call, beside calls. */
+  /** Which start of the plugin sent each call, numbered from 1 in the order they were made; beside calls. */
   readonly from: number[] = [];
   /** The virtual clock when each call came, beside calls. */
   readonly times: number[] = [];
+  /** Each call's timeoutMs, beside calls: undefined is the connection's read timeout. */
+  readonly timeouts: (number | undefined)[] = [];
   /** Keys a fenced lookup answered none for: an acquire of one is refused. */
   readonly fenced = new Set<string>();
   starts = 0;
@@ -134,10 +135,8 @@ export class FakeProvider {
     return [...this.machines.values()].find((m) => m.handle === handle);
   }
 
-  answer(start: number, method: string, params: Record<string, unknown>): unknown {
-    this.calls.push({ method, params });
-    this.from.push(start);
-    this.times.push(this.clock);
+  /** The correct answer to a call, or a hook's; a subclass answers its own seam's methods and hands on the rest. */
+  answer(method: string, params: Record<string, unknown>): unknown {
     const host = (params.target as { host: { handle?: string } }).host;
     const key = params.key as string;
     switch (method) {
@@ -200,8 +199,13 @@ export class FakeProvider {
       proc: { conn: { state: this.hooks.conn ?? "open" } },
       now: () => this.clock,
       sleep: (ms: number) => this.advance(ms),
-      call: async (method: string, params: Record<string, unknown>) =>
-        this.answer(start, method, params),
+      call: async (method: string, params: Record<string, unknown>, timeoutMs?: number) => {
+        this.calls.push({ method, params });
+        this.from.push(start);
+        this.times.push(this.clock);
+        this.timeouts.push(timeoutMs);
+        return this.answer(method, params);
+      },
       again: async () => this.session(),
       kill: async () => {
         this.killed++;
