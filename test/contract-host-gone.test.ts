@@ -21,13 +21,11 @@ import {
 // the rest of what the check says and sends.
 
 const provider = perTest((hooks: Hooks = {}) => new FakeProvider(hooks));
-const context = checkContext;
-const run = sh;
 
 describe("the gone check: a released machine runs nothing more", () => {
   it("passes a provider that refuses link.exec on the gone machine, naming the refusal's kind", async () => {
     const p = provider();
-    const out = await hostGone(context(), p.session(), {});
+    const out = await hostGone(checkContext(), p.session(), {});
     expect(out).toMatchObject({ result: "pass" });
     expect(out.detail).toBe(
       "a file left on the machine, released from a new process, status gone, then link.exec there from another was refused (permanent)",
@@ -43,7 +41,7 @@ describe("the gone check: a released machine runs nothing more", () => {
     const p = provider({
       goneExec: () => ({ exitCode: 255, stdout: "", stderr: "no such machine" }),
     });
-    const out = await hostGone(context(), p.session(), {});
+    const out = await hostGone(checkContext(), p.session(), {});
     expect(out.detail).toBe(
       "a file left on the machine, released from a new process, status gone, then link.exec there from another ran nothing (exit 255)",
     );
@@ -51,7 +49,7 @@ describe("the gone check: a released machine runs nothing more", () => {
 
   it("passes a provider whose exec there answers null, and does not crash on it", async () => {
     const p = provider({ goneExec: () => null });
-    const out = await hostGone(context(), p.session(), {});
+    const out = await hostGone(checkContext(), p.session(), {});
     expect(out.detail).toMatch(/ran nothing \(exit undefined\)$/);
   });
 
@@ -60,10 +58,10 @@ describe("the gone check: a released machine runs nothing more", () => {
       goneExec: (script, dir) => {
         rmSync(dir, { recursive: true, force: true });
         mkdirSync(dir);
-        return run(script, dir);
+        return sh(script, dir);
       },
     });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toBe(
       "host.status answered gone for m1, yet link.exec from a new process still ran a script there",
     );
@@ -74,8 +72,8 @@ describe("the gone check: a released machine runs nothing more", () => {
   });
 
   it("fails a gone machine that still reads the file left before the release, and says so", async () => {
-    const p = provider({ goneExec: run });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const p = provider({ goneExec: sh });
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toBe(
       "host.status answered gone for m1, yet link.exec from a new process still ran a script there and read the file left before the release",
     );
@@ -83,9 +81,9 @@ describe("the gone check: a released machine runs nothing more", () => {
 
   it("fails, naming it, a result that holds the file's word though not the fresh one", async () => {
     const p = provider({
-      goneExec: (script, dir) => run(script.replace(/; echo \w+$/, ""), dir),
+      goneExec: (script, dir) => sh(script.replace(/; echo \w+$/, ""), dir),
     });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toMatch(/and read the file left before the release$/);
   });
 
@@ -95,14 +93,14 @@ describe("the gone check: a released machine runs nothing more", () => {
         throw new Error("the plugin closed its stdout");
       },
     });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toBe("link.exec on the released machine: the plugin closed its stdout");
     expect(f.evidence).toEqual(["the plugin closed its stdout"]);
   });
 
   it("fails a machine whose first script fails, shows the result, and releases the machine", async () => {
     const p = provider({ liveExec: () => ({ exitCode: 1, stdout: "", stderr: "read-only" }) });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toBe(
       "a script that writes a file in the login directory of the acquired machine and reads it back failed",
     );
@@ -111,27 +109,27 @@ describe("the gone check: a released machine runs nothing more", () => {
   });
 
   it("fails a first script that reads back what it wrote yet exits non-zero", async () => {
-    const p = provider({ liveExec: (script, dir) => ({ ...run(script, dir), exitCode: 1 }) });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const p = provider({ liveExec: (script, dir) => ({ ...sh(script, dir), exitCode: 1 }) });
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toMatch(/^a script that writes a file/);
   });
 
   it("fails a first script that exits 0 yet does not read back what it wrote", async () => {
     const p = provider({ liveExec: () => ({ exitCode: 0, stdout: "", stderr: "" }) });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toMatch(/^a script that writes a file/);
   });
 
   it("fails a release from the new process that answers something other than null, naming that release", async () => {
     const p = provider({ release: () => ({ ok: true }) });
-    const f = await failure(hostGone(context(), p.session(), {}));
+    const f = await failure(hostGone(checkContext(), p.session(), {}));
     expect(f.detail).toBe('host.release from a new process answered {"ok":true}, not null');
   });
 });
 
 describe("the end of the run: every machine still owed is released", () => {
   const withHosts = (...hosts: [string, { handle?: string; released: boolean }][]) => {
-    const ctx = context();
+    const ctx = checkContext();
     for (const [k, h] of hosts) ctx.made.hosts.set(k, h);
     return ctx;
   };
@@ -148,7 +146,7 @@ describe("the end of the run: every machine still owed is released", () => {
 
   it("says nothing and starts nothing when the run acquired nothing", async () => {
     const o = opener(provider());
-    expect(await releaseMachines(context(), o.open)).toEqual({ removed: [], left: [] });
+    expect(await releaseMachines(checkContext(), o.open)).toEqual({ removed: [], left: [] });
     expect(o.opened()).toBe(0);
   });
 
